@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Makes sure PostgreSQL (127.0.0.1:5432, user postgres, trust auth for local TCP) and RabbitMQ
+# (127.0.0.1:5672, guest/guest) answer: starts them when installed but stopped, installs them with
+# apt-get when absent. Used by the test command, CI and deploy/local.sh.
+set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+log() { printf 'ensure-services: %s\n' "$*" >&2; }
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+wait_port() { # port seconds
+  for _ in $(seq 1 "$2"); do port_open "$1" && return 0; sleep 1; done
+  return 1
+}
+
+apt_install() {
+  log "installing $* with apt-get"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+ensure_postgres() {
+  if port_open 5432; then return 0; fi
+  if ! ls /etc/postgresql/*/main >/dev/null 2>&1; then
+    apt_install postgresql postgresql-client
+    local version
+    version=$(ls /etc/postgresql | sort -V | tail -n 1)
+    # The tests and the default DATABASE_URLs connect as postgres over TCP without a password:
+    # trust local TCP connections on this development machine.
+    $SUDO sed -i -E 's/^(host\s+all\s+all\s+(127\.0\.0\.1\/32|::1\/128)\s+)\S+/\1trust/' \
+      "/etc/postgresql/$version/main/pg_hba.conf"
+  fi
+  local version
+  version=$(ls /etc/postgresql | sort -V | tail -n 1)
+  log "starting PostgreSQL $version"
+  $SUDO pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
+  wait_port 5432 30 || { log "PostgreSQL did not come up on 127.0.0.1:5432"; exit 1; }
+}
+
+ensure_rabbitmq() {
+  if port_open 5672; then return 0; fi
+  if ! command -v rabbitmq-server >/dev/null 2>&1 && [ ! -x /usr/sbin/rabbitmq-server ]; then
+    apt_install rabbitmq-server
+  fi
+  log "starting RabbitMQ"
+  # The broker may be running with its application stopped (rabbitmqctl stop_app).
+  if $SUDO rabbitmqctl -q status >/dev/null 2>&1; then
+    $SUDO rabbitmqctl -q start_app || true
+  else
+    $SUDO rabbitmq-server -detached || true
+  fi
+  $SUDO rabbitmqctl -q await_startup --timeout 60 >/dev/null 2>&1 || true
+  wait_port 5672 60 || { log "RabbitMQ did not come up on 127.0.0.1:5672"; exit 1; }
+}
+
+ensure_postgres
+ensure_rabbitmq
+log "PostgreSQL and RabbitMQ are up"

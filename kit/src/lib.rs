@@ -1,0 +1,22 @@
+//! What every outbox service shares, so that each rule lives in one place:
+//!
+//! - [`telemetry`]: tracing setup (`RUST_LOG`, `LOG_FORMAT=json`);
+//! - [`shutdown`]: one cancellation token fed by SIGTERM and ctrl-c;
+//! - [`db`]: connect to PostgreSQL, creating the database when it is missing;
+//! - [`grpc`]: gRPC health and server reflection (v1 and v1alpha) for grpcurl;
+//! - [`metrics`]: the Prometheus recorder and its `/metrics` listener;
+//! - [`backoff`]: capped exponential backoff with jitter for every retry loop;
+//! - [`outbox`]: the outbox table contract between orders-svc and relay-svc;
+//! - [`trace`]: W3C `traceparent` values carried from the gRPC call through the outbox to the mail.
+
+pub mod backoff;
+pub mod db;
+pub mod grpc;
+pub mod metrics;
+pub mod outbox;
+pub mod shutdown;
+pub mod telemetry;
+pub mod trace;
+
+#[cfg(feature = "testing")]
+pub mod testing;

@@ -1,0 +1,36 @@
+//! orders-svc settings: every one a flag and an environment variable (`--help` lists them).
+
+use std::net::SocketAddr;
+
+use clap::Parser;
+use outbox_kit::telemetry::LogFormat;
+
+/// gRPC orders service: writes each order change and its outbox event in one PostgreSQL transaction.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "orders-svc", version, about, long_about = None)]
+pub struct Config {
+    /// Address the gRPC server (orders.v1.OrderService, health, reflection) listens on.
+    #[arg(long, env = "GRPC_ADDR", default_value = "0.0.0.0:50051")]
+    pub grpc_addr: SocketAddr,
+
+    /// Address of the Prometheus `/metrics` listener.
+    #[arg(long, env = "METRICS_ADDR", default_value = "0.0.0.0:9101")]
+    pub metrics_addr: SocketAddr,
+
+    /// The orders database; created if missing, migrated at startup.
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "postgres://postgres@127.0.0.1:5432/orders"
+    )]
+    pub database_url: String,
+
+    /// Size of the PostgreSQL connection pool.
+    #[arg(long, env = "DB_MAX_CONNECTIONS", default_value_t = 32,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub db_max_connections: u32,
+
+    /// Log output: human-readable text or JSON lines. Filter with RUST_LOG.
+    #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}

@@ -1,0 +1,228 @@
+//! Queries and migrations. The `Upsert` transaction lives here, in [`upsert`], so that the
+//! service and the benchmark's database ceiling run exactly the same SQL.
+
+use chrono::{DateTime, Utc};
+use outbox_proto::orders::events::v1::{ORDER_CREATED, ORDER_STATUS_CHANGED, OrderPayload};
+use prost::Message;
+use sqlx::{PgPool, Postgres, Transaction};
+
+use crate::{
+    error::Error,
+    order::{Status, UpsertCommand},
+};
+
+/// The embedded migrations (the `orders` table and the `outbox`).
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// An order as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderRow {
+    pub id: i64,
+    pub status: Status,
+    pub customer_email: String,
+    pub version: i64,
+    pub last_event_seq: i64,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// What one `Upsert` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpsertOutcome {
+    pub order: OrderRow,
+    pub created: bool,
+    /// The appended event's seq; `None` when the status was already the requested one.
+    pub event_seq: Option<i64>,
+}
+
+type RawRow = (i64, String, String, i64, i64, DateTime<Utc>, DateTime<Utc>);
+
+const ORDER_COLUMNS: &str =
+    "id, status, customer_email, version, last_event_seq, created_at, updated_at";
+
+fn to_row(raw: RawRow) -> Result<OrderRow, Error> {
+    let (id, status, customer_email, version, last_event_seq, created_at, updated_at) = raw;
+    let status = Status::from_db(&status).ok_or_else(|| Error::Corrupt {
+        id,
+        reason: format!("unknown status {status:?}"),
+    })?;
+    Ok(OrderRow {
+        id,
+        status,
+        customer_email,
+        version,
+        last_event_seq,
+        created_at,
+        updated_at,
+    })
+}
+
+/// Reads one order.
+pub async fn get_order(pool: &PgPool, id: i64) -> Result<OrderRow, Error> {
+    let raw: Option<RawRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "select {ORDER_COLUMNS} from orders where id = $1"
+    )))
+    .bind(id)
+    .fetch_optional(pool)
+    .await?;
+    to_row(raw.ok_or(Error::NotFound(id))?)
+}
+
+/// Creates or changes the order and appends its event, in ONE transaction.
+///
+/// The order's row lock (`for update`) serialises all writers of one order, so its events get
+/// increasing seqs and each one commits before the next is even appended: `prev_seq` chains are
+/// gap-free and in commit order. Two creators of the same new order race on the primary key; the
+/// loser rolls back (its outbox row with it) and retries as an update.
+pub async fn upsert(
+    pool: &PgPool,
+    cmd: &UpsertCommand,
+    traceparent: Option<&str>,
+) -> Result<UpsertOutcome, Error> {
+    // One retry is enough: after a lost creation race the row exists and stays existing.
+    for _ in 0..2 {
+        let mut tx = pool.begin().await?;
+        let current: Option<RawRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "select {ORDER_COLUMNS} from orders where id = $1 for update"
+        )))
+        .bind(cmd.id)
+        .fetch_optional(&mut *tx)
+        .await?;
+
+        let outcome = match current {
+            None => create(&mut tx, cmd, traceparent).await?,
+            Some(raw) => Some(change(&mut tx, cmd, to_row(raw)?, traceparent).await?),
+        };
+        match outcome {
+            Some(outcome) => {
+                if outcome.event_seq.is_some() {
+                    tx.commit().await?;
+                } else {
+                    // Nothing was written: release the row lock without a commit record.
+                    tx.rollback().await?;
+                }
+                return Ok(outcome);
+            }
+            // Lost the creation race: roll back our outbox row and go again as an update.
+            None => tx.rollback().await?,
+        }
+    }
+    Err(Error::Db(sqlx::Error::Protocol(format!(
+        "order {}: creation race did not settle",
+        cmd.id
+    ))))
+}
+
+/// Inserts the order and its `OrderCreated` event. `None` when a concurrent creator won.
+async fn create(
+    tx: &mut Transaction<'_, Postgres>,
+    cmd: &UpsertCommand,
+    traceparent: Option<&str>,
+) -> Result<Option<UpsertOutcome>, Error> {
+    let email = cmd
+        .customer_email
+        .as_deref()
+        .ok_or(Error::EmailRequiredOnCreate { id: cmd.id })?;
+    let payload = OrderPayload {
+        id: cmd.id,
+        status: cmd.status.to_proto() as i32,
+        customer_email: email.to_owned(),
+        previous_status: 0,
+    };
+    // The event and the order in one statement (one round trip); `on conflict do nothing`
+    // waits for a concurrent creator to finish and then returns no row.
+    let raw: Option<RawRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "with ev as (
+             insert into outbox (aggregate_id, event_type, prev_seq, payload, traceparent)
+             values ($1, $2, null, $3, $4)
+             returning seq, created_at
+         )
+         insert into orders ({ORDER_COLUMNS})
+         select $1, $5, $6, 1, ev.seq, ev.created_at, ev.created_at from ev
+         on conflict (id) do nothing
+         returning {ORDER_COLUMNS}"
+    )))
+    .bind(cmd.id)
+    .bind(ORDER_CREATED)
+    .bind(payload.encode_to_vec())
+    .bind(traceparent)
+    .bind(cmd.status.as_str())
+    .bind(email)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(raw) = raw else { return Ok(None) };
+    let order = to_row(raw)?;
+    Ok(Some(UpsertOutcome {
+        event_seq: Some(order.last_event_seq),
+        order,
+        created: true,
+    }))
+}
+
+/// Applies a status change to a locked order and appends its `OrderStatusChanged` event.
+async fn change(
+    tx: &mut Transaction<'_, Postgres>,
+    cmd: &UpsertCommand,
+    current: OrderRow,
+    traceparent: Option<&str>,
+) -> Result<UpsertOutcome, Error> {
+    if current.status == cmd.status {
+        return Ok(UpsertOutcome {
+            order: current,
+            created: false,
+            event_seq: None,
+        });
+    }
+    if !current.status.can_change_to(cmd.status) {
+        return Err(Error::ForbiddenTransition {
+            id: cmd.id,
+            from: current.status.as_str(),
+            to: cmd.status.as_str(),
+        });
+    }
+    let payload = OrderPayload {
+        id: cmd.id,
+        status: cmd.status.to_proto() as i32,
+        customer_email: current.customer_email.clone(),
+        previous_status: current.status.to_proto() as i32,
+    };
+    // The event's columns are renamed so that `returning` is not ambiguous with the order's.
+    let raw: RawRow = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "with ev as (
+             insert into outbox (aggregate_id, event_type, prev_seq, payload, traceparent)
+             values ($1, $2, $3, $4, $5)
+             returning seq as ev_seq, created_at as ev_at
+         )
+         update orders
+            set status = $6, version = version + 1, last_event_seq = ev.ev_seq,
+                updated_at = ev.ev_at
+           from ev
+          where orders.id = $1
+         returning {ORDER_COLUMNS}"
+    )))
+    .bind(cmd.id)
+    .bind(ORDER_STATUS_CHANGED)
+    .bind(current.last_event_seq)
+    .bind(payload.encode_to_vec())
+    .bind(traceparent)
+    .bind(cmd.status.as_str())
+    .fetch_one(&mut **tx)
+    .await?;
+    let order = to_row(raw)?;
+    Ok(UpsertOutcome {
+        event_seq: Some(order.last_event_seq),
+        order,
+        created: false,
+    })
+}
+
+/// Wakes the relay: `NOTIFY` on the outbox channel. Sent after commit, outside the write
+/// transaction, because a `NOTIFY` inside it would serialise every committing writer on the
+/// notification queue lock. A lost notification only costs latency: the relay also polls.
+pub async fn notify_relay(pool: &PgPool) -> Result<(), sqlx::Error> {
+    sqlx::query("select pg_notify($1, '')")
+        .bind(outbox_kit::outbox::NOTIFY_CHANNEL)
+        .execute(pool)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,59 @@
+//! The service's one error type and its mapping to gRPC status codes.
+
+use tonic::Status as GrpcStatus;
+
+/// Everything an orders-svc call can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The request is malformed; the message names the field.
+    #[error("{field}: {reason}")]
+    InvalidArgument { field: &'static str, reason: String },
+    #[error("order {0} not found")]
+    NotFound(i64),
+    #[error("order {id}: customer_email is required to create an order")]
+    EmailRequiredOnCreate { id: i64 },
+    #[error("order {id}: status cannot change from {from} to {to}")]
+    ForbiddenTransition {
+        id: i64,
+        from: &'static str,
+        to: &'static str,
+    },
+    /// A row in the database that this version cannot read (e.g. an unknown status).
+    #[error("order {id}: corrupt row: {reason}")]
+    Corrupt { id: i64, reason: String },
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+}
+
+impl Error {
+    pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
+        Error::InvalidArgument {
+            field,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl From<Error> for GrpcStatus {
+    fn from(err: Error) -> Self {
+        match &err {
+            Error::InvalidArgument { .. } | Error::EmailRequiredOnCreate { .. } => {
+                GrpcStatus::invalid_argument(err.to_string())
+            }
+            Error::NotFound(_) => GrpcStatus::not_found(err.to_string()),
+            Error::ForbiddenTransition { .. } => GrpcStatus::failed_precondition(err.to_string()),
+            Error::Corrupt { .. } => {
+                tracing::error!(error = %err, "corrupt order row");
+                GrpcStatus::internal("internal error")
+            }
+            Error::Db(db) if outbox_kit::db::is_unavailable(db) => {
+                tracing::warn!(error = %db, "database unavailable");
+                GrpcStatus::unavailable("database unavailable, retry later")
+            }
+            Error::Db(db) => {
+                tracing::error!(error = %db, "database error");
+                GrpcStatus::internal("internal error")
+            }
+        }
+    }
+}

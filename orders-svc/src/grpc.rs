@@ -1,0 +1,114 @@
+//! The tonic implementation of `orders.v1.OrderService`.
+
+use std::{sync::Arc, time::Instant};
+
+use chrono::{DateTime, Utc};
+use outbox_kit::trace::TraceParent;
+use outbox_proto::orders::v1::{
+    GetOrderRequest, Order, UpsertOrderRequest, UpsertOrderResponse,
+    order_service_server::OrderService,
+};
+use sqlx::PgPool;
+use tokio::sync::Notify;
+use tonic::{Request, Response, Status};
+
+use crate::{
+    db::{self, OrderRow},
+    error::Error,
+    order::UpsertCommand,
+};
+
+/// Serves `Upsert` and `GetOrder` from the pool; pokes the relay waker after each event.
+#[derive(Debug, Clone)]
+pub struct OrdersGrpc {
+    pool: PgPool,
+    relay_waker: Arc<Notify>,
+}
+
+impl OrdersGrpc {
+    pub fn new(pool: PgPool, relay_waker: Arc<Notify>) -> Self {
+        Self { pool, relay_waker }
+    }
+}
+
+#[tonic::async_trait]
+impl OrderService for OrdersGrpc {
+    #[tracing::instrument(skip_all, fields(order_id = request.get_ref().id, seq, trace_id))]
+    async fn upsert(
+        &self,
+        request: Request<UpsertOrderRequest>,
+    ) -> Result<Response<UpsertOrderResponse>, Status> {
+        let started = Instant::now();
+        let trace = TraceParent::continue_or_start(
+            request
+                .metadata()
+                .get("traceparent")
+                .and_then(|v| v.to_str().ok()),
+        );
+        tracing::Span::current().record("trace_id", trace.trace_id.as_str());
+        let req = request.into_inner();
+        let result = async {
+            let cmd = UpsertCommand::parse(req.id, req.status, &req.customer_email)?;
+            db::upsert(&self.pool, &cmd, Some(&trace.to_string())).await
+        }
+        .await;
+        let outcome_label = match &result {
+            Ok(o) if o.event_seq.is_some() => "changed",
+            Ok(_) => "unchanged",
+            Err(Error::InvalidArgument { .. } | Error::EmailRequiredOnCreate { .. }) => {
+                "invalid_argument"
+            }
+            Err(Error::ForbiddenTransition { .. }) => "failed_precondition",
+            Err(_) => "error",
+        };
+        metrics::counter!("orders_upserts_total", "outcome" => outcome_label).increment(1);
+        metrics::histogram!("orders_upsert_duration_seconds").record(started.elapsed());
+        let outcome = result?;
+
+        if let Some(seq) = outcome.event_seq {
+            tracing::Span::current().record("seq", seq);
+            tracing::info!(
+                status = outcome.order.status.as_str(),
+                created = outcome.created,
+                "event appended"
+            );
+            self.relay_waker.notify_one();
+        }
+        Ok(Response::new(UpsertOrderResponse {
+            order: Some(to_proto(&outcome.order)),
+            created: outcome.created,
+            event_seq: outcome.event_seq.map(|s| s as u64),
+        }))
+    }
+
+    async fn get_order(
+        &self,
+        request: Request<GetOrderRequest>,
+    ) -> Result<Response<Order>, Status> {
+        let id = request.into_inner().id;
+        if id <= 0 {
+            return Err(Error::invalid("id", "must be a positive integer").into());
+        }
+        let order = db::get_order(&self.pool, id).await?;
+        Ok(Response::new(to_proto(&order)))
+    }
+}
+
+fn to_proto(row: &OrderRow) -> Order {
+    Order {
+        id: row.id,
+        status: row.status.to_proto() as i32,
+        customer_email: row.customer_email.clone(),
+        version: row.version as u64,
+        last_event_seq: row.last_event_seq as u64,
+        created_at: Some(timestamp(row.created_at)),
+        updated_at: Some(timestamp(row.updated_at)),
+    }
+}
+
+fn timestamp(t: DateTime<Utc>) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: t.timestamp(),
+        nanos: t.timestamp_subsec_nanos() as i32,
+    }
+}

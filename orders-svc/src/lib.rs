@@ -1,0 +1,128 @@
+//! orders-svc: the seed's `OrdersDB.upsert(id, status)` as a gRPC service on PostgreSQL.
+//!
+//! Each `Upsert` that creates an order or changes its status writes the order row AND appends
+//! exactly one event to the `outbox` table in the same transaction; relay-svc publishes the
+//! outbox later. Layout:
+//!
+//! - [`config`]: flags and environment variables;
+//! - [`order`]: statuses, the transition table, request validation;
+//! - [`db`]: migrations and the `Upsert` transaction;
+//! - [`grpc`]: the tonic service;
+//! - [`App`]: wires them into a server with health, reflection and metrics.
+
+pub mod config;
+pub mod db;
+pub mod error;
+pub mod grpc;
+pub mod order;
+
+use std::{net::SocketAddr, sync::Arc};
+
+use anyhow::Context;
+use outbox_proto::orders::v1::order_service_server::OrderServiceServer;
+use sqlx::PgPool;
+use tokio::{net::TcpListener, sync::Notify, task::JoinHandle};
+use tokio_stream::wrappers::TcpListenerStream;
+use tokio_util::sync::CancellationToken;
+
+pub use config::Config;
+
+/// A running orders-svc: its bound addresses, and the tasks to wait for.
+#[derive(Debug)]
+pub struct App {
+    grpc_addr: SocketAddr,
+    metrics_addr: SocketAddr,
+    pool: PgPool,
+    server: JoinHandle<Result<(), tonic::transport::Error>>,
+    waker: JoinHandle<()>,
+}
+
+impl App {
+    /// Connects and migrates the database, binds the listeners (port 0 picks free ports) and
+    /// starts serving until `shutdown` is cancelled.
+    pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
+        let pool = outbox_kit::db::connect(&cfg.database_url, cfg.db_max_connections).await?;
+        db::MIGRATOR
+            .run(&pool)
+            .await
+            .context("DATABASE_URL: running the orders migrations")?;
+
+        let listener = TcpListener::bind(cfg.grpc_addr)
+            .await
+            .with_context(|| format!("GRPC_ADDR: cannot listen on {}", cfg.grpc_addr))?;
+        let grpc_addr = listener.local_addr()?;
+        let metrics_addr =
+            outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
+
+        let relay_waker = Arc::new(Notify::new());
+        let waker = tokio::spawn(wake_relay(
+            pool.clone(),
+            relay_waker.clone(),
+            shutdown.clone(),
+        ));
+
+        let (health, health_service) = outbox_kit::grpc::health_reporter();
+        outbox_kit::grpc::set_serving::<OrderServiceServer<grpc::OrdersGrpc>>(&health).await;
+        let (reflection_v1, reflection_v1alpha) =
+            outbox_kit::grpc::reflection(&["orders.v1.OrderService"])?;
+        let orders = OrderServiceServer::new(grpc::OrdersGrpc::new(pool.clone(), relay_waker));
+
+        let server = tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(health_service)
+                .add_service(reflection_v1)
+                .add_service(reflection_v1alpha)
+                .add_service(orders)
+                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async move {
+                    shutdown.cancelled().await
+                }),
+        );
+        tracing::info!(%grpc_addr, %metrics_addr, "orders-svc listening");
+        Ok(Self {
+            grpc_addr,
+            metrics_addr,
+            pool,
+            server,
+            waker,
+        })
+    }
+
+    /// The address the gRPC server is bound to.
+    pub fn grpc_addr(&self) -> SocketAddr {
+        self.grpc_addr
+    }
+
+    /// The address `/metrics` is served on.
+    pub fn metrics_addr(&self) -> SocketAddr {
+        self.metrics_addr
+    }
+
+    /// The database pool (tests inspect the outbox through it).
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Waits until the server has drained after shutdown, then closes the pool.
+    pub async fn run(self) -> anyhow::Result<()> {
+        self.server.await.context("gRPC server task")??;
+        self.waker.await.context("relay waker task")?;
+        self.pool.close().await;
+        tracing::info!("orders-svc stopped");
+        Ok(())
+    }
+}
+
+/// Sends one `NOTIFY` per wake-up; wake-ups that arrive while one is in flight coalesce
+/// (`Notify` keeps a single permit), so a burst of commits costs one notification.
+async fn wake_relay(pool: PgPool, waker: Arc<Notify>, shutdown: CancellationToken) {
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = waker.notified() => {}
+        }
+        if let Err(e) = db::notify_relay(&pool).await {
+            // The relay's fallback poll picks the event up; only latency is lost.
+            tracing::debug!(error = %e, "cannot notify the relay");
+        }
+    }
+}
