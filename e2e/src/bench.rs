@@ -1,0 +1,1052 @@
+//! The benchmarks: every stage of the system next to what PostgreSQL and RabbitMQ can do on the
+//! same machine, in the same run (`cargo run --release -p e2e --bin bench`).
+//!
+//! 1. write path: `Upsert` over gRPC vs the same SQL transaction through sqlx;
+//! 2. relay drain: relay-svc draining a pre-filled outbox vs a plain confirmed lapin publisher;
+//! 3. consume path: mail-svc on a pre-loaded queue vs a plain lapin consume+ack loop;
+//! 4. end to end: commit→publish and commit→mail latency at fixed offered loads and at the max;
+//! 5. idle cost: queries per second the relay and mail-svc make when nothing happens.
+
+use std::{
+    collections::HashMap,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering},
+    },
+    time::{Duration, Instant, SystemTime},
+};
+
+use anyhow::Context;
+use futures::StreamExt;
+use lapin::{
+    BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind,
+    options::{
+        BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions,
+        ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions, QueueDeclareOptions,
+        QueueDeleteOptions,
+    },
+    types::{AMQPValue, FieldTable},
+};
+use orders_svc::{db as orders_db, order::UpsertCommand};
+use outbox_proto::orders::{
+    events::v1::{ORDER_CREATED, ORDER_STATUS_CHANGED, OrderEvent, OrderPayload},
+    v1::{OrderStatus, UpsertOrderRequest},
+};
+use prost::Message;
+use serde::Serialize;
+use sqlx::PgPool;
+
+use crate::{
+    stack::{Stack, StackConfig},
+    stats::Summary,
+};
+
+/// Knobs of one benchmark run.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchOptions {
+    /// Seconds each write-path measurement runs.
+    #[arg(long, default_value_t = 5.0)]
+    pub write_secs: f64,
+    /// Client concurrencies for the write path.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,32")]
+    pub concurrency: Vec<usize>,
+    /// Events for the relay drain and the consume path.
+    #[arg(long, default_value_t = 100_000)]
+    pub events: u64,
+    /// Orders the consume-path events are spread over.
+    #[arg(long, default_value_t = 1_000)]
+    pub orders: u64,
+    /// Messages in flight for the publisher ceiling (match relay-svc's batch size).
+    #[arg(long, default_value_t = 500)]
+    pub window: usize,
+    /// Prefetch for the consumer ceiling (match mail-svc's prefetch).
+    #[arg(long, default_value_t = 64)]
+    pub prefetch: u16,
+    /// Offered loads (events/s) for the end-to-end latency.
+    #[arg(long, value_delimiter = ',', default_value = "100,1000")]
+    pub loads: Vec<u64>,
+    /// Seconds each end-to-end load runs.
+    #[arg(long, default_value_t = 10.0)]
+    pub e2e_secs: f64,
+    /// Closed-loop writers for the maximum sustained end-to-end load.
+    #[arg(long, default_value_t = 64)]
+    pub max_writers: usize,
+    /// Seconds to watch an idle stack.
+    #[arg(long, default_value_t = 10.0)]
+    pub idle_secs: f64,
+    /// Sections to run (1-5).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,5")]
+    pub sections: Vec<u8>,
+    /// Where to write the JSON results.
+    #[arg(long, default_value = "bench-results.json")]
+    pub json: std::path::PathBuf,
+}
+
+/// Everything one run measured.
+#[derive(Debug, Default, Serialize)]
+pub struct BenchReport {
+    pub machine: Machine,
+    pub write_path: Vec<WritePath>,
+    pub relay_drain: Option<Pair>,
+    pub consume: Option<Pair>,
+    pub end_to_end: Vec<EndToEnd>,
+    pub idle: Option<Idle>,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Machine {
+    pub cores: usize,
+    pub memory_gib: f64,
+    pub cpu: String,
+    pub date: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct WritePath {
+    pub concurrency: usize,
+    pub ceiling: Summary,
+    pub service: Summary,
+}
+
+/// A stage next to its ceiling.
+#[derive(Debug, Serialize)]
+pub struct Pair {
+    pub ceiling: Summary,
+    pub service: Summary,
+}
+
+#[derive(Debug, Serialize)]
+pub struct EndToEnd {
+    /// Offered events/s, or `None` for the closed-loop maximum.
+    pub offered: Option<u64>,
+    pub achieved_per_sec: f64,
+    pub commit_to_publish: Summary,
+    pub commit_to_mail: Summary,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Idle {
+    pub secs: f64,
+    pub relay_queries_per_sec: f64,
+    pub mail_queries_per_sec: f64,
+}
+
+fn progress(msg: impl AsRef<str>) {
+    eprintln!("bench: {}", msg.as_ref());
+}
+
+/// Runs the selected sections.
+pub async fn run(opts: &BenchOptions) -> anyhow::Result<BenchReport> {
+    let mut report = BenchReport {
+        machine: machine(),
+        ..Default::default()
+    };
+    let on = |s: u8| opts.sections.contains(&s);
+    if on(1) {
+        for &c in &opts.concurrency {
+            progress(format!("1. write path, C={c}: database ceiling"));
+            let ceiling = write_ceiling(c, opts.write_secs).await?;
+            progress(format!("1. write path, C={c}: Upsert over gRPC"));
+            let service = write_service(c, opts.write_secs).await?;
+            report.write_path.push(WritePath {
+                concurrency: c,
+                ceiling,
+                service,
+            });
+        }
+    }
+    if on(2) {
+        progress(format!(
+            "2. relay drain: broker ceiling, {} messages",
+            opts.events
+        ));
+        let ceiling = publish_ceiling(opts.events, opts.window).await?;
+        progress(format!(
+            "2. relay drain: relay-svc draining {} events",
+            opts.events
+        ));
+        let service = relay_drain(opts.events, opts.orders).await?;
+        report.relay_drain = Some(Pair { ceiling, service });
+    }
+    if on(3) {
+        progress(format!(
+            "3. consume path: consumer ceiling, {} messages",
+            opts.events
+        ));
+        let ceiling = consume_ceiling(opts.events, opts.prefetch).await?;
+        progress(format!(
+            "3. consume path: mail-svc processing {} events",
+            opts.events
+        ));
+        let service = mail_consume(opts.events, opts.orders).await?;
+        report.consume = Some(Pair { ceiling, service });
+    }
+    if on(4) || on(5) {
+        let mut cfg = StackConfig::new("bench");
+        cfg.rust_log = "warn".into();
+        let stack = Stack::start(cfg).await?;
+        if on(4) {
+            for &load in &opts.loads {
+                progress(format!("4. end to end at {load} events/s"));
+                report
+                    .end_to_end
+                    .push(end_to_end(&stack, Some(load), opts.e2e_secs, opts.max_writers).await?);
+            }
+            progress(format!(
+                "4. end to end, maximum with {} writers",
+                opts.max_writers
+            ));
+            report
+                .end_to_end
+                .push(end_to_end(&stack, None, opts.e2e_secs, opts.max_writers).await?);
+        }
+        if on(5) {
+            progress(format!("5. idle cost over {}s", opts.idle_secs));
+            report.idle = Some(idle(&stack, opts.idle_secs).await?);
+        }
+    }
+    Ok(report)
+}
+
+fn machine() -> Machine {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let kib: f64 = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_default();
+    let date = std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    Machine {
+        cores: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(0),
+        memory_gib: kib / 1024.0 / 1024.0,
+        cpu,
+        date,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Write path
+
+const WRITE_STEPS: [OrderStatus; 4] = [
+    OrderStatus::Pending,
+    OrderStatus::Paid,
+    OrderStatus::Shipped,
+    OrderStatus::Delivered,
+];
+
+/// Each worker walks its own orders through create → paid → shipped → delivered, so every
+/// operation appends exactly one event, as a real order's life does.
+async fn run_writers<F, Fut>(c: usize, secs: f64, op: F) -> anyhow::Result<Summary>
+where
+    F: Fn(usize, i64, OrderStatus) -> Fut + Send + Sync + Clone + 'static,
+    Fut: std::future::Future<Output = anyhow::Result<()>> + Send,
+{
+    let next_order = Arc::new(AtomicI64::new(1));
+    let deadline = Instant::now() + Duration::from_secs_f64(secs);
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for worker in 0..c {
+        let (op, next_order) = (op.clone(), next_order.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            while Instant::now() < deadline {
+                let id = next_order.fetch_add(1, Ordering::Relaxed);
+                for status in WRITE_STEPS {
+                    let t = Instant::now();
+                    op(worker, id, status).await?;
+                    latencies.push(t.elapsed());
+                }
+            }
+            anyhow::Ok(latencies)
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await??);
+    }
+    Ok(Summary::new(all.len() as u64, started.elapsed(), all))
+}
+
+const EMAIL: &str = "bench@example.com";
+const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+async fn write_ceiling(c: usize, secs: f64) -> anyhow::Result<Summary> {
+    let url = outbox_kit::testing::fresh_database_url("bench_test_ceiling");
+    let pool = outbox_kit::db::connect(&url, c as u32).await?;
+    orders_db::MIGRATOR.run(&pool).await?;
+    let summary = run_writers(c, secs, move |_, id, status| {
+        let pool = pool.clone();
+        async move {
+            let cmd = UpsertCommand::parse(id, status as i32, EMAIL)?;
+            orders_db::upsert(&pool, &cmd, Some(TRACEPARENT)).await?;
+            Ok(())
+        }
+    })
+    .await?;
+    drop_database(&url).await;
+    Ok(summary)
+}
+
+async fn write_service(c: usize, secs: f64) -> anyhow::Result<Summary> {
+    let mut cfg = StackConfig::new("bench");
+    cfg.relays = 0;
+    cfg.mails = 0;
+    cfg.rust_log = "warn".into();
+    let mut stack = Stack::start(cfg).await?;
+    let mut clients = Vec::new();
+    for _ in 0..c {
+        // One HTTP/2 connection per client, as separate callers would have.
+        clients.push(stack.orders_client().await?);
+    }
+    let clients = Arc::new(clients);
+    let summary = run_writers(c, secs, move |worker, id, status| {
+        let mut client = clients[worker].clone();
+        async move {
+            client
+                .upsert(UpsertOrderRequest {
+                    id,
+                    status: status as i32,
+                    customer_email: EMAIL.into(),
+                })
+                .await?;
+            Ok(())
+        }
+    })
+    .await?;
+    stack.stop().await;
+    drop_database(&stack.orders_db_url).await;
+    Ok(summary)
+}
+
+async fn drop_database(url: &str) {
+    let name = url.rsplit('/').next().unwrap_or_default().to_owned();
+    if let Ok(admin) = PgPool::connect(&format!(
+        "{}/postgres",
+        outbox_kit::testing::pg_server_url()
+    ))
+    .await
+    {
+        let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "drop database if exists \"{name}\" with (force)"
+        )))
+        .execute(&admin)
+        .await;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Relay drain
+
+/// A realistic event body: what relay-svc publishes for a status change.
+fn sample_event(seq: u64, order: i64, prev_seq: Option<u64>) -> OrderEvent {
+    OrderEvent {
+        seq,
+        r#type: if prev_seq.is_some() {
+            ORDER_STATUS_CHANGED
+        } else {
+            ORDER_CREATED
+        }
+        .into(),
+        aggregate_id: order,
+        prev_seq,
+        payload: Some(OrderPayload {
+            id: order,
+            status: if prev_seq.is_some() {
+                OrderStatus::Paid
+            } else {
+                OrderStatus::Pending
+            } as i32,
+            customer_email: format!("customer{order}@example.com"),
+            previous_status: if prev_seq.is_some() {
+                OrderStatus::Pending as i32
+            } else {
+                0
+            },
+        }),
+        ts_ms: 1_792_076_127_301,
+    }
+}
+
+async fn amqp() -> anyhow::Result<Connection> {
+    Connection::connect(
+        &outbox_kit::testing::amqp_url(),
+        ConnectionProperties::default(),
+    )
+    .await
+    .context("connecting to RabbitMQ")
+}
+
+fn persistent() -> BasicProperties {
+    BasicProperties::default()
+        .with_delivery_mode(2)
+        .with_content_type("application/x-protobuf".into())
+}
+
+/// A plain publisher: persistent messages with confirms, `window` in flight, to a durable queue.
+async fn publish_ceiling(events: u64, window: usize) -> anyhow::Result<Summary> {
+    let conn = amqp().await?;
+    let ch = conn.create_channel().await?;
+    let queue = outbox_kit::testing::unique("bench.ceiling");
+    ch.queue_declare(
+        queue.as_str().into(),
+        QueueDeclareOptions {
+            durable: true,
+            ..Default::default()
+        },
+        FieldTable::default(),
+    )
+    .await?;
+    ch.confirm_select(ConfirmSelectOptions::default()).await?;
+    let body = sample_event(1, 1, Some(1)).encode_to_vec();
+    let started = Instant::now();
+    let mut sent = 0u64;
+    while sent < events {
+        let n = (window as u64).min(events - sent);
+        let mut confirms = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            confirms.push(
+                ch.basic_publish(
+                    "".into(),
+                    queue.as_str().into(),
+                    BasicPublishOptions::default(),
+                    &body,
+                    persistent(),
+                )
+                .await?,
+            );
+        }
+        for c in confirms {
+            anyhow::ensure!(c.await?.is_ack(), "broker nacked");
+        }
+        sent += n;
+    }
+    let summary = Summary::new(events, started.elapsed(), Vec::new());
+    ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+        .await?;
+    Ok(summary)
+}
+
+/// relay-svc draining `events` rows committed at once (`orders` chains, in chain order).
+async fn relay_drain(events: u64, orders: u64) -> anyhow::Result<Summary> {
+    let mut cfg = StackConfig::new("bench");
+    cfg.relays = 1;
+    cfg.mails = 0;
+    cfg.rust_log = "warn".into();
+    let mut stack = Stack::start(cfg).await?;
+    let conn = amqp().await?;
+    let ch = conn.create_channel().await?;
+    let queue = outbox_kit::testing::unique("bench.drain");
+    ch.exchange_declare(
+        stack.exchange.as_str().into(),
+        ExchangeKind::Topic,
+        ExchangeDeclareOptions {
+            durable: true,
+            ..Default::default()
+        },
+        FieldTable::default(),
+    )
+    .await?;
+    ch.queue_declare(
+        queue.as_str().into(),
+        QueueDeclareOptions {
+            durable: true,
+            ..Default::default()
+        },
+        FieldTable::default(),
+    )
+    .await?;
+    ch.queue_bind(
+        queue.as_str().into(),
+        stack.exchange.as_str().into(),
+        "#".into(),
+        QueueBindOptions::default(),
+        FieldTable::default(),
+    )
+    .await?;
+    let pool = PgPool::connect(&stack.orders_db_url).await?;
+    let payload = sample_event(1, 1, Some(1))
+        .payload
+        .unwrap_or_default()
+        .encode_to_vec();
+    // One transaction: event i belongs to order i % orders; prev_seq chains are filled in by
+    // position (identity values of one insert are handed out in row order).
+    let mut tx = pool.begin().await?;
+    let first: i64 = sqlx::query_scalar(
+        "with ins as (
+             insert into outbox (aggregate_id, event_type, prev_seq, payload)
+             select 1 + (g % $2), case when g < $2 then 'OrderCreated' else 'OrderStatusChanged' end,
+                    null, $3
+               from generate_series(0, $1 - 1) g
+             returning seq)
+         select min(seq) from ins",
+    )
+    .bind(events as i64)
+    .bind(orders as i64)
+    .bind(&payload)
+    .fetch_one(&mut *tx)
+    .await?;
+    sqlx::query("update outbox set prev_seq = seq - $1 where seq >= $2 + $1")
+        .bind(orders as i64)
+        .bind(first)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    let started = Instant::now();
+    sqlx::query("select pg_notify($1, '')")
+        .bind(outbox_kit::outbox::NOTIFY_CHANNEL)
+        .execute(&pool)
+        .await?;
+    let mut last_report = Instant::now();
+    loop {
+        let left: i64 = sqlx::query_scalar("select count(*) from outbox")
+            .fetch_one(&pool)
+            .await?;
+        if left == 0 {
+            break;
+        }
+        if last_report.elapsed() > Duration::from_secs(2) {
+            last_report = Instant::now();
+            progress(format!("   {} of {events} published", events as i64 - left));
+        }
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(600),
+            "relay drain stalled at {left}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let summary = Summary::new(events, started.elapsed(), Vec::new());
+    ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+        .await?;
+    stack.stop().await;
+    drop_database(&stack.orders_db_url).await;
+    Ok(summary)
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Consume path
+
+fn quorum() -> FieldTable {
+    let mut args = FieldTable::default();
+    args.insert(
+        "x-queue-type".into(),
+        AMQPValue::LongString("quorum".into()),
+    );
+    args
+}
+
+async fn preload(
+    ch: &Channel,
+    exchange: &str,
+    routing: impl Fn(u64) -> (String, Vec<u8>, BasicProperties),
+    events: u64,
+) -> anyhow::Result<()> {
+    ch.confirm_select(ConfirmSelectOptions::default()).await?;
+    let mut i = 0;
+    while i < events {
+        let mut confirms = Vec::new();
+        for _ in 0..1000.min(events - i) {
+            let (key, body, props) = routing(i);
+            confirms.push(
+                ch.basic_publish(
+                    exchange.into(),
+                    key.as_str().into(),
+                    BasicPublishOptions::default(),
+                    &body,
+                    props,
+                )
+                .await?,
+            );
+            i += 1;
+        }
+        for c in confirms {
+            anyhow::ensure!(c.await?.is_ack(), "broker nacked a preload message");
+        }
+    }
+    Ok(())
+}
+
+/// A plain consumer on a pre-loaded quorum queue: ack each message, `prefetch` unacked.
+async fn consume_ceiling(events: u64, prefetch: u16) -> anyhow::Result<Summary> {
+    let conn = amqp().await?;
+    let ch = conn.create_channel().await?;
+    let queue = outbox_kit::testing::unique("bench.consume");
+    ch.queue_declare(
+        queue.as_str().into(),
+        QueueDeclareOptions {
+            durable: true,
+            ..Default::default()
+        },
+        quorum(),
+    )
+    .await?;
+    let body = sample_event(1, 1, Some(1)).encode_to_vec();
+    let q = queue.clone();
+    preload(
+        &ch,
+        "",
+        move |_| (q.clone(), body.clone(), persistent()),
+        events,
+    )
+    .await?;
+    let consumer_ch = conn.create_channel().await?;
+    consumer_ch
+        .basic_qos(prefetch, BasicQosOptions::default())
+        .await?;
+    let mut consumer = consumer_ch
+        .basic_consume(
+            queue.as_str().into(),
+            "bench".into(),
+            BasicConsumeOptions::default(),
+            FieldTable::default(),
+        )
+        .await?;
+    let started = Instant::now();
+    let mut got = 0;
+    while got < events {
+        let delivery = consumer.next().await.context("consumer ended")??;
+        delivery.ack(BasicAckOptions::default()).await?;
+        got += 1;
+    }
+    let summary = Summary::new(events, started.elapsed(), Vec::new());
+    ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+        .await?;
+    Ok(summary)
+}
+
+/// mail-svc working through `events` pre-loaded events for `orders` orders, each order's chain in
+/// order, orders interleaved.
+async fn mail_consume(events: u64, orders: u64) -> anyhow::Result<Summary> {
+    let mut cfg = StackConfig::new("bench");
+    cfg.relays = 0;
+    cfg.mails = 1;
+    cfg.rust_log = "warn".into();
+    let mut stack = Stack::start(cfg).await?;
+    // Let mail-svc declare its topology, then stop it and fill its queue.
+    stack.mails[0].terminate(Duration::from_secs(10)).await;
+    let conn = amqp().await?;
+    let ch = conn.create_channel().await?;
+    preload(
+        &ch,
+        &stack.exchange,
+        move |i| {
+            let order = (i % orders) as i64 + 1;
+            let seq = i + 1;
+            let prev = (i >= orders).then(|| seq - orders);
+            let event = sample_event(seq, order, prev);
+            let key = if prev.is_some() {
+                "order.status_changed"
+            } else {
+                "order.created"
+            };
+            let mut headers = FieldTable::default();
+            headers.insert("aggregate_id".into(), AMQPValue::LongLongInt(order));
+            if let Some(p) = prev {
+                headers.insert("prev_seq".into(), AMQPValue::LongLongInt(p as i64));
+            }
+            let props = persistent()
+                .with_message_id(seq.to_string().into())
+                .with_type(event.r#type.as_str().into())
+                .with_headers(headers);
+            (key.to_owned(), event.encode_to_vec(), props)
+        },
+        events,
+    )
+    .await?;
+    let started = Instant::now();
+    stack.mails[0].start().await?;
+    let mut client = stack.mail_client(0).await?;
+    let mut last_report = Instant::now();
+    loop {
+        let status = client
+            .get_status(outbox_proto::mail::v1::GetStatusRequest {})
+            .await?
+            .into_inner();
+        if status.processed >= events {
+            break;
+        }
+        if last_report.elapsed() > Duration::from_secs(2) {
+            last_report = Instant::now();
+            progress(format!("   {} of {events} processed", status.processed));
+        }
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(900),
+            "mail-svc stalled at {}",
+            status.processed
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let summary = Summary::new(events, started.elapsed(), Vec::new());
+    stack.stop().await;
+    drop_database(&stack.orders_db_url).await;
+    drop_database(&stack.mail_db_url).await;
+    Ok(summary)
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. End to end
+
+/// Event `i` of a load: lanes of orders walked through their four statuses, so requests for one
+/// order are `LANES` requests apart and never race each other.
+const LANES: i64 = 1000;
+
+fn request_for(base: i64, i: i64) -> UpsertOrderRequest {
+    let lane = i % LANES;
+    let step = i / LANES;
+    UpsertOrderRequest {
+        id: base + lane + LANES * (step / 4),
+        status: WRITE_STEPS[(step % 4) as usize] as i32,
+        customer_email: EMAIL.into(),
+    }
+}
+
+/// Drives upserts (open loop at `offered`/s, or closed loop with `writers` when `None`), and
+/// measures from each Upsert's response (sent right after COMMIT) to the event's arrival on an
+/// independent queue bound to the exchange, and to mail-svc queueing its mail.
+async fn end_to_end(
+    stack: &Stack,
+    offered: Option<u64>,
+    secs: f64,
+    writers: usize,
+) -> anyhow::Result<EndToEnd> {
+    static BASE: AtomicI64 = AtomicI64::new(1_000_000);
+    let base = BASE.fetch_add(100_000_000, Ordering::Relaxed);
+    let conn = amqp().await?;
+    let ch = conn.create_channel().await?;
+    let queue = outbox_kit::testing::unique("bench.e2e");
+    ch.queue_declare(
+        queue.as_str().into(),
+        QueueDeclareOptions {
+            exclusive: true,
+            auto_delete: true,
+            ..Default::default()
+        },
+        FieldTable::default(),
+    )
+    .await?;
+    ch.queue_bind(
+        queue.as_str().into(),
+        stack.exchange.as_str().into(),
+        "#".into(),
+        QueueBindOptions::default(),
+        FieldTable::default(),
+    )
+    .await?;
+    ch.basic_qos(1000, BasicQosOptions::default()).await?;
+    let mut consumer = ch
+        .basic_consume(
+            queue.as_str().into(),
+            "bench-e2e".into(),
+            BasicConsumeOptions {
+                no_ack: true,
+                ..Default::default()
+            },
+            FieldTable::default(),
+        )
+        .await?;
+    let received: Arc<Mutex<HashMap<u64, SystemTime>>> = Arc::default();
+    let rx = received.clone();
+    let consuming = tokio::spawn(async move {
+        while let Some(Ok(delivery)) = consumer.next().await {
+            let now = SystemTime::now();
+            if let Ok(event) = OrderEvent::decode(delivery.data.as_slice()) {
+                rx.lock().expect("received").entry(event.seq).or_insert(now);
+            }
+        }
+    });
+
+    let committed: Arc<Mutex<HashMap<u64, SystemTime>>> = Arc::default();
+    let next = Arc::new(AtomicI64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let errors = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs_f64(secs);
+    let mut tasks = Vec::new();
+    let record = |committed: &Arc<Mutex<HashMap<u64, SystemTime>>>,
+                  resp: Result<
+        tonic::Response<outbox_proto::orders::v1::UpsertOrderResponse>,
+        tonic::Status,
+    >,
+                  errors: &AtomicU64| {
+        let now = SystemTime::now();
+        match resp.map(|r| r.into_inner().event_seq) {
+            Ok(Some(seq)) => {
+                committed.lock().expect("committed").insert(seq, now);
+            }
+            _ => {
+                errors.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    };
+    match offered {
+        Some(rate) => {
+            let client = stack.orders_client().await?;
+            let mut ticker = tokio::time::interval(Duration::from_secs_f64(1.0 / rate as f64));
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+            while Instant::now() < deadline {
+                ticker.tick().await;
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let (mut client, committed, errors) =
+                    (client.clone(), committed.clone(), errors.clone());
+                tasks.push(tokio::spawn(async move {
+                    let resp = client.upsert(request_for(base, i)).await;
+                    record(&committed, resp, &errors);
+                }));
+            }
+        }
+        None => {
+            for _ in 0..writers {
+                let mut client = stack.orders_client().await?;
+                let (committed, errors, next, stop) = (
+                    committed.clone(),
+                    errors.clone(),
+                    next.clone(),
+                    stop.clone(),
+                );
+                tasks.push(tokio::spawn(async move {
+                    while !stop.load(Ordering::Relaxed) {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let resp = client.upsert(request_for(base, i)).await;
+                        record(&committed, resp, &errors);
+                    }
+                }));
+            }
+            tokio::time::sleep_until(deadline.into()).await;
+            stop.store(true, Ordering::Relaxed);
+        }
+    }
+    for t in tasks {
+        t.await?;
+    }
+    let load_secs = started.elapsed();
+    let committed = committed.lock().expect("committed").clone();
+    let events = committed.len() as u64;
+    anyhow::ensure!(
+        errors.load(Ordering::Relaxed) == 0,
+        "{} upserts failed",
+        errors.load(Ordering::Relaxed)
+    );
+
+    // Wait until every event reached the queue and mail-svc.
+    let mail_pool = PgPool::connect(&stack.mail_db_url).await?;
+    let seqs: Vec<i64> = committed.keys().map(|&s| s as i64).collect();
+    let wait_started = Instant::now();
+    let mailed: HashMap<u64, SystemTime> = loop {
+        let arrived = received.lock().expect("received").len() as u64;
+        let rows: Vec<(i64, chrono::DateTime<chrono::Utc>)> = sqlx::query_as(MAIL_QUEUED_AT_SQL)
+            .bind(&seqs)
+            .fetch_all(&mail_pool)
+            .await
+            .context("reading mail-svc's mails")?;
+        if arrived >= events && rows.len() as u64 >= events {
+            break rows
+                .into_iter()
+                .map(|(s, t)| (s as u64, SystemTime::from(t)))
+                .collect();
+        }
+        anyhow::ensure!(
+            wait_started.elapsed() < Duration::from_secs(300),
+            "end to end stalled: {arrived} published, {} mailed of {events}",
+            rows.len()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let all_done = started.elapsed();
+    consuming.abort();
+    let received = received.lock().expect("received").clone();
+    let since = |at: &HashMap<u64, SystemTime>| -> Vec<Duration> {
+        committed
+            .iter()
+            .filter_map(|(seq, c)| {
+                at.get(seq)
+                    .map(|t| t.duration_since(*c).unwrap_or_default())
+            })
+            .collect()
+    };
+    let last_mail = mailed.values().max().copied();
+    let first_commit = committed.values().min().copied();
+    let span = match (first_commit, last_mail) {
+        (Some(a), Some(b)) => b.duration_since(a).unwrap_or(all_done),
+        _ => all_done,
+    };
+    Ok(EndToEnd {
+        offered,
+        achieved_per_sec: events as f64 / span.as_secs_f64().max(1e-9),
+        commit_to_publish: Summary::new(events, load_secs, since(&received)),
+        commit_to_mail: Summary::new(events, span, since(&mailed)),
+    })
+}
+
+/// mail-svc's record of when each mail was queued (its `mails` table).
+const MAIL_QUEUED_AT_SQL: &str = "select seq, queued_at from mails where seq = any($1)";
+
+// ---------------------------------------------------------------------------------------------
+// 5. Idle cost
+
+/// Transactions (each autocommit query is one) per second in the orders database (the relay's;
+/// orders-svc makes none while no calls arrive) and in mail-svc's database, with no load.
+async fn idle(stack: &Stack, secs: f64) -> anyhow::Result<Idle> {
+    let admin = PgPool::connect(&format!(
+        "{}/postgres",
+        outbox_kit::testing::pg_server_url()
+    ))
+    .await?;
+    let dbs = [db_name(&stack.orders_db_url), db_name(&stack.mail_db_url)];
+    // Let the end-to-end load settle and the statistics flush.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let count = |admin: PgPool, dbs: [String; 2]| async move {
+        sqlx::query("select pg_stat_clear_snapshot()")
+            .execute(&admin)
+            .await?;
+        let rows: Vec<(String, i64)> = sqlx::query_as(
+            "select datname::text, (xact_commit + xact_rollback)::bigint from pg_stat_database where datname = any($1)",
+        )
+        .bind(&dbs[..])
+        .fetch_all(&admin)
+        .await?;
+        anyhow::Ok(rows.into_iter().collect::<HashMap<_, _>>())
+    };
+    let before = count(admin.clone(), dbs.clone()).await?;
+    tokio::time::sleep(Duration::from_secs_f64(secs)).await;
+    // Statistics are flushed by each backend at most once a second: wait for the last flush.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let after = count(admin.clone(), dbs.clone()).await?;
+    let rate = |db: &String| {
+        (after.get(db).copied().unwrap_or(0) - before.get(db).copied().unwrap_or(0)) as f64 / secs
+    };
+    Ok(Idle {
+        secs,
+        relay_queries_per_sec: rate(&dbs[0]),
+        mail_queries_per_sec: rate(&dbs[1]),
+    })
+}
+
+fn db_name(url: &str) -> String {
+    url.rsplit('/').next().unwrap_or_default().to_owned()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table
+
+fn ratio(service: f64, ceiling: f64) -> String {
+    if ceiling > 0.0 {
+        format!("{:.0}%", 100.0 * service / ceiling)
+    } else {
+        "-".into()
+    }
+}
+
+/// The human-readable table of a report.
+pub fn table(r: &BenchReport) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let m = &r.machine;
+    let _ = writeln!(
+        out,
+        "\noutbox benchmark, {} — {} cores, {:.0} GiB, {}",
+        m.date, m.cores, m.memory_gib, m.cpu
+    );
+    if !r.write_path.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n1. write path (one event per call)          ops/s    p50 ms   p99 ms   ratio"
+        );
+        for w in &r.write_path {
+            let _ = writeln!(
+                out,
+                "   C={:<3} SQL transaction (ceiling)   {:>10.0} {:>9.2} {:>8.2}",
+                w.concurrency, w.ceiling.per_sec, w.ceiling.p50_ms, w.ceiling.p99_ms
+            );
+            let _ = writeln!(
+                out,
+                "   C={:<3} Upsert over gRPC            {:>10.0} {:>9.2} {:>8.2}   {}",
+                w.concurrency,
+                w.service.per_sec,
+                w.service.p50_ms,
+                w.service.p99_ms,
+                ratio(w.service.per_sec, w.ceiling.per_sec)
+            );
+        }
+    }
+    if let Some(p) = &r.relay_drain {
+        let _ = writeln!(
+            out,
+            "\n2. relay drain ({} events)                 events/s          ratio",
+            p.service.ops
+        );
+        let _ = writeln!(
+            out,
+            "   lapin publisher, confirms (ceiling) {:>10.0}",
+            p.ceiling.per_sec
+        );
+        let _ = writeln!(
+            out,
+            "   relay-svc draining the outbox       {:>10.0}          {}",
+            p.service.per_sec,
+            ratio(p.service.per_sec, p.ceiling.per_sec)
+        );
+    }
+    if let Some(p) = &r.consume {
+        let _ = writeln!(
+            out,
+            "\n3. consume path ({} events)                events/s          ratio",
+            p.service.ops
+        );
+        let _ = writeln!(
+            out,
+            "   lapin consume+ack (ceiling)         {:>10.0}",
+            p.ceiling.per_sec
+        );
+        let _ = writeln!(
+            out,
+            "   mail-svc processing                 {:>10.0}          {}",
+            p.service.per_sec,
+            ratio(p.service.per_sec, p.ceiling.per_sec)
+        );
+    }
+    if !r.end_to_end.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n4. end to end          achieved/s   commit->publish p50/p99/max ms   commit->mail p50/p99/max ms"
+        );
+        for e in &r.end_to_end {
+            let load = e
+                .offered
+                .map(|o| format!("{o}/s"))
+                .unwrap_or_else(|| "max".into());
+            let _ = writeln!(
+                out,
+                "   offered {:<9} {:>10.0}   {:>8.2} {:>8.2} {:>8.2}        {:>8.2} {:>8.2} {:>8.2}",
+                load,
+                e.achieved_per_sec,
+                e.commit_to_publish.p50_ms,
+                e.commit_to_publish.p99_ms,
+                e.commit_to_publish.max_ms,
+                e.commit_to_mail.p50_ms,
+                e.commit_to_mail.p99_ms,
+                e.commit_to_mail.max_ms
+            );
+        }
+    }
+    if let Some(i) = &r.idle {
+        let _ = writeln!(
+            out,
+            "\n5. idle cost over {:.0}s: relay-svc {:.1} queries/s, mail-svc {:.1} queries/s",
+            i.secs, i.relay_queries_per_sec, i.mail_queries_per_sec
+        );
+    }
+    out
+}

@@ -1,0 +1,431 @@
+//! The crash-consistency checker: drives concurrent upserts through the whole stack while
+//! killing services, restarting the broker and cutting database connections, then checks every
+//! order's mails against a ledger built from the Upsert responses.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use anyhow::Context;
+use outbox_proto::{
+    mail::v1::{GetStatusRequest as MailStatusRequest, ListMailsRequest},
+    orders::v1::{OrderStatus, UpsertOrderRequest},
+};
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use tonic::Code;
+
+use crate::stack::{Stack, StackConfig};
+
+/// How hard to push.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ChaosOptions {
+    /// How long to drive load and inject faults, in seconds.
+    #[arg(long, default_value_t = 120)]
+    pub duration_secs: u64,
+    /// Concurrent gRPC writers.
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: usize,
+    /// Orders live at any moment (writers pick among them at random).
+    #[arg(long, default_value_t = 200)]
+    pub orders: i64,
+    /// Mean seconds between two faults (0 disables faults).
+    #[arg(long, default_value_t = 4.0)]
+    pub fault_every_secs: f64,
+    /// Restart the RabbitMQ application (`rabbitmqctl stop_app`/`start_app`) as one of the
+    /// faults. It affects every user of the local broker.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub broker_restarts: bool,
+    /// relay-svc instances.
+    #[arg(long, default_value_t = 2)]
+    pub relays: usize,
+    /// mail-svc instances.
+    #[arg(long, default_value_t = 2)]
+    pub mails: usize,
+    /// How long to wait for the backlog to drain after the load stops, in seconds.
+    #[arg(long, default_value_t = 180)]
+    pub drain_timeout_secs: u64,
+    /// Random seed (default: from the clock), printed so a run can be repeated.
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// What a run found.
+#[derive(Debug, Default, Clone)]
+pub struct ChaosReport {
+    pub seed: u64,
+    pub upserts: u64,
+    pub events: u64,
+    pub orders: usize,
+    pub rejected: u64,
+    pub ambiguous: u64,
+    pub relay_kills: u32,
+    pub mail_kills: u32,
+    pub broker_restarts: u32,
+    pub db_terminations: u32,
+    pub lost: u64,
+    pub duplicated: u64,
+    pub reordered: u64,
+    pub phantom: u64,
+    pub drain: Duration,
+    pub problems: Vec<String>,
+}
+
+impl ChaosReport {
+    /// True when nothing was lost, doubled, reordered or invented.
+    pub fn is_clean(&self) -> bool {
+        self.lost == 0 && self.duplicated == 0 && self.reordered == 0 && self.phantom == 0
+    }
+}
+
+impl std::fmt::Display for ChaosReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "chaos summary (seed {})", self.seed)?;
+        writeln!(
+            f,
+            "  upserts        {:>8}  ({} rejected by the rules, {} ambiguous failures)",
+            self.upserts, self.rejected, self.ambiguous
+        )?;
+        writeln!(
+            f,
+            "  events         {:>8}  over {} orders",
+            self.events, self.orders
+        )?;
+        writeln!(
+            f,
+            "  faults         relay kills {}, mail kills {}, broker restarts {}, db terminations {}",
+            self.relay_kills, self.mail_kills, self.broker_restarts, self.db_terminations
+        )?;
+        writeln!(f, "  lost           {:>8}", self.lost)?;
+        writeln!(f, "  duplicated     {:>8}", self.duplicated)?;
+        writeln!(f, "  reordered      {:>8}", self.reordered)?;
+        writeln!(f, "  phantom        {:>8}", self.phantom)?;
+        write!(f, "  time to drain  {:>8.1}s", self.drain.as_secs_f64())?;
+        for p in self.problems.iter().take(20) {
+            write!(f, "\n  ! {p}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One order's history as the writers saw it.
+#[derive(Debug, Default)]
+struct OrderLedger {
+    /// Seqs the service reported, in the order the responses arrived.
+    seqs: BTreeSet<u64>,
+    /// Calls that failed without a definite answer (the change may or may not have committed).
+    ambiguous: u32,
+}
+
+type Ledger = Arc<Mutex<BTreeMap<i64, OrderLedger>>>;
+
+const STATUSES: [OrderStatus; 5] = [
+    OrderStatus::Pending,
+    OrderStatus::Paid,
+    OrderStatus::Shipped,
+    OrderStatus::Delivered,
+    OrderStatus::Cancelled,
+];
+
+/// Runs the checker against a freshly started stack (logs under `cfg.log_dir`).
+pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<ChaosReport> {
+    let seed = opts.seed.unwrap_or_else(|| rand::rng().random());
+    let mut rng = StdRng::seed_from_u64(seed);
+    cfg.relays = opts.relays;
+    cfg.mails = opts.mails;
+    let mut stack = Stack::start(cfg).await?;
+    let mut report = ChaosReport {
+        seed,
+        ..Default::default()
+    };
+    eprintln!(
+        "chaos: seed {seed}, {}s, {} writers, {} live orders, a fault every ~{}s; logs in {}",
+        opts.duration_secs,
+        opts.concurrency,
+        opts.orders,
+        opts.fault_every_secs,
+        stack.log_dir.display()
+    );
+
+    let ledger: Ledger = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let upserts = Arc::new(AtomicU64::new(0));
+    let rejected = Arc::new(AtomicU64::new(0));
+    let mut writers = Vec::new();
+    for w in 0..opts.concurrency {
+        let client = stack.orders_client().await?;
+        let (ledger, stop, upserts, rejected) = (
+            ledger.clone(),
+            stop.clone(),
+            upserts.clone(),
+            rejected.clone(),
+        );
+        let live = opts.orders;
+        let mut rng = StdRng::seed_from_u64(seed ^ (w as u64 + 1));
+        writers.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let id = rng.random_range(1..=live);
+                let status = STATUSES[rng.random_range(0..STATUSES.len())];
+                let request = UpsertOrderRequest {
+                    id,
+                    status: status as i32,
+                    customer_email: format!("customer{id}@example.com"),
+                };
+                let result = client.clone().upsert(request).await;
+                upserts.fetch_add(1, Ordering::Relaxed);
+                let mut ledger = ledger.lock().expect("ledger");
+                let entry = ledger.entry(id).or_default();
+                match result {
+                    Ok(resp) => {
+                        if let Some(seq) = resp.into_inner().event_seq {
+                            entry.seqs.insert(seq);
+                        }
+                    }
+                    Err(e)
+                        if matches!(e.code(), Code::FailedPrecondition | Code::InvalidArgument) =>
+                    {
+                        rejected.fetch_add(1, Ordering::Relaxed);
+                    }
+                    // No definite answer: the change may or may not have committed.
+                    Err(_) => entry.ambiguous += 1,
+                }
+            }
+        }));
+    }
+
+    let started = Instant::now();
+    let until = started + Duration::from_secs(opts.duration_secs);
+    let mut last_progress = Instant::now();
+    while Instant::now() < until {
+        let pause = if opts.fault_every_secs > 0.0 {
+            Duration::from_secs_f64(rng.random_range(0.5..1.5) * opts.fault_every_secs)
+        } else {
+            until.saturating_duration_since(Instant::now())
+        };
+        tokio::time::sleep(pause.min(until.saturating_duration_since(Instant::now()))).await;
+        if Instant::now() >= until || opts.fault_every_secs <= 0.0 {
+            break;
+        }
+        inject_fault(&mut stack, &mut rng, opts, &mut report).await?;
+        if last_progress.elapsed() > Duration::from_secs(10) {
+            last_progress = Instant::now();
+            eprintln!(
+                "chaos: {:>4}s  upserts {}  faults {}",
+                started.elapsed().as_secs(),
+                upserts.load(Ordering::Relaxed),
+                report.relay_kills
+                    + report.mail_kills
+                    + report.broker_restarts
+                    + report.db_terminations
+            );
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        w.await.context("writer task")?;
+    }
+    heal(&mut stack).await?;
+
+    let drain_started = Instant::now();
+    let ledger = Arc::try_unwrap(ledger)
+        .map_err(|_| anyhow::anyhow!("ledger still shared"))?
+        .into_inner()
+        .map_err(|_| anyhow::anyhow!("ledger poisoned"))?;
+    report.upserts = upserts.load(Ordering::Relaxed);
+    report.rejected = rejected.load(Ordering::Relaxed);
+    report.events = ledger.values().map(|l| l.seqs.len() as u64).sum();
+    report.ambiguous = ledger.values().map(|l| l.ambiguous as u64).sum();
+    report.orders = ledger.values().filter(|l| !l.seqs.is_empty()).count();
+    wait_drained(
+        &stack,
+        report.events,
+        Duration::from_secs(opts.drain_timeout_secs),
+    )
+    .await?;
+    report.drain = drain_started.elapsed();
+    check(&stack, &ledger, &mut report).await?;
+    stack.stop().await;
+    Ok(report)
+}
+
+async fn inject_fault(
+    stack: &mut Stack,
+    rng: &mut StdRng,
+    opts: &ChaosOptions,
+    report: &mut ChaosReport,
+) -> anyhow::Result<()> {
+    let kinds = if opts.broker_restarts { 4 } else { 3 };
+    match rng.random_range(0..kinds) {
+        0 => {
+            let i = rng.random_range(0..stack.relays.len());
+            stack.relays[i].kill9().await;
+            report.relay_kills += 1;
+            tokio::time::sleep(Duration::from_millis(rng.random_range(0..2000))).await;
+            stack.relays[i].start().await?;
+        }
+        1 => {
+            let i = rng.random_range(0..stack.mails.len());
+            stack.mails[i].kill9().await;
+            report.mail_kills += 1;
+            tokio::time::sleep(Duration::from_millis(rng.random_range(0..2000))).await;
+            stack.mails[i].start().await?;
+        }
+        2 => {
+            terminate_db_connections(stack).await?;
+            report.db_terminations += 1;
+        }
+        _ => {
+            rabbitmqctl("stop_app").await?;
+            report.broker_restarts += 1;
+            tokio::time::sleep(Duration::from_millis(rng.random_range(500..4000))).await;
+            rabbitmqctl("start_app").await?;
+        }
+    }
+    Ok(())
+}
+
+/// `pg_terminate_backend` on every connection the services hold to their databases.
+async fn terminate_db_connections(stack: &Stack) -> anyhow::Result<()> {
+    let admin = sqlx::PgPool::connect(&format!(
+        "{}/postgres",
+        outbox_kit::testing::pg_server_url()
+    ))
+    .await
+    .context("connecting to PostgreSQL as admin")?;
+    let dbs = [db_name(&stack.orders_db_url), db_name(&stack.mail_db_url)];
+    sqlx::query(
+        "select pg_terminate_backend(pid) from pg_stat_activity
+          where datname = any($1) and pid <> pg_backend_pid()",
+    )
+    .bind(&dbs[..])
+    .execute(&admin)
+    .await?;
+    admin.close().await;
+    Ok(())
+}
+
+fn db_name(url: &str) -> String {
+    url.rsplit('/').next().unwrap_or_default().to_owned()
+}
+
+/// Runs `rabbitmqctl <command>` and waits for it.
+pub async fn rabbitmqctl(command: &str) -> anyhow::Result<()> {
+    let status = tokio::process::Command::new("rabbitmqctl")
+        .args(["-q", command])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .await
+        .with_context(|| format!("running rabbitmqctl {command}"))?;
+    anyhow::ensure!(status.success(), "rabbitmqctl {command} failed: {status}");
+    Ok(())
+}
+
+/// Makes sure the broker runs and every service process is up again.
+async fn heal(stack: &mut Stack) -> anyhow::Result<()> {
+    rabbitmqctl("start_app").await?;
+    for p in stack.relays.iter_mut().chain(stack.mails.iter_mut()) {
+        if !p.is_running() {
+            p.start().await?;
+        }
+    }
+    Ok(())
+}
+
+/// Waits until the outbox is empty, nothing is held, and mail-svc processed every event.
+async fn wait_drained(stack: &Stack, events: u64, timeout: Duration) -> anyhow::Result<()> {
+    let orders_db = sqlx::PgPool::connect(&stack.orders_db_url).await?;
+    let deadline = Instant::now() + timeout;
+    loop {
+        let backlog: i64 = sqlx::query_scalar("select count(*) from outbox")
+            .fetch_one(&orders_db)
+            .await?;
+        let status = stack
+            .mail_client(0)
+            .await?
+            .get_status(MailStatusRequest {})
+            .await?
+            .into_inner();
+        if backlog == 0 && status.held == 0 && status.processed >= events {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            anyhow::bail!(
+                "not drained after {timeout:?}: outbox {backlog}, held {}, processed {} of {events}",
+                status.held,
+                status.processed
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Compares every order's mails with the ledger and the orders table.
+async fn check(
+    stack: &Stack,
+    ledger: &BTreeMap<i64, OrderLedger>,
+    report: &mut ChaosReport,
+) -> anyhow::Result<()> {
+    let orders_db = sqlx::PgPool::connect(&stack.orders_db_url).await?;
+    let rows: Vec<(i64, i64, i64)> =
+        sqlx::query_as("select id, version, last_event_seq from orders")
+            .fetch_all(&orders_db)
+            .await?;
+    let committed: BTreeMap<i64, (i64, i64)> = rows
+        .into_iter()
+        .map(|(id, v, last)| (id, (v, last)))
+        .collect();
+    let mut mail = stack.mail_client(0).await?;
+    let empty = OrderLedger::default();
+    let ids: BTreeSet<i64> = ledger.keys().chain(committed.keys()).copied().collect();
+    for id in ids {
+        let expected = ledger.get(&id).unwrap_or(&empty);
+        let mails = mail
+            .list_mails(ListMailsRequest { order_id: id })
+            .await?
+            .into_inner()
+            .mails;
+        let seqs: Vec<u64> = mails.iter().map(|m| m.seq).collect();
+        let distinct: BTreeSet<u64> = seqs.iter().copied().collect();
+        let duplicated = (seqs.len() - distinct.len()) as u64;
+        let lost: Vec<u64> = expected.seqs.difference(&distinct).copied().collect();
+        let extra: Vec<u64> = distinct.difference(&expected.seqs).copied().collect();
+        // Mails must come in chain order: seqs strictly increasing in send order.
+        let reordered = seqs.windows(2).filter(|w| w[0] >= w[1]).count() as u64;
+        // An event the ledger does not know is acceptable only as the outcome of a call that
+        // failed without a definite answer, and only if the order's row agrees it was committed.
+        let (version, last_seq) = committed.get(&id).copied().unwrap_or((0, 0));
+        let chain_matches_db = distinct.len() as i64 == version
+            && distinct.iter().next_back().copied().unwrap_or(0) as i64 == last_seq;
+        let phantom = if extra.len() as u32 <= expected.ambiguous && chain_matches_db {
+            0
+        } else {
+            extra.len() as u64
+        };
+        if !chain_matches_db {
+            report.problems.push(format!(
+                "order {id}: {} mails, last seq {:?}, but the order has version {version}, last_event_seq {last_seq}",
+                distinct.len(),
+                distinct.iter().next_back()
+            ));
+        }
+        if !lost.is_empty() || duplicated > 0 || reordered > 0 || phantom > 0 {
+            report.problems.push(format!(
+                "order {id}: mails {seqs:?}, ledger {:?}, ambiguous {}",
+                expected.seqs, expected.ambiguous
+            ));
+        }
+        report.lost += lost.len() as u64;
+        report.duplicated += duplicated;
+        report.reordered += reordered;
+        report.phantom += phantom;
+        if !chain_matches_db && lost.is_empty() && phantom == 0 {
+            // The database disagrees with the mails in a way the counters above miss.
+            report.lost += 1;
+        }
+    }
+    Ok(())
+}

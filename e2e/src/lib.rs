@@ -1,0 +1,8 @@
+//! End-to-end tooling for the outbox system: run the real binaries ([`stack`]), prove the whole
+//! path under faults ([`chaos`], the `chaos` binary), and measure it ([`bench`], the `bench`
+//! binary).
+
+pub mod bench;
+pub mod chaos;
+pub mod stack;
+pub mod stats;

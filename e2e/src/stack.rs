@@ -1,0 +1,341 @@
+//! Runs the real service binaries as child processes against fresh databases and unique
+//! RabbitMQ names, and lets a test or the chaos checker kill, restart and query them.
+
+use std::{
+    net::{SocketAddr, TcpListener},
+    path::{Path, PathBuf},
+    process::Stdio,
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, bail};
+use outbox_proto::{
+    mail::v1::mail_service_client::MailServiceClient,
+    orders::v1::order_service_client::OrderServiceClient,
+    relay::v1::relay_service_client::RelayServiceClient,
+};
+use tokio::process::{Child, Command};
+use tonic::transport::{Channel, Endpoint};
+use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+
+/// Where the service binaries are: the `target/<profile>` directory of the running executable
+/// (tests run from `target/<profile>/deps`, workspace binaries from `target/<profile>`).
+#[derive(Debug, Clone)]
+pub struct Binaries {
+    dir: PathBuf,
+}
+
+impl Binaries {
+    /// The directory of the running executable's profile (`target/debug` or `target/release`).
+    pub fn locate() -> anyhow::Result<Self> {
+        let exe = std::env::current_exe().context("locating the running executable")?;
+        let mut dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+        if dir.ends_with("deps") {
+            dir.pop();
+        }
+        Ok(Self { dir })
+    }
+
+    /// The path of one binary; an error says how to build it when it is missing.
+    pub fn path(&self, name: &str) -> anyhow::Result<PathBuf> {
+        let path = self.dir.join(name);
+        if !path.exists() {
+            bail!(
+                "{} is missing: build the services first (`cargo build --workspace{}`)",
+                path.display(),
+                if self.dir.ends_with("release") {
+                    " --release"
+                } else {
+                    ""
+                }
+            );
+        }
+        Ok(path)
+    }
+}
+
+/// A free local port (bound, then released for the child to take).
+pub fn free_addr() -> anyhow::Result<SocketAddr> {
+    let listener = TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
+    Ok(listener.local_addr()?)
+}
+
+/// One service process that can be killed and started again with the same settings.
+#[derive(Debug)]
+pub struct ServiceProc {
+    pub name: String,
+    bin: PathBuf,
+    env: Vec<(String, String)>,
+    pub grpc_addr: SocketAddr,
+    pub metrics_addr: SocketAddr,
+    pub log_path: PathBuf,
+    child: Option<Child>,
+    /// How often it was started (1 after the first start).
+    pub starts: u32,
+}
+
+impl ServiceProc {
+    fn new(
+        name: String,
+        bin: PathBuf,
+        mut env: Vec<(String, String)>,
+        log_dir: &Path,
+    ) -> anyhow::Result<Self> {
+        let grpc_addr = free_addr()?;
+        let metrics_addr = free_addr()?;
+        env.push(("GRPC_ADDR".into(), grpc_addr.to_string()));
+        env.push(("METRICS_ADDR".into(), metrics_addr.to_string()));
+        let log_path = log_dir.join(format!("{name}.log"));
+        Ok(Self {
+            name,
+            bin,
+            env,
+            grpc_addr,
+            metrics_addr,
+            log_path,
+            child: None,
+            starts: 0,
+        })
+    }
+
+    /// Starts the process (appending to its log) and waits until its gRPC health says SERVING.
+    pub async fn start(&mut self) -> anyhow::Result<()> {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log_path)
+            .with_context(|| format!("opening {}", self.log_path.display()))?;
+        let child = Command::new(&self.bin)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("starting {}", self.bin.display()))?;
+        self.child = Some(child);
+        self.starts += 1;
+        self.wait_ready(Duration::from_secs(60)).await
+    }
+
+    /// True while the process runs.
+    pub fn is_running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+
+    /// SIGKILL: no shutdown code runs, as in a crash.
+    pub async fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
+    }
+
+    /// SIGTERM, then waits for a graceful exit (SIGKILL after `grace`).
+    pub async fn terminate(&mut self, grace: Duration) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        if let Some(pid) = child.id() {
+            let _ = Command::new("kill")
+                .args(["-TERM", &pid.to_string()])
+                .status()
+                .await;
+        }
+        if tokio::time::timeout(grace, child.wait()).await.is_err() {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
+    }
+
+    async fn wait_ready(&mut self, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if !self.is_running() {
+                bail!(
+                    "{} exited during start-up; see {}",
+                    self.name,
+                    self.log_path.display()
+                );
+            }
+            if let Ok(channel) = self.channel().await {
+                let serving = HealthClient::new(channel)
+                    .check(HealthCheckRequest {
+                        service: String::new(),
+                    })
+                    .await
+                    .map(|r| r.into_inner().status == 1)
+                    .unwrap_or(false);
+                if serving {
+                    return Ok(());
+                }
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "{} not healthy after {timeout:?}; see {}",
+                    self.name,
+                    self.log_path.display()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// A gRPC channel to this process.
+    pub async fn channel(&self) -> anyhow::Result<Channel> {
+        Ok(Endpoint::from_shared(format!("http://{}", self.grpc_addr))?
+            .connect_timeout(Duration::from_secs(2))
+            .timeout(Duration::from_secs(10))
+            .connect()
+            .await?)
+    }
+}
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct StackConfig {
+    pub relays: usize,
+    pub mails: usize,
+    /// `RUST_LOG` for the children.
+    pub rust_log: String,
+    /// Where each process's log goes (`<name>.log`).
+    pub log_dir: PathBuf,
+    /// Extra environment for every relay-svc.
+    pub relay_env: Vec<(String, String)>,
+    /// Extra environment for every mail-svc.
+    pub mail_env: Vec<(String, String)>,
+}
+
+impl StackConfig {
+    /// One relay, one mail service, logs in a fresh temporary directory.
+    pub fn new(tag: &str) -> Self {
+        let log_dir = std::env::temp_dir().join(outbox_kit::testing::unique(tag));
+        Self {
+            relays: 1,
+            mails: 1,
+            rust_log: "info".into(),
+            log_dir,
+            relay_env: Vec::new(),
+            mail_env: Vec::new(),
+        }
+    }
+}
+
+/// The whole system: orders-svc, relay-svc instances and mail-svc instances, sharing fresh
+/// databases (`orders_db`, `mail_db`) and a unique exchange and queue.
+#[derive(Debug)]
+pub struct Stack {
+    pub orders: ServiceProc,
+    pub relays: Vec<ServiceProc>,
+    pub mails: Vec<ServiceProc>,
+    pub orders_db_url: String,
+    pub mail_db_url: String,
+    pub exchange: String,
+    pub queue: String,
+    pub log_dir: PathBuf,
+}
+
+impl Stack {
+    /// Starts orders-svc first (it migrates the outbox), then the relays and mail services.
+    pub async fn start(cfg: StackConfig) -> anyhow::Result<Self> {
+        let bins = Binaries::locate()?;
+        std::fs::create_dir_all(&cfg.log_dir)?;
+        let tag = outbox_kit::testing::unique("e2e_test");
+        let orders_db_url = format!("{}/{tag}_orders", outbox_kit::testing::pg_server_url());
+        let mail_db_url = format!("{}/{tag}_mail", outbox_kit::testing::pg_server_url());
+        let exchange = format!("{tag}.events");
+        let queue = format!("{tag}.mail");
+        let amqp = outbox_kit::testing::amqp_url();
+        let common = |db: &str| {
+            vec![
+                ("DATABASE_URL".to_string(), db.to_string()),
+                ("RUST_LOG".to_string(), cfg.rust_log.clone()),
+                ("LOG_FORMAT".to_string(), "text".to_string()),
+                ("NO_COLOR".to_string(), "1".to_string()),
+            ]
+        };
+        let mut orders = ServiceProc::new(
+            "orders-svc".into(),
+            bins.path("orders-svc")?,
+            common(&orders_db_url),
+            &cfg.log_dir,
+        )?;
+        orders.start().await?;
+
+        let mut relays = Vec::new();
+        for i in 0..cfg.relays {
+            let mut env = common(&orders_db_url);
+            env.push(("AMQP_URL".into(), amqp.clone()));
+            env.push(("AMQP_EXCHANGE".into(), exchange.clone()));
+            env.extend(cfg.relay_env.iter().cloned());
+            let mut relay = ServiceProc::new(
+                format!("relay-svc-{}", i + 1),
+                bins.path("relay-svc")?,
+                env,
+                &cfg.log_dir,
+            )?;
+            relay.start().await?;
+            relays.push(relay);
+        }
+        let mut mails = Vec::new();
+        for i in 0..cfg.mails {
+            let mut env = common(&mail_db_url);
+            env.push(("AMQP_URL".into(), amqp.clone()));
+            env.push(("AMQP_EXCHANGE".into(), exchange.clone()));
+            env.push(("MAIL_QUEUE".into(), queue.clone()));
+            env.extend(cfg.mail_env.iter().cloned());
+            let mut mail = ServiceProc::new(
+                format!("mail-svc-{}", i + 1),
+                bins.path("mail-svc")?,
+                env,
+                &cfg.log_dir,
+            )?;
+            mail.start().await?;
+            mails.push(mail);
+        }
+        Ok(Self {
+            orders,
+            relays,
+            mails,
+            orders_db_url,
+            mail_db_url,
+            exchange,
+            queue,
+            log_dir: cfg.log_dir,
+        })
+    }
+
+    pub async fn orders_client(&self) -> anyhow::Result<OrderServiceClient<Channel>> {
+        Ok(OrderServiceClient::new(self.orders.channel().await?))
+    }
+
+    pub async fn relay_client(&self, i: usize) -> anyhow::Result<RelayServiceClient<Channel>> {
+        Ok(RelayServiceClient::new(self.relays[i].channel().await?))
+    }
+
+    pub async fn mail_client(&self, i: usize) -> anyhow::Result<MailServiceClient<Channel>> {
+        Ok(MailServiceClient::new(self.mails[i].channel().await?))
+    }
+
+    /// Everything the processes logged so far, concatenated (for asserting on log lines).
+    pub fn logs(&self) -> String {
+        let mut all = String::new();
+        for p in std::iter::once(&self.orders)
+            .chain(&self.relays)
+            .chain(&self.mails)
+        {
+            all.push_str(&std::fs::read_to_string(&p.log_path).unwrap_or_default());
+        }
+        all
+    }
+
+    /// SIGTERM to every process.
+    pub async fn stop(&mut self) {
+        for p in self.mails.iter_mut().chain(self.relays.iter_mut()) {
+            p.terminate(Duration::from_secs(10)).await;
+        }
+        self.orders.terminate(Duration::from_secs(10)).await;
+    }
+}
