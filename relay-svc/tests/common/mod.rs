@@ -34,7 +34,10 @@ use tonic::transport::Channel;
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
 pub fn init_logs() {
-    let _ = tracing_subscriber_init();
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = tracing_subscriber_init();
+    });
 }
 
 fn tracing_subscriber_init() -> Option<()> {
@@ -68,8 +71,12 @@ pub struct Orders {
 
 impl Orders {
     pub async fn start() -> Self {
+        Self::start_on(testing::unique("relay_test")).await
+    }
+
+    /// Starts orders-svc on the database named `database` (created and migrated if missing).
+    pub async fn start_on(database: String) -> Self {
         init_logs();
-        let database = testing::unique("relay_test");
         let database_url = format!("{}/{database}", testing::pg_server_url());
         let shutdown = CancellationToken::new();
         let app = orders_svc::App::build(
@@ -172,6 +179,7 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
 
 /// A running relay-svc.
 pub struct Relay {
+    pub grpc_addr: std::net::SocketAddr,
     pub client: RelayServiceClient<Channel>,
     pub metrics_addr: std::net::SocketAddr,
     pub shutdown: CancellationToken,
@@ -193,6 +201,7 @@ impl Relay {
             .await
             .expect("relay client connects");
         Self {
+            grpc_addr,
             client,
             metrics_addr,
             shutdown,
@@ -214,6 +223,12 @@ impl Relay {
     pub fn crash(&self) {
         self.crash.crash();
         self.shutdown.cancel();
+    }
+
+    /// Graceful shutdown, as SIGTERM would: waits until it has stopped.
+    pub async fn stop(&mut self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        (&mut self.task).await.expect("relay task joins")
     }
 
     pub async fn metrics(&self) -> String {
@@ -406,4 +421,56 @@ pub fn chains_of(events: &[(i64, u64)]) -> BTreeMap<i64, Vec<u64>> {
         chains.entry(*order).or_default().push(*seq);
     }
     chains
+}
+
+/// Upserts through a client clone (for concurrent writers); returns the appended event's seq.
+pub async fn upsert_via(client: &OrderServiceClient<Channel>, id: i64, status: OrderStatus) -> u64 {
+    client
+        .clone()
+        .upsert(UpsertOrderRequest {
+            id,
+            status: status as i32,
+            customer_email: format!("customer{id}@example.com"),
+        })
+        .await
+        .expect("upsert")
+        .into_inner()
+        .event_seq
+        .expect("a change appends an event")
+}
+
+/// `writers` concurrent writers, each walking `orders_each` orders through [`LIFECYCLE`]
+/// (interleaved across its orders, pausing `pause` between calls). Returns (order, seq) pairs.
+pub fn spawn_writers(
+    client: &OrderServiceClient<Channel>,
+    writers: i64,
+    orders_each: i64,
+    pause: Duration,
+) -> tokio::task::JoinHandle<Vec<(i64, u64)>> {
+    let client = client.clone();
+    tokio::spawn(async move {
+        let tasks: Vec<_> = (0..writers)
+            .map(|w| {
+                let client = client.clone();
+                tokio::spawn(async move {
+                    let mut events = Vec::new();
+                    for status in LIFECYCLE {
+                        for i in 1..=orders_each {
+                            let id = w * 1_000 + i;
+                            events.push((id, upsert_via(&client, id, status).await));
+                            if !pause.is_zero() {
+                                tokio::time::sleep(pause).await;
+                            }
+                        }
+                    }
+                    events
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(t.await.expect("writer"));
+        }
+        all
+    })
 }
