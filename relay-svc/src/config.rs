@@ -1,0 +1,134 @@
+//! relay-svc settings: every one a flag and an environment variable (`--help` lists them).
+
+use std::{net::SocketAddr, str::FromStr, time::Duration};
+
+use clap::Parser;
+use outbox_kit::telemetry::LogFormat;
+use sqlx::postgres::PgConnectOptions;
+
+use crate::hook::BeforeDelete;
+
+/// Relay: publishes the orders outbox to RabbitMQ with publisher confirms, then deletes what the
+/// broker confirmed. Run several; one holds the leader lock, the others stand by.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "relay-svc", version, about, long_about = None)]
+pub struct Config {
+    /// The orders database (owned and migrated by orders-svc) whose outbox is published.
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "postgres://postgres@127.0.0.1:5432/orders"
+    )]
+    pub database_url: String,
+
+    /// The RabbitMQ broker.
+    #[arg(
+        long,
+        env = "AMQP_URL",
+        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
+    )]
+    pub amqp_url: String,
+
+    /// The durable topic exchange events are published to (declared at connect).
+    #[arg(long, env = "AMQP_EXCHANGE", default_value = "orders.events")]
+    pub amqp_exchange: String,
+
+    /// Address the gRPC server (relay.v1.RelayService, health, reflection) listens on.
+    #[arg(long, env = "GRPC_ADDR", default_value = "0.0.0.0:50052")]
+    pub grpc_addr: SocketAddr,
+
+    /// Address of the Prometheus `/metrics` listener.
+    #[arg(long, env = "METRICS_ADDR", default_value = "0.0.0.0:9102")]
+    pub metrics_addr: SocketAddr,
+
+    /// Most outbox rows read and published per cycle (pipelined on one confirm channel).
+    #[arg(long, env = "BATCH_SIZE", default_value_t = 256,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub batch_size: u32,
+
+    /// First retry delay after a failure (broker or database), in ms; doubles up to the max.
+    #[arg(long, env = "BACKOFF_MIN_MS", default_value_t = 200,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub backoff_min_ms: u64,
+
+    /// Longest retry delay after repeated failures, in ms.
+    #[arg(long, env = "BACKOFF_MAX_MS", default_value_t = 30_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub backoff_max_ms: u64,
+
+    /// Fallback poll of the outbox when no NOTIFY arrives, in ms (a lost notification costs at
+    /// most this much latency). Also how often the leader checks its lock connection when idle.
+    #[arg(long, env = "POLL_INTERVAL_MS", default_value_t = 1_000,
+          value_parser = clap::value_parser!(u64).range(50..))]
+    pub poll_interval_ms: u64,
+
+    /// How often a standby tries to take the leader lock, in ms.
+    #[arg(long, env = "STANDBY_RETRY_MS", default_value_t = 1_000,
+          value_parser = clap::value_parser!(u64).range(50..))]
+    pub standby_retry_ms: u64,
+
+    /// How long to wait for the broker's confirms of one batch before treating the connection
+    /// as broken, in ms.
+    #[arg(long, env = "CONFIRM_TIMEOUT_MS", default_value_t = 15_000,
+          value_parser = clap::value_parser!(u64).range(100..))]
+    pub confirm_timeout_ms: u64,
+
+    /// Log output: human-readable text or JSON lines. Filter with RUST_LOG.
+    #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+
+    /// Test hook: stop between the broker's confirms and the outbox delete.
+    #[doc(hidden)]
+    #[arg(skip)]
+    pub before_delete: Option<BeforeDelete>,
+}
+
+impl Config {
+    /// Checks what clap cannot; the error names the setting to fix.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        self.pg_options()?;
+        lapin::uri::AMQPUri::from_str(&self.amqp_url).map_err(|e| {
+            anyhow::anyhow!("AMQP_URL is not a valid AMQP URL ({e}): {}", self.amqp_url)
+        })?;
+        if self.amqp_exchange.is_empty() || self.amqp_exchange.len() > 255 {
+            anyhow::bail!("AMQP_EXCHANGE must be 1 to 255 bytes long");
+        }
+        if self.backoff_min_ms > self.backoff_max_ms {
+            anyhow::bail!(
+                "BACKOFF_MIN_MS ({}) must not exceed BACKOFF_MAX_MS ({})",
+                self.backoff_min_ms,
+                self.backoff_max_ms
+            );
+        }
+        Ok(())
+    }
+
+    /// The parsed `DATABASE_URL`.
+    pub fn pg_options(&self) -> anyhow::Result<PgConnectOptions> {
+        PgConnectOptions::from_str(&self.database_url).map_err(|e| {
+            anyhow::anyhow!(
+                "DATABASE_URL is not a valid PostgreSQL URL ({e}): {}",
+                self.database_url
+            )
+        })
+    }
+
+    pub(crate) fn backoff(&self) -> outbox_kit::backoff::Backoff {
+        outbox_kit::backoff::Backoff::new(
+            Duration::from_millis(self.backoff_min_ms),
+            Duration::from_millis(self.backoff_max_ms),
+        )
+    }
+
+    pub(crate) fn poll_interval(&self) -> Duration {
+        Duration::from_millis(self.poll_interval_ms)
+    }
+
+    pub(crate) fn standby_retry(&self) -> Duration {
+        Duration::from_millis(self.standby_retry_ms)
+    }
+
+    pub(crate) fn confirm_timeout(&self) -> Duration {
+        Duration::from_millis(self.confirm_timeout_ms)
+    }
+}

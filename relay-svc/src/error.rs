@@ -1,0 +1,66 @@
+//! The service's one error type and its mapping to gRPC status codes.
+
+use std::time::Duration;
+
+use tonic::Status as GrpcStatus;
+
+/// Everything a relay cycle or a status call can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// orders-svc has not created the outbox yet; the relay waits for it.
+    #[error("the outbox table does not exist yet (is orders-svc migrated?)")]
+    OutboxMissing,
+    /// An outbox row this version cannot turn into an `OrderEvent`; it stays in the table.
+    #[error("outbox row seq={seq}: {reason}")]
+    CorruptRow { seq: i64, reason: String },
+    /// The broker connection or channel failed (refused, dropped, closed by the broker).
+    #[error("broker: {0}")]
+    Broker(#[from] lapin::Error),
+    /// Confirms did not arrive in time: the connection is treated as broken.
+    #[error("broker did not confirm within {0:?}")]
+    ConfirmTimeout(Duration),
+    /// Connecting to the broker did not finish in time.
+    #[error("broker connect timed out after {0:?}")]
+    ConnectTimeout(Duration),
+    /// Some events of a batch were not delivered (returned, nacked, unanswered, unreadable, or
+    /// held back behind an earlier event of their order); they stay in the outbox.
+    #[error("{undelivered} of {attempted} events not delivered ({reason})")]
+    Undelivered {
+        undelivered: usize,
+        attempted: usize,
+        reason: String,
+    },
+    /// The connection holding the leader lock is gone, and with it the lock.
+    #[error("lost the leader lock connection: {0}")]
+    LostLock(sqlx::Error),
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+}
+
+impl Error {
+    /// Maps sqlx's "undefined table" to [`Error::OutboxMissing`].
+    pub(crate) fn from_db(err: sqlx::Error) -> Self {
+        match &err {
+            sqlx::Error::Database(e) if e.code().as_deref() == Some("42P01") => {
+                Error::OutboxMissing
+            }
+            _ => Error::Db(err),
+        }
+    }
+}
+
+impl From<Error> for GrpcStatus {
+    fn from(err: Error) -> Self {
+        match &err {
+            Error::Db(db) if outbox_kit::db::is_unavailable(db) => {
+                tracing::warn!(error = %db, "database unavailable");
+                GrpcStatus::unavailable("database unavailable, retry later")
+            }
+            Error::OutboxMissing => GrpcStatus::unavailable(err.to_string()),
+            _ => {
+                tracing::error!(error = %err, "internal error");
+                GrpcStatus::internal("internal error")
+            }
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! relay-svc: publishes the orders outbox to RabbitMQ, losing nothing and keeping each order's
+//! events in order, with one active instance and any number of standbys.
+//!
+//! **Read rule** ([`outbox_kit::outbox`]): sequence values are handed out before commit, so rows
+//! commit out of seq order. The relay therefore never keeps a high-water mark: every cycle reads
+//! the oldest rows *present* (`order by seq limit BATCH_SIZE`), publishes them with publisher
+//! confirms and `mandatory`, and deletes exactly the seqs the broker acked without returning
+//! them. A row that commits late with a small seq is simply found by the next read.
+//!
+//! **Per-order order**: a batch is published in waves: wave k carries the k-th event of every
+//! order in the batch (in seq order, pipelined on one confirm channel). An order's next event is
+//! sent only after its previous one was confirmed, so a nack, a return or a broken connection
+//! can cause duplicates but never lets a later event of an order overtake an earlier one.
+//!
+//! **Leader**: a dedicated connection holds a session advisory lock ([`db::LEADER_LOCK_KEY`]);
+//! standbys retry every `STANDBY_RETRY_MS`. The leader pings that connection every cycle and
+//! steps down when it fails; PostgreSQL drops the lock with the session, so a standby takes over
+//! within about a second of the leader dying.
+//!
+//! **Failure windows** (each costs duplicates, never loss):
+//! - crash after the broker confirmed and before the delete: the rows are published again;
+//! - the delete fails (database away): the same;
+//! - a leader that lost its lock publishes its in-flight batch while the new leader starts:
+//!   both publish the same rows, each in chain order per order;
+//! - a lost NOTIFY costs at most `POLL_INTERVAL_MS` of latency.
+//!
+//! Layout: [`config`], [`db`] (queries and the lock), [`amqp`] (topology, wire format,
+//! publish with confirms), `relay` (the loop and the leader), [`grpc`] (`GetStatus`),
+//! [`status`] (the snapshot and every metric name), [`error`].
+
+pub mod amqp;
+pub mod config;
+pub mod db;
+pub mod error;
+pub mod grpc;
+pub mod hook;
+mod relay;
+pub mod status;
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use anyhow::Context;
+use outbox_proto::relay::v1::relay_service_server::RelayServiceServer;
+use sqlx::postgres::PgPoolOptions;
+use tokio::{net::TcpListener, task::AbortHandle, task::JoinHandle};
+use tokio_stream::wrappers::TcpListenerStream;
+use tokio_util::sync::CancellationToken;
+
+pub use config::Config;
+pub use status::{Snapshot, Status};
+
+/// A running relay-svc: its bound addresses, live status, and the tasks to wait for.
+#[derive(Debug)]
+pub struct App {
+    grpc_addr: SocketAddr,
+    metrics_addr: SocketAddr,
+    status: Arc<Status>,
+    server: JoinHandle<Result<(), tonic::transport::Error>>,
+    relay: JoinHandle<()>,
+}
+
+impl App {
+    /// Validates the config, binds the listeners (port 0 picks free ports) and starts the relay
+    /// loop. Neither the database nor the broker has to be up: the relay retries until they are,
+    /// while health and status are served.
+    pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
+        cfg.validate()?;
+        let pg = cfg.pg_options()?;
+        // Lazy: the relay must start (and report) while the database is still away.
+        let pool = PgPoolOptions::new()
+            .max_connections(4)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect_lazy_with(pg.clone());
+
+        let listener = TcpListener::bind(cfg.grpc_addr)
+            .await
+            .with_context(|| format!("GRPC_ADDR: cannot listen on {}", cfg.grpc_addr))?;
+        let grpc_addr = listener.local_addr()?;
+        // Install the recorder now: figures recorded before the first scrape must not be lost.
+        outbox_kit::metrics::handle();
+        let metrics_addr =
+            outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
+
+        let status = Arc::new(Status::default());
+        let relay = tokio::spawn(
+            relay::Relay::new(cfg, pg, pool.clone(), status.clone(), shutdown.clone()).run(),
+        );
+
+        let (health, health_service) = outbox_kit::grpc::health_reporter();
+        outbox_kit::grpc::set_serving::<RelayServiceServer<grpc::RelayGrpc>>(&health).await;
+        let (reflection_v1, reflection_v1alpha) =
+            outbox_kit::grpc::reflection(&["relay.v1.RelayService"])?;
+        let service = RelayServiceServer::new(grpc::RelayGrpc::new(pool, status.clone()));
+        let server = tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(health_service)
+                .add_service(reflection_v1)
+                .add_service(reflection_v1alpha)
+                .add_service(service)
+                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async move {
+                    shutdown.cancelled().await
+                }),
+        );
+        tracing::info!(%grpc_addr, %metrics_addr, "relay-svc listening");
+        Ok(Self {
+            grpc_addr,
+            metrics_addr,
+            status,
+            server,
+            relay,
+        })
+    }
+
+    /// The address the gRPC server is bound to.
+    pub fn grpc_addr(&self) -> SocketAddr {
+        self.grpc_addr
+    }
+
+    /// The address `/metrics` is served on.
+    pub fn metrics_addr(&self) -> SocketAddr {
+        self.metrics_addr
+    }
+
+    /// The live status of this instance (what `GetStatus` returns, without the database read).
+    pub fn status(&self) -> Arc<Status> {
+        self.status.clone()
+    }
+
+    /// Handles that stop the relay and the gRPC server at once, without any cleanup, as a crash
+    /// would (tests). The database and broker connections are dropped, not closed politely.
+    pub fn crash_handle(&self) -> CrashHandle {
+        CrashHandle {
+            tasks: vec![self.relay.abort_handle(), self.server.abort_handle()],
+        }
+    }
+
+    /// Waits until the relay loop has finished its cycle and released the lock, and the server
+    /// has drained, after shutdown.
+    pub async fn run(self) -> anyhow::Result<()> {
+        self.relay.await.context("relay task")?;
+        self.server.await.context("gRPC server task")??;
+        tracing::info!("relay-svc stopped");
+        Ok(())
+    }
+}
+
+/// See [`App::crash_handle`].
+#[derive(Debug)]
+pub struct CrashHandle {
+    tasks: Vec<AbortHandle>,
+}
+
+impl CrashHandle {
+    /// Aborts the tasks at their next await point.
+    pub fn crash(&self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}

@@ -1,0 +1,476 @@
+//! Test harness: a real orders-svc (schema + writers) on a fresh database, real relays on port
+//! 0, and an independent consumer on a unique queue bound to a unique exchange.
+
+#![allow(dead_code)]
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    future::Future,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use futures::StreamExt;
+use lapin::{
+    BasicProperties, Connection, ConnectionProperties,
+    options::{BasicConsumeOptions, ExchangeDeleteOptions, QueueBindOptions, QueueDeclareOptions},
+    types::FieldTable,
+};
+use outbox_kit::{telemetry::LogFormat, testing};
+use outbox_proto::{
+    orders::{
+        events::v1::{OrderEvent, OrderPayload},
+        v1::{OrderStatus, UpsertOrderRequest, order_service_client::OrderServiceClient},
+    },
+    relay::v1::{GetStatusRequest, RelayStatus, relay_service_client::RelayServiceClient},
+};
+use prost::Message;
+use relay_svc::{App, Config, CrashHandle};
+use sqlx::PgPool;
+use tokio_util::sync::CancellationToken;
+use tonic::transport::Channel;
+
+/// Generous: tests wait for outcomes, they never assert speed.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+pub fn init_logs() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = tracing_subscriber_init();
+    });
+}
+
+fn tracing_subscriber_init() -> Option<()> {
+    // Logs only when RUST_LOG is set (e.g. RUST_LOG=relay_svc=info cargo test -- --nocapture).
+    std::env::var("RUST_LOG").ok()?;
+    outbox_kit::telemetry::init(LogFormat::Text);
+    Some(())
+}
+
+/// Polls `check` until it returns true, failing the test after [`PATIENCE`] with `what`.
+pub async fn wait_until<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let start = Instant::now();
+    while !check().await {
+        assert!(start.elapsed() < PATIENCE, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A running orders-svc on a fresh database.
+pub struct Orders {
+    pub client: OrderServiceClient<Channel>,
+    pub pool: PgPool,
+    pub database_url: String,
+    pub database: String,
+    shutdown: CancellationToken,
+}
+
+impl Orders {
+    pub async fn start() -> Self {
+        Self::start_on(testing::unique("relay_test")).await
+    }
+
+    /// Starts orders-svc on the database named `database` (created and migrated if missing).
+    pub async fn start_on(database: String) -> Self {
+        init_logs();
+        let database_url = format!("{}/{database}", testing::pg_server_url());
+        let shutdown = CancellationToken::new();
+        let app = orders_svc::App::build(
+            orders_svc::Config {
+                grpc_addr: "127.0.0.1:0".parse().expect("addr"),
+                metrics_addr: "127.0.0.1:0".parse().expect("addr"),
+                database_url: database_url.clone(),
+                db_max_connections: 16,
+                log_format: LogFormat::Text,
+            },
+            shutdown.clone(),
+        )
+        .await
+        .expect("orders-svc starts");
+        let grpc_addr = app.grpc_addr();
+        let pool = app.pool().clone();
+        tokio::spawn(app.run());
+        let client = OrderServiceClient::connect(format!("http://{grpc_addr}"))
+            .await
+            .expect("orders client connects");
+        Self {
+            client,
+            pool,
+            database_url,
+            database,
+            shutdown,
+        }
+    }
+
+    /// Upserts through gRPC; returns the seq of the event it appended.
+    pub async fn upsert(&self, id: i64, status: OrderStatus) -> u64 {
+        self.upsert_with(id, status, None).await
+    }
+
+    pub async fn upsert_with(
+        &self,
+        id: i64,
+        status: OrderStatus,
+        traceparent: Option<&str>,
+    ) -> u64 {
+        let mut req = tonic::Request::new(UpsertOrderRequest {
+            id,
+            status: status as i32,
+            customer_email: format!("customer{id}@example.com"),
+        });
+        if let Some(tp) = traceparent {
+            req.metadata_mut()
+                .insert("traceparent", tp.parse().expect("metadata"));
+        }
+        self.client
+            .clone()
+            .upsert(req)
+            .await
+            .expect("upsert")
+            .into_inner()
+            .event_seq
+            .expect("a change appends an event")
+    }
+
+    pub async fn outbox_seqs(&self) -> Vec<i64> {
+        sqlx::query_scalar("select seq from outbox order by seq")
+            .fetch_all(&self.pool)
+            .await
+            .expect("read outbox")
+    }
+}
+
+impl Drop for Orders {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// The lifecycle every test order walks through: four events.
+pub const LIFECYCLE: [OrderStatus; 4] = [
+    OrderStatus::Pending,
+    OrderStatus::Paid,
+    OrderStatus::Shipped,
+    OrderStatus::Delivered,
+];
+
+/// A relay config for tests: port 0, short backoff, quick poll and takeover.
+pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Config {
+    Config {
+        database_url: database_url.to_owned(),
+        amqp_url: amqp_url.to_owned(),
+        amqp_exchange: exchange.to_owned(),
+        grpc_addr: "127.0.0.1:0".parse().expect("addr"),
+        metrics_addr: "127.0.0.1:0".parse().expect("addr"),
+        batch_size: 64,
+        backoff_min_ms: 50,
+        backoff_max_ms: 1_000,
+        poll_interval_ms: 500,
+        standby_retry_ms: 200,
+        confirm_timeout_ms: 5_000,
+        log_format: LogFormat::Text,
+        before_delete: None,
+    }
+}
+
+/// A running relay-svc.
+pub struct Relay {
+    pub grpc_addr: std::net::SocketAddr,
+    pub client: RelayServiceClient<Channel>,
+    pub metrics_addr: std::net::SocketAddr,
+    pub shutdown: CancellationToken,
+    crash: CrashHandle,
+    pub task: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+impl Relay {
+    pub async fn start(cfg: Config) -> Self {
+        let shutdown = CancellationToken::new();
+        let app = App::build(cfg, shutdown.clone())
+            .await
+            .expect("relay-svc starts");
+        let grpc_addr = app.grpc_addr();
+        let metrics_addr = app.metrics_addr();
+        let crash = app.crash_handle();
+        let task = tokio::spawn(app.run());
+        let client = RelayServiceClient::connect(format!("http://{grpc_addr}"))
+            .await
+            .expect("relay client connects");
+        Self {
+            grpc_addr,
+            client,
+            metrics_addr,
+            shutdown,
+            crash,
+            task,
+        }
+    }
+
+    pub async fn status(&self) -> RelayStatus {
+        self.client
+            .clone()
+            .get_status(GetStatusRequest {})
+            .await
+            .expect("GetStatus")
+            .into_inner()
+    }
+
+    /// Kills it as a crash would: tasks aborted, connections dropped, nothing cleaned up.
+    pub fn crash(&self) {
+        self.crash.crash();
+        self.shutdown.cancel();
+    }
+
+    /// Graceful shutdown, as SIGTERM would: waits until it has stopped.
+    pub async fn stop(&mut self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        (&mut self.task).await.expect("relay task joins")
+    }
+
+    pub async fn metrics(&self) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut s = tokio::net::TcpStream::connect(self.metrics_addr)
+            .await
+            .expect("metrics connect");
+        s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+            .await
+            .expect("metrics write");
+        let mut body = String::new();
+        s.read_to_string(&mut body).await.expect("metrics read");
+        body
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// One message as the consumer saw it.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub routing_key: String,
+    pub properties: BasicProperties,
+    pub event: OrderEvent,
+}
+
+/// An independent consumer: its own connection, a unique exclusive queue bound to the exchange.
+pub struct Consumer {
+    pub received: Arc<Mutex<Vec<Received>>>,
+    channel: lapin::Channel,
+    connection: Connection,
+    pub queue: String,
+    exchange: String,
+}
+
+impl Consumer {
+    /// Declares `exchange` (as the relay does) and, with `binding`, a queue bound to it.
+    pub async fn start(exchange: &str, binding: Option<&str>) -> Self {
+        let connection = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+            .await
+            .expect("consumer connects to RabbitMQ");
+        let channel = connection.create_channel().await.expect("channel");
+        relay_svc::amqp::declare_exchange(&channel, exchange)
+            .await
+            .expect("declare exchange");
+        let queue = testing::unique("relay_q");
+        let c = Self {
+            received: Arc::default(),
+            channel,
+            connection,
+            queue,
+            exchange: exchange.to_owned(),
+        };
+        if let Some(binding) = binding {
+            c.bind(binding).await;
+        }
+        c
+    }
+
+    /// Declares the queue, binds it with `binding` and starts consuming.
+    pub async fn bind(&self, binding: &str) {
+        self.channel
+            .queue_declare(
+                self.queue.as_str().into(),
+                QueueDeclareOptions {
+                    exclusive: true,
+                    auto_delete: true,
+                    ..Default::default()
+                },
+                FieldTable::default(),
+            )
+            .await
+            .expect("declare queue");
+        self.channel
+            .queue_bind(
+                self.queue.as_str().into(),
+                self.exchange.as_str().into(),
+                binding.into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .expect("bind queue");
+        let mut deliveries = self
+            .channel
+            .basic_consume(
+                self.queue.as_str().into(),
+                "".into(),
+                BasicConsumeOptions {
+                    no_ack: true,
+                    ..Default::default()
+                },
+                FieldTable::default(),
+            )
+            .await
+            .expect("consume");
+        let received = self.received.clone();
+        tokio::spawn(async move {
+            while let Some(Ok(d)) = deliveries.next().await {
+                let event = OrderEvent::decode(d.data.as_slice()).expect("body is an OrderEvent");
+                received.lock().expect("lock").push(Received {
+                    routing_key: d.routing_key.to_string(),
+                    properties: d.properties,
+                    event,
+                });
+            }
+        });
+    }
+
+    pub fn snapshot(&self) -> Vec<Received> {
+        self.received.lock().expect("lock").clone()
+    }
+
+    pub fn seqs(&self) -> Vec<u64> {
+        self.snapshot().iter().map(|r| r.event.seq).collect()
+    }
+
+    /// True once every seq in `want` was received at least once.
+    pub fn has_all(&self, want: &[u64]) -> bool {
+        let got: std::collections::HashSet<u64> = self.seqs().into_iter().collect();
+        want.iter().all(|s| got.contains(s))
+    }
+
+    /// Deletes the exchange (the queue is exclusive and goes with the connection).
+    pub async fn cleanup(self) {
+        let _ = self
+            .channel
+            .exchange_delete(
+                self.exchange.as_str().into(),
+                ExchangeDeleteOptions::default(),
+            )
+            .await;
+        let _ = self.connection.close(200, "test done".into()).await;
+    }
+}
+
+/// The guarantee, checked on what a consumer received: every committed seq arrived at least
+/// once, and per order the first arrivals follow the chain (each one's `prev_seq` is the one
+/// before it). `chains` maps each order to its committed seqs in commit order.
+pub fn assert_complete_and_ordered(received: &[Received], chains: &BTreeMap<i64, Vec<u64>>) {
+    let mut first: HashMap<i64, Vec<&OrderEvent>> = HashMap::new();
+    let mut seen = std::collections::HashSet::new();
+    for r in received {
+        if seen.insert(r.event.seq) {
+            first
+                .entry(r.event.aggregate_id)
+                .or_default()
+                .push(&r.event);
+        }
+    }
+    for (order, chain) in chains {
+        let got: Vec<u64> = first
+            .get(order)
+            .map(|evs| evs.iter().map(|e| e.seq).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            &got, chain,
+            "order {order}: first arrivals must be every committed event, in chain order"
+        );
+        let mut prev = None;
+        for e in &first[order] {
+            assert_eq!(
+                e.prev_seq, prev,
+                "order {order}: seq {} has the wrong prev_seq",
+                e.seq
+            );
+            prev = Some(e.seq);
+        }
+    }
+}
+
+/// A valid encoded payload for raw-SQL outbox rows.
+pub fn payload(id: i64, status: OrderStatus, previous: OrderStatus) -> Vec<u8> {
+    OrderPayload {
+        id,
+        status: status as i32,
+        customer_email: format!("customer{id}@example.com"),
+        previous_status: previous as i32,
+    }
+    .encode_to_vec()
+}
+
+pub fn chains_of(events: &[(i64, u64)]) -> BTreeMap<i64, Vec<u64>> {
+    let mut chains: BTreeMap<i64, Vec<u64>> = BTreeMap::new();
+    for (order, seq) in events {
+        chains.entry(*order).or_default().push(*seq);
+    }
+    chains
+}
+
+/// Upserts through a client clone (for concurrent writers); returns the appended event's seq.
+pub async fn upsert_via(client: &OrderServiceClient<Channel>, id: i64, status: OrderStatus) -> u64 {
+    client
+        .clone()
+        .upsert(UpsertOrderRequest {
+            id,
+            status: status as i32,
+            customer_email: format!("customer{id}@example.com"),
+        })
+        .await
+        .expect("upsert")
+        .into_inner()
+        .event_seq
+        .expect("a change appends an event")
+}
+
+/// `writers` concurrent writers, each walking `orders_each` orders through [`LIFECYCLE`]
+/// (interleaved across its orders, pausing `pause` between calls). Returns (order, seq) pairs.
+pub fn spawn_writers(
+    client: &OrderServiceClient<Channel>,
+    writers: i64,
+    orders_each: i64,
+    pause: Duration,
+) -> tokio::task::JoinHandle<Vec<(i64, u64)>> {
+    let client = client.clone();
+    tokio::spawn(async move {
+        let tasks: Vec<_> = (0..writers)
+            .map(|w| {
+                let client = client.clone();
+                tokio::spawn(async move {
+                    let mut events = Vec::new();
+                    for status in LIFECYCLE {
+                        for i in 1..=orders_each {
+                            let id = w * 1_000 + i;
+                            events.push((id, upsert_via(&client, id, status).await));
+                            if !pause.is_zero() {
+                                tokio::time::sleep(pause).await;
+                            }
+                        }
+                    }
+                    events
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(t.await.expect("writer"));
+        }
+        all
+    })
+}
