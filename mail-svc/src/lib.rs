@@ -75,6 +75,9 @@ impl App {
     /// `shutdown` is cancelled. The broker may be down at startup: the consumer keeps retrying.
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
         cfg.validate()?;
+        // Install the metrics recorder now: `metrics::counter!` calls made before it exists are
+        // dropped (kit's listener only installs it on the first scrape).
+        outbox_kit::metrics::handle();
         let transport = mailer::Transport::from_config(&cfg)?;
         let pool = outbox_kit::db::connect(&cfg.database_url, cfg.db_max_connections).await?;
         db::MIGRATOR
