@@ -200,7 +200,7 @@ pub async fn claim_next(conn: &mut PgConnection) -> Result<Option<MailRow>, sqlx
 
 /// Marks a claimed mail delivered.
 pub async fn mark_sent(conn: &mut PgConnection, seq: i64) -> Result<(), sqlx::Error> {
-    sqlx::query("update mails set sent_at = now(), last_error = null where seq = $1")
+    sqlx::query("update mails set sent_at = clock_timestamp(), last_error = null where seq = $1")
         .bind(seq)
         .execute(conn)
         .await?;
@@ -213,7 +213,7 @@ pub async fn mark_failed(
     seq: i64,
     error: &str,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("update mails set failed_at = now(), last_error = $2 where seq = $1")
+    sqlx::query("update mails set failed_at = clock_timestamp(), last_error = $2 where seq = $1")
         .bind(seq)
         .bind(error)
         .execute(conn)
