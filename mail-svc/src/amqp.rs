@@ -257,9 +257,9 @@ impl Consumer {
         backoff.reset();
         self.ready.send_replace(true);
         tracing::info!(queue = %self.topology.queue, "[mail] consuming");
-        loop {
+        let end = loop {
             let next = tokio::select! {
-                _ = shutdown.cancelled() => return Ok(End::Shutdown),
+                _ = shutdown.cancelled() => break End::Shutdown,
                 next = deliveries.next() => next,
             };
             let delivery = match next {
@@ -269,10 +269,15 @@ impl Consumer {
             };
             match self.handle(&dl, delivery, shutdown).await? {
                 Handled::Acked => {}
-                Handled::Shutdown => return Ok(End::Shutdown),
-                Handled::Crashed => return Ok(End::Crashed),
+                Handled::Shutdown => break End::Shutdown,
+                Handled::Crashed => break End::Crashed,
             }
-        }
+        };
+        // Close the channels before the connection (a quiet shutdown); unacked deliveries go
+        // back to the queue.
+        let _ = ch.close(200, "bye".into()).await;
+        let _ = dl.close(200, "bye".into()).await;
+        Ok(end)
     }
 
     /// One delivery: decode, then dead-letter or apply, then ack. An error means the broker
@@ -289,16 +294,18 @@ impl Consumer {
         let trace_id = traceparent
             .as_deref()
             .and_then(TraceParent::parse)
-            .map(|t| t.trace_id)
-            .unwrap_or_default();
+            .map(|t| t.trace_id);
         let content_type = props.content_type().as_ref().map(|c| c.as_str().to_owned());
         let decoded = event::decode(content_type.as_deref(), &delivery.data);
         let span = tracing::info_span!(
             "event",
             order_id = tracing::field::Empty,
             seq = tracing::field::Empty,
-            trace_id = %trace_id
+            trace_id = tracing::field::Empty
         );
+        if let Some(t) = &trace_id {
+            span.record("trace_id", t.as_str());
+        }
         if let Ok(ev) = &decoded {
             span.record("order_id", ev.order_id);
             span.record("seq", ev.seq);
@@ -358,14 +365,20 @@ impl Consumer {
         match outcome {
             Outcome::Processed(queued) => {
                 for q in &queued {
-                    tracing::info!(
-                        trace_id = q.trace_id.as_deref().unwrap_or_default(),
-                        "[mail] send seq={} order={} \"{}\" ({})",
-                        q.seq,
-                        q.order_id,
-                        q.en,
-                        q.ja
-                    );
+                    // A released successor carries its own trace (not the delivery's).
+                    let span = tracing::info_span!("mail", trace_id = tracing::field::Empty);
+                    if let Some(t) = q.trace_id.as_deref().filter(|_| q.seq != ev.seq) {
+                        span.record("trace_id", t);
+                    }
+                    span.in_scope(|| {
+                        tracing::info!(
+                            "[mail] send seq={} order={} \"{}\" ({})",
+                            q.seq,
+                            q.order_id,
+                            q.en,
+                            q.ja
+                        )
+                    });
                 }
                 metrics::counter!("mail_processed_total").increment(queued.len() as u64);
                 self.mailer_wake.notify_one();

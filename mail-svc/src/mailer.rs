@@ -22,6 +22,7 @@ use outbox_kit::{backoff::Backoff, trace::TraceParent};
 use sqlx::PgPool;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::{
     config::{Config, MailerKind},
@@ -131,19 +132,30 @@ impl Mailer {
             tx.rollback().await?;
             return Ok(false);
         };
-        let trace_id = m
-            .traceparent
-            .as_deref()
-            .and_then(TraceParent::parse)
-            .map(|t| t.trace_id)
-            .unwrap_or_default();
+        let span = tracing::info_span!(
+            "send",
+            seq = m.seq,
+            order_id = m.order_id,
+            trace_id = tracing::field::Empty
+        );
+        if let Some(t) = m.traceparent.as_deref().and_then(TraceParent::parse) {
+            span.record("trace_id", t.trace_id.as_str());
+        }
+        self.finish(tx, m).instrument(span).await
+    }
+
+    /// Sends a claimed mail and records the result in the claiming transaction.
+    async fn finish(
+        &self,
+        mut tx: sqlx::Transaction<'static, sqlx::Postgres>,
+        m: MailRow,
+    ) -> anyhow::Result<bool> {
         match self.send(&m).await {
             Ok(()) => {
                 db::mark_sent(&mut tx, m.seq).await?;
                 tx.commit().await?;
                 metrics::counter!("mail_sent_total").increment(1);
                 tracing::info!(
-                    %trace_id,
                     "[mail] delivered seq={} order={} to={}",
                     m.seq,
                     m.order_id,
@@ -156,7 +168,6 @@ impl Mailer {
                 tx.commit().await?;
                 metrics::counter!("mail_failed_total").increment(1);
                 tracing::error!(
-                    %trace_id,
                     "[mail] failed seq={} order={} to={}: {e}",
                     m.seq,
                     m.order_id,
@@ -177,7 +188,7 @@ impl Mailer {
                 tracing::info!(
                     to = %m.recipient,
                     message_id = %mail::message_id(&m.idempotency_key),
-                    body = %m.body,
+                    body = ?m.body,
                     "[mail] (log mailer) {}",
                     m.subject
                 );
