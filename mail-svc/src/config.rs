@@ -1,0 +1,192 @@
+//! mail-svc settings: every one a flag and an environment variable (`--help` lists them).
+
+use std::{net::SocketAddr, str::FromStr, time::Duration};
+
+use anyhow::{Context, bail};
+use clap::{Parser, ValueEnum};
+use lettre::message::Mailbox;
+use outbox_kit::telemetry::LogFormat;
+
+/// Consumes order events from RabbitMQ and sends exactly one mail per event, in each order's order.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "mail-svc", version, about, long_about = None)]
+pub struct Config {
+    /// Address the gRPC server (mail.v1.MailService, health, reflection) listens on.
+    #[arg(long, env = "GRPC_ADDR", default_value = "0.0.0.0:50053")]
+    pub grpc_addr: SocketAddr,
+
+    /// Address of the Prometheus `/metrics` listener.
+    #[arg(long, env = "METRICS_ADDR", default_value = "0.0.0.0:9103")]
+    pub metrics_addr: SocketAddr,
+
+    /// mail-svc's own database (watermarks, held events, mails); created if missing, migrated at
+    /// startup.
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "postgres://postgres@127.0.0.1:5432/mail"
+    )]
+    pub database_url: String,
+
+    /// Size of the PostgreSQL connection pool.
+    #[arg(long, env = "DB_MAX_CONNECTIONS", default_value_t = 8,
+          value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub db_max_connections: u32,
+
+    /// The RabbitMQ broker.
+    #[arg(
+        long,
+        env = "AMQP_URL",
+        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
+    )]
+    pub amqp_url: String,
+
+    /// The topic exchange relay-svc publishes order events to (declared here too, durable, so
+    /// either service may start first).
+    #[arg(long, env = "AMQP_EXCHANGE", default_value = "orders.events")]
+    pub amqp_exchange: String,
+
+    /// The durable quorum queue this service consumes; `<MAIL_QUEUE>.dlx` and
+    /// `<MAIL_QUEUE>.dead-letter` hold poison messages.
+    #[arg(long, env = "MAIL_QUEUE", default_value = "mail-svc.order-events")]
+    pub mail_queue: String,
+
+    /// Unacknowledged deliveries the broker may push ahead of the one being processed.
+    #[arg(long, env = "PREFETCH", default_value_t = 64,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub prefetch: u16,
+
+    /// How mails are delivered: `log` writes them to the log, `smtp` sends them to SMTP_URL.
+    #[arg(long, env = "MAILER", value_enum, default_value_t = MailerKind::Log)]
+    pub mailer: MailerKind,
+
+    /// The SMTP server for MAILER=smtp: `smtp://host:port` (plain), `smtp://host:port?tls=required`,
+    /// `smtps://host:port`, with optional `user:password@`.
+    #[arg(long, env = "SMTP_URL", default_value = "smtp://127.0.0.1:1025")]
+    pub smtp_url: String,
+
+    /// The sender of every mail, e.g. `Shop <shop@example.com>`.
+    #[arg(
+        long,
+        env = "MAIL_FROM",
+        default_value = "Outbox Shop <shop@example.com>"
+    )]
+    pub mail_from: String,
+
+    /// An event held (waiting for its predecessor) longer than this raises a warning: a lost
+    /// predecessor becomes visible. Accepts `90s`, `2m`, `500ms` or plain seconds.
+    #[arg(long, env = "MAIL_HOLD_ALERT", default_value = "60s", value_parser = parse_duration)]
+    pub mail_hold_alert: Duration,
+
+    /// Log output: human-readable text or JSON lines. Filter with RUST_LOG.
+    #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+
+    /// Fault injection for the crash tests; never set from the command line.
+    #[arg(skip)]
+    pub hooks: Hooks,
+}
+
+/// The delivery backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum MailerKind {
+    /// Write each mail to the log (info level) and mark it sent.
+    #[default]
+    Log,
+    /// Send each mail over SMTP (lettre) to SMTP_URL.
+    Smtp,
+}
+
+/// Test hooks: ways to make the service fail at a precise point.
+#[derive(Debug, Clone, Default)]
+pub struct Hooks {
+    /// When the event with this seq has been committed, the consumer "crashes": it stops for good
+    /// and closes its broker connection without acking, so the broker redelivers the message.
+    pub crash_after_commit_seq: Option<i64>,
+}
+
+impl Config {
+    /// Checks what clap cannot: the error names the setting to fix.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        lapin::uri::AMQPUri::from_str(&self.amqp_url)
+            .map_err(|e| anyhow::anyhow!("AMQP_URL is not a valid AMQP URL: {e}"))?;
+        if self.amqp_exchange.trim().is_empty() {
+            bail!("AMQP_EXCHANGE must not be empty (the default exchange cannot be bound)");
+        }
+        if self.mail_queue.trim().is_empty() {
+            bail!("MAIL_QUEUE must not be empty");
+        }
+        // The dead-letter names add 12 bytes; AMQP names are at most 255 bytes.
+        if self.mail_queue.len() > 240 || self.amqp_exchange.len() > 255 {
+            bail!("MAIL_QUEUE / AMQP_EXCHANGE is too long (at most 240 / 255 bytes)");
+        }
+        self.from_mailbox()?;
+        if self.mailer == MailerKind::Smtp {
+            lettre::AsyncSmtpTransport::<lettre::Tokio1Executor>::from_url(&self.smtp_url)
+                .with_context(|| format!("SMTP_URL is not a valid SMTP URL: {}", self.smtp_url))?;
+        }
+        if self.mail_hold_alert.is_zero() {
+            bail!("MAIL_HOLD_ALERT must be greater than zero");
+        }
+        Ok(())
+    }
+
+    /// MAIL_FROM, parsed.
+    pub fn from_mailbox(&self) -> anyhow::Result<Mailbox> {
+        Mailbox::from_str(&self.mail_from)
+            .with_context(|| format!("MAIL_FROM is not a mail address: {:?}", self.mail_from))
+    }
+}
+
+/// Parses `500ms`, `90s`, `2m`, `1h` or a plain number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (digits, unit) = s.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration (use e.g. 60s, 2m, 500ms)"))?;
+    match unit.trim() {
+        "" | "s" => Ok(Duration::from_secs(n)),
+        "ms" => Ok(Duration::from_millis(n)),
+        "m" => Ok(Duration::from_secs(n * 60)),
+        "h" => Ok(Duration::from_secs(n * 3600)),
+        other => Err(format!(
+            "unknown duration unit {other:?} (use ms, s, m or h)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("60s"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_duration("75"), Ok(Duration::from_secs(75)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("5 days").is_err());
+    }
+
+    #[test]
+    fn bad_settings_are_named() {
+        let mut cfg = Config::parse_from(["mail-svc"]);
+        cfg.validate().expect("defaults are valid");
+        cfg.mail_from = "not an address".into();
+        assert!(
+            cfg.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("MAIL_FROM")
+        );
+        let mut cfg = Config::parse_from(["mail-svc", "--mailer", "smtp"]);
+        cfg.smtp_url = "ftp://x".into();
+        assert!(cfg.validate().unwrap_err().to_string().contains("SMTP_URL"));
+        let mut cfg = Config::parse_from(["mail-svc"]);
+        cfg.amqp_url = "http://nope".into();
+        assert!(cfg.validate().unwrap_err().to_string().contains("AMQP_URL"));
+    }
+}

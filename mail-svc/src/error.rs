@@ -1,0 +1,29 @@
+//! The service's one error type and its mapping to gRPC status codes.
+
+use tonic::Status as GrpcStatus;
+
+/// Everything a mail-svc call can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The request is malformed; the message names the field.
+    #[error("{field}: {reason}")]
+    InvalidArgument { field: &'static str, reason: String },
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+}
+
+impl From<Error> for GrpcStatus {
+    fn from(err: Error) -> Self {
+        match &err {
+            Error::InvalidArgument { .. } => GrpcStatus::invalid_argument(err.to_string()),
+            Error::Db(db) if outbox_kit::db::is_unavailable(db) => {
+                tracing::warn!(error = %db, "database unavailable");
+                GrpcStatus::unavailable("database unavailable, retry later")
+            }
+            Error::Db(db) => {
+                tracing::error!(error = %db, "database error");
+                GrpcStatus::internal("internal error")
+            }
+        }
+    }
+}

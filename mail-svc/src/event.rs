@@ -1,0 +1,365 @@
+//! Order events as they arrive: decoding (protobuf or the seed's JSON) and validation, giving a
+//! typed [`Event`] or a [`Poison`] reason that names what is wrong.
+//!
+//! The rules live here so that a message is judged once, before any database work: a poison
+//! message never reaches the per-order transaction and never blocks anything.
+
+use std::str::FromStr;
+
+use outbox_proto::orders::{
+    events::v1::{ORDER_CREATED, ORDER_STATUS_CHANGED, OrderEvent, OrderPayload},
+    v1::OrderStatus,
+};
+use prost::Message;
+use serde::Deserialize;
+
+/// Bodies larger than this are dead-lettered unread (a real event is a few hundred bytes).
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// The content type relay-svc publishes.
+pub const CONTENT_TYPE_PROTOBUF: &str = "application/x-protobuf";
+/// The content type of hand-published events in the seed's JSON shape.
+pub const CONTENT_TYPE_JSON: &str = "application/json";
+
+/// What happened to the order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The order's first event.
+    Created,
+    /// The order moved to a new status.
+    StatusChanged(OrderStatus),
+}
+
+/// A validated event: every field a mail needs is present and consistent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// Global serial number (> 0); the idempotency key.
+    pub seq: i64,
+    /// The order (> 0).
+    pub order_id: i64,
+    /// The seq of the order's previous event; `None` exactly for `OrderCreated`.
+    pub prev_seq: Option<i64>,
+    pub kind: Kind,
+    /// The order's status after the event.
+    pub status: OrderStatus,
+    /// Who gets the mail.
+    pub recipient: String,
+    pub ts_ms: i64,
+}
+
+/// Why a message cannot be processed, ever; travels with it as the `x-death-reason` header.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Poison(pub String);
+
+impl Event {
+    /// The `type` string on the wire.
+    pub fn event_type(&self) -> &'static str {
+        match self.kind {
+            Kind::Created => ORDER_CREATED,
+            Kind::StatusChanged(_) => ORDER_STATUS_CHANGED,
+        }
+    }
+
+    /// The event as an `OrderEvent` (how held events are stored).
+    pub fn to_proto(&self) -> OrderEvent {
+        OrderEvent {
+            seq: self.seq as u64,
+            r#type: self.event_type().to_owned(),
+            aggregate_id: self.order_id,
+            prev_seq: self.prev_seq.map(|p| p as u64),
+            payload: Some(OrderPayload {
+                id: self.order_id,
+                status: self.status as i32,
+                customer_email: self.recipient.clone(),
+                previous_status: 0,
+            }),
+            ts_ms: self.ts_ms,
+        }
+    }
+}
+
+/// Decodes and validates one message body. `content_type` absent means protobuf (relay-svc's
+/// format); `application/json` (any parameters, e.g. `; charset=utf-8`) is the seed's JSON shape.
+pub fn decode(content_type: Option<&str>, body: &[u8]) -> Result<Event, Poison> {
+    if body.len() > MAX_BODY_BYTES {
+        return Err(Poison(format!(
+            "body {} bytes exceeds {MAX_BODY_BYTES}",
+            body.len()
+        )));
+    }
+    let mime = content_type
+        .map(|c| {
+            c.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_else(|| CONTENT_TYPE_PROTOBUF.to_owned());
+    let raw = match mime.as_str() {
+        CONTENT_TYPE_PROTOBUF | "application/protobuf" => from_proto(
+            OrderEvent::decode(body).map_err(|e| Poison(format!("undecodable protobuf: {e}")))?,
+        )?,
+        CONTENT_TYPE_JSON => from_json(
+            serde_json::from_slice(body).map_err(|e| Poison(format!("undecodable JSON: {e}")))?,
+        )?,
+        _ => {
+            return Err(Poison(format!(
+                "unknown content type {:?} (expected {CONTENT_TYPE_PROTOBUF} or {CONTENT_TYPE_JSON})",
+                content_type.unwrap_or_default()
+            )));
+        }
+    };
+    validate(raw)
+}
+
+/// Decodes an event this service stored itself (a held event).
+pub fn decode_stored(bytes: &[u8]) -> Result<Event, Poison> {
+    decode(Some(CONTENT_TYPE_PROTOBUF), bytes)
+}
+
+/// Both wire formats, before the rules.
+struct Raw {
+    seq: i64,
+    event_type: String,
+    aggregate_id: i64,
+    prev_seq: Option<i64>,
+    payload: Option<RawPayload>,
+    ts_ms: i64,
+}
+
+struct RawPayload {
+    id: i64,
+    /// `Err` holds the unreadable value, for the reason text.
+    status: Result<OrderStatus, String>,
+    customer_email: String,
+}
+
+fn to_i64(field: &str, value: u64) -> Result<i64, Poison> {
+    i64::try_from(value).map_err(|_| Poison(format!("{field} {value} is out of range")))
+}
+
+fn from_proto(ev: OrderEvent) -> Result<Raw, Poison> {
+    Ok(Raw {
+        seq: to_i64("seq", ev.seq)?,
+        event_type: ev.r#type,
+        aggregate_id: ev.aggregate_id,
+        prev_seq: ev.prev_seq.map(|p| to_i64("prev_seq", p)).transpose()?,
+        payload: ev.payload.map(|p| RawPayload {
+            id: p.id,
+            status: OrderStatus::try_from(p.status).map_err(|_| p.status.to_string()),
+            customer_email: p.customer_email,
+        }),
+        ts_ms: ev.ts_ms,
+    })
+}
+
+/// The seed's JSON shape; `customer_email` is this project's addition (a mail needs a recipient).
+#[derive(Debug, Deserialize)]
+struct JsonEvent {
+    seq: i64,
+    #[serde(rename = "type")]
+    event_type: String,
+    aggregate_id: i64,
+    #[serde(default)]
+    prev_seq: Option<i64>,
+    #[serde(default)]
+    payload: Option<JsonPayload>,
+    #[serde(default)]
+    ts_ms: i64,
+}
+
+#[derive(Debug, Deserialize)]
+struct JsonPayload {
+    id: i64,
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    customer_email: Option<String>,
+}
+
+fn from_json(ev: JsonEvent) -> Result<Raw, Poison> {
+    Ok(Raw {
+        seq: ev.seq,
+        event_type: ev.event_type,
+        aggregate_id: ev.aggregate_id,
+        prev_seq: ev.prev_seq,
+        payload: ev.payload.map(|p| RawPayload {
+            id: p.id,
+            status: match p.status {
+                None => Ok(OrderStatus::Unspecified),
+                Some(s) => parse_status(&s).ok_or(s),
+            },
+            customer_email: p.customer_email.unwrap_or_default(),
+        }),
+        ts_ms: ev.ts_ms,
+    })
+}
+
+/// `shipped`, `SHIPPED` or `ORDER_STATUS_SHIPPED`.
+fn parse_status(s: &str) -> Option<OrderStatus> {
+    let upper = s.trim().to_ascii_uppercase();
+    let full = if upper.starts_with("ORDER_STATUS_") {
+        upper
+    } else {
+        format!("ORDER_STATUS_{upper}")
+    };
+    OrderStatus::from_str_name(&full).filter(|s| *s != OrderStatus::Unspecified)
+}
+
+fn validate(raw: Raw) -> Result<Event, Poison> {
+    let bad = |s: String| Err(Poison(s));
+    if raw.seq <= 0 {
+        return bad(format!("seq must be > 0 (got {})", raw.seq));
+    }
+    if raw.aggregate_id <= 0 {
+        return bad(format!(
+            "aggregate_id must be > 0 (got {})",
+            raw.aggregate_id
+        ));
+    }
+    if let Some(p) = raw.prev_seq {
+        if p <= 0 {
+            return bad(format!("prev_seq must be > 0 (got {p})"));
+        }
+        if p >= raw.seq {
+            return bad(format!("prev_seq {p} must be < seq {}", raw.seq));
+        }
+    }
+    let Some(payload) = raw.payload else {
+        return bad("payload missing".into());
+    };
+    if payload.id != raw.aggregate_id {
+        return bad(format!(
+            "payload.id {} != aggregate_id {}",
+            payload.id, raw.aggregate_id
+        ));
+    }
+    let status = payload
+        .status
+        .map_err(|s| Poison(format!("payload.status {s:?} is not an order status")))?;
+    let kind = match raw.event_type.as_str() {
+        ORDER_CREATED => {
+            if raw.prev_seq.is_some() {
+                return bad("OrderCreated must not have a prev_seq".into());
+            }
+            Kind::Created
+        }
+        ORDER_STATUS_CHANGED => {
+            if raw.prev_seq.is_none() {
+                return bad("OrderStatusChanged needs a prev_seq".into());
+            }
+            if status == OrderStatus::Unspecified {
+                return bad("payload.status missing for OrderStatusChanged".into());
+            }
+            Kind::StatusChanged(status)
+        }
+        other => return bad(format!("unknown type {other:?}")),
+    };
+    if payload.customer_email.trim().is_empty() {
+        return bad("payload.customer_email missing".into());
+    }
+    if let Err(e) = lettre::Address::from_str(&payload.customer_email) {
+        return bad(format!(
+            "payload.customer_email {:?} is not a mail address: {e}",
+            payload.customer_email
+        ));
+    }
+    Ok(Event {
+        seq: raw.seq,
+        order_id: raw.aggregate_id,
+        prev_seq: raw.prev_seq,
+        kind,
+        status,
+        recipient: payload.customer_email,
+        ts_ms: raw.ts_ms,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn good() -> OrderEvent {
+        Event {
+            seq: 5,
+            order_id: 44,
+            prev_seq: Some(4),
+            kind: Kind::StatusChanged(OrderStatus::Paid),
+            status: OrderStatus::Paid,
+            recipient: "a@example.com".into(),
+            ts_ms: 1,
+        }
+        .to_proto()
+    }
+
+    fn reason(ct: Option<&str>, body: &[u8]) -> String {
+        decode(ct, body).expect_err("poison").0
+    }
+
+    #[test]
+    fn protobuf_round_trip() {
+        let ev = decode(None, &good().encode_to_vec()).expect("valid");
+        assert_eq!(ev.to_proto(), good());
+        assert_eq!(decode_stored(&good().encode_to_vec()), Ok(ev));
+    }
+
+    #[test]
+    fn json_seed_shape() {
+        let body = br#"{"seq":3,"type":"OrderStatusChanged","aggregate_id":43,"prev_seq":2,
+            "payload":{"id":43,"status":"shipped","customer_email":"t@example.jp"},"ts_ms":1792076127301}"#;
+        let ev = decode(Some("application/json; charset=utf-8"), body).expect("valid");
+        assert_eq!(ev.kind, Kind::StatusChanged(OrderStatus::Shipped));
+        assert_eq!((ev.seq, ev.order_id, ev.prev_seq), (3, 43, Some(2)));
+        let no_mail = br#"{"seq":3,"type":"OrderCreated","aggregate_id":43,"payload":{"id":43,"status":"pending"}}"#;
+        assert_eq!(
+            reason(Some("application/json"), no_mail),
+            "payload.customer_email missing"
+        );
+    }
+
+    #[test]
+    fn poison_reasons() {
+        let with = |f: &dyn Fn(&mut OrderEvent)| {
+            let mut e = good();
+            f(&mut e);
+            reason(Some(CONTENT_TYPE_PROTOBUF), &e.encode_to_vec())
+        };
+        assert!(reason(None, &[0xff, 0xff, 0xff]).starts_with("undecodable protobuf"));
+        assert!(reason(Some("text/plain"), b"hi").starts_with("unknown content type"));
+        assert!(reason(Some("application/json"), b"{").starts_with("undecodable JSON"));
+        assert_eq!(
+            reason(None, &vec![0u8; MAX_BODY_BYTES + 1]),
+            format!("body {} bytes exceeds {MAX_BODY_BYTES}", MAX_BODY_BYTES + 1)
+        );
+        assert_eq!(with(&|e| e.r#type = "Foo".into()), "unknown type \"Foo\"");
+        assert_eq!(with(&|e| e.seq = 0), "seq must be > 0 (got 0)");
+        assert_eq!(
+            with(&|e| e.seq = u64::MAX),
+            format!("seq {} is out of range", u64::MAX)
+        );
+        assert_eq!(
+            with(&|e| e.aggregate_id = -1),
+            "aggregate_id must be > 0 (got -1)"
+        );
+        assert_eq!(
+            with(&|e| e.prev_seq = Some(9)),
+            "prev_seq 9 must be < seq 5"
+        );
+        assert_eq!(with(&|e| e.payload = None), "payload missing");
+        assert_eq!(
+            with(&|e| e.payload.as_mut().unwrap().id = 7),
+            "payload.id 7 != aggregate_id 44"
+        );
+        assert_eq!(
+            with(&|e| e.payload.as_mut().unwrap().customer_email.clear()),
+            "payload.customer_email missing"
+        );
+        assert_eq!(
+            with(&|e| e.prev_seq = None),
+            "OrderStatusChanged needs a prev_seq"
+        );
+        assert!(with(&|e| e.payload.as_mut().unwrap().status = 99).contains("not an order status"));
+    }
+}

@@ -1,0 +1,107 @@
+//! The mail text table: the one place that says what a customer is told for each event.
+
+use outbox_proto::orders::v1::OrderStatus;
+
+use crate::event::{Event, Kind};
+
+/// The mail composed for one event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MailText {
+    pub subject: String,
+    pub body: String,
+    /// The Japanese headline (for the log line).
+    pub ja: &'static str,
+    /// The English headline (for the log line).
+    pub en: &'static str,
+}
+
+/// The headline for an event, in Japanese and English.
+pub fn headline(kind: Kind) -> (&'static str, &'static str) {
+    match kind {
+        Kind::Created => ("ご注文を受け付けました", "Your order has been received"),
+        Kind::StatusChanged(OrderStatus::Paid) => ("お支払いを確認しました", "Payment confirmed"),
+        Kind::StatusChanged(OrderStatus::Shipped) => {
+            ("商品を発送しました", "Your order has been shipped")
+        }
+        Kind::StatusChanged(OrderStatus::Delivered) => {
+            ("商品をお届けしました", "Your order has been delivered")
+        }
+        Kind::StatusChanged(OrderStatus::Cancelled) => (
+            "ご注文をキャンセルしました",
+            "Your order has been cancelled",
+        ),
+        // orders-svc never moves an order back to PENDING; should an event say so anyway, the
+        // customer still gets exactly one (neutral) mail and the order's chain goes on.
+        Kind::StatusChanged(OrderStatus::Pending | OrderStatus::Unspecified) => (
+            "ご注文の状況が更新されました",
+            "Your order has been updated",
+        ),
+    }
+}
+
+/// Subject and body for `event`.
+pub fn compose(event: &Event) -> MailText {
+    let (ja, en) = headline(event.kind);
+    let id = event.order_id;
+    MailText {
+        subject: format!("[Order {id}] {ja} / {en}"),
+        body: format!(
+            "{ja}\n注文番号: {id}\n\n{en}.\nOrder number: {id}\n\n-- \n{}\n",
+            idempotency_key(event.seq)
+        ),
+        ja,
+        en,
+    }
+}
+
+/// The key a mail provider can use to drop a second send of the same mail.
+pub fn idempotency_key(seq: i64) -> String {
+    format!("order-event-{seq}")
+}
+
+/// The RFC 5322 Message-ID for a mail, derived from its idempotency key: a resend after a crash
+/// carries the same Message-ID.
+pub fn message_id(idempotency_key: &str) -> String {
+    format!("<{idempotency_key}@outbox>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_table() {
+        let ev = Event {
+            seq: 3,
+            order_id: 43,
+            prev_seq: None,
+            kind: Kind::Created,
+            status: OrderStatus::Pending,
+            recipient: "a@example.com".into(),
+            ts_ms: 0,
+        };
+        let m = compose(&ev);
+        assert_eq!(
+            m.subject,
+            "[Order 43] ご注文を受け付けました / Your order has been received"
+        );
+        assert!(m.body.contains("order-event-3"));
+        assert_eq!(
+            headline(Kind::StatusChanged(OrderStatus::Paid)).0,
+            "お支払いを確認しました"
+        );
+        assert_eq!(
+            headline(Kind::StatusChanged(OrderStatus::Shipped)).0,
+            "商品を発送しました"
+        );
+        assert_eq!(
+            headline(Kind::StatusChanged(OrderStatus::Delivered)).0,
+            "商品をお届けしました"
+        );
+        assert_eq!(
+            headline(Kind::StatusChanged(OrderStatus::Cancelled)).0,
+            "ご注文をキャンセルしました"
+        );
+        assert_eq!(message_id(&idempotency_key(5)), "<order-event-5@outbox>");
+    }
+}

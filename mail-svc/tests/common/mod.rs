@@ -1,0 +1,498 @@
+//! Test harness: a real mail-svc on port 0 against a fresh database and unique RabbitMQ names, a
+//! publisher that sends events exactly as relay-svc does (and the seed's JSON), a dead-letter
+//! reader, and a tiny real SMTP server that records what it receives.
+
+#![allow(dead_code)]
+
+use std::{
+    future::Future,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use lapin::{
+    BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind,
+    options::{
+        BasicAckOptions, BasicGetOptions, BasicPublishOptions, ConfirmSelectOptions,
+        ExchangeDeclareOptions,
+    },
+    types::{AMQPValue, FieldTable, LongString},
+};
+use mail_svc::{
+    App, Config,
+    config::{Hooks, MailerKind},
+};
+use outbox_kit::{telemetry::LogFormat, testing};
+use outbox_proto::{
+    mail::v1::{
+        GetStatusRequest, ListMailsRequest, Mail, MailStatus,
+        mail_service_client::MailServiceClient,
+    },
+    orders::{
+        events::v1::{ORDER_CREATED, ORDER_STATUS_CHANGED, OrderEvent, OrderPayload},
+        v1::OrderStatus,
+    },
+};
+use prost::Message;
+use sqlx::PgPool;
+use tokio::{
+    io::{AsyncBufReadExt, AsyncWriteExt, BufReader},
+    net::TcpListener,
+};
+use tokio_util::sync::CancellationToken;
+use tonic::transport::Channel as GrpcChannel;
+
+/// Names used by one test: its own database, exchange and queue.
+#[derive(Debug, Clone)]
+pub struct Names {
+    pub database_url: String,
+    pub exchange: String,
+    pub queue: String,
+}
+
+impl Names {
+    pub fn new() -> Self {
+        Self {
+            database_url: testing::fresh_database_url("mail_test"),
+            exchange: testing::unique("mail_test_ex"),
+            queue: testing::unique("mail_test_q"),
+        }
+    }
+
+    pub fn dead_letter_queue(&self) -> String {
+        format!("{}.dead-letter", self.queue)
+    }
+}
+
+pub fn config(names: &Names) -> Config {
+    Config {
+        grpc_addr: "127.0.0.1:0".parse().expect("addr"),
+        metrics_addr: "127.0.0.1:0".parse().expect("addr"),
+        database_url: names.database_url.clone(),
+        db_max_connections: 8,
+        amqp_url: testing::amqp_url(),
+        amqp_exchange: names.exchange.clone(),
+        mail_queue: names.queue.clone(),
+        prefetch: 64,
+        mailer: MailerKind::Log,
+        smtp_url: "smtp://127.0.0.1:1".into(),
+        mail_from: "Outbox Shop <shop@example.com>".into(),
+        mail_hold_alert: Duration::from_secs(60),
+        log_format: LogFormat::Text,
+        hooks: Hooks::default(),
+    }
+}
+
+pub struct TestMail {
+    pub client: MailServiceClient<GrpcChannel>,
+    pub pool: PgPool,
+    pub grpc_addr: std::net::SocketAddr,
+    pub metrics_addr: std::net::SocketAddr,
+    pub consuming: tokio::sync::watch::Receiver<bool>,
+    pub shutdown: CancellationToken,
+    pub app: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+/// Starts mail-svc and waits until its consumer is consuming (so the queue exists and is bound).
+pub async fn start(cfg: Config) -> TestMail {
+    let shutdown = CancellationToken::new();
+    let app = App::build(cfg, shutdown.clone())
+        .await
+        .expect("mail-svc starts");
+    let grpc_addr = app.grpc_addr();
+    let metrics_addr = app.metrics_addr();
+    let pool = app.pool().clone();
+    let mut consuming = app.consuming();
+    let app = tokio::spawn(app.run());
+    tokio::time::timeout(Duration::from_secs(60), consuming.wait_for(|c| *c))
+        .await
+        .expect("consumer starts within 60s")
+        .expect("consumer state");
+    let client = MailServiceClient::connect(format!("http://{grpc_addr}"))
+        .await
+        .expect("client connects");
+    TestMail {
+        client,
+        pool,
+        grpc_addr,
+        metrics_addr,
+        consuming,
+        shutdown,
+        app,
+    }
+}
+
+impl TestMail {
+    pub async fn mails(&self, order_id: i64) -> Vec<Mail> {
+        self.client
+            .clone()
+            .list_mails(ListMailsRequest { order_id })
+            .await
+            .expect("ListMails")
+            .into_inner()
+            .mails
+    }
+
+    pub async fn status(&self) -> MailStatus {
+        self.client
+            .clone()
+            .get_status(GetStatusRequest {})
+            .await
+            .expect("GetStatus")
+            .into_inner()
+    }
+
+    /// The seqs of the order's mails, in ListMails order.
+    pub async fn seqs(&self, order_id: i64) -> Vec<u64> {
+        self.mails(order_id).await.iter().map(|m| m.seq).collect()
+    }
+
+    pub async fn stop(self) {
+        self.shutdown.cancel();
+        self.app.await.expect("join").expect("clean stop");
+    }
+}
+
+/// Polls `check` every 50 ms until it returns `Some`, for at most `secs` seconds.
+pub async fn eventually<T, F, Fut>(what: &str, secs: u64, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        if tokio::time::Instant::now() > deadline {
+            panic!("timed out after {secs}s waiting for: {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+pub fn created(seq: u64, order: i64, email: &str) -> OrderEvent {
+    OrderEvent {
+        seq,
+        r#type: ORDER_CREATED.into(),
+        aggregate_id: order,
+        prev_seq: None,
+        payload: Some(OrderPayload {
+            id: order,
+            status: OrderStatus::Pending as i32,
+            customer_email: email.into(),
+            previous_status: 0,
+        }),
+        ts_ms: 1_792_076_127_301,
+    }
+}
+
+pub fn changed(seq: u64, prev: u64, order: i64, status: OrderStatus, email: &str) -> OrderEvent {
+    OrderEvent {
+        seq,
+        r#type: ORDER_STATUS_CHANGED.into(),
+        aggregate_id: order,
+        prev_seq: Some(prev),
+        payload: Some(OrderPayload {
+            id: order,
+            status: status as i32,
+            customer_email: email.into(),
+            previous_status: 0,
+        }),
+        ts_ms: 1_792_076_127_301,
+    }
+}
+
+/// Publishes to the test's exchange as relay-svc does, with publisher confirms.
+pub struct Publisher {
+    pub conn: Connection,
+    pub ch: Channel,
+    pub exchange: String,
+}
+
+impl Publisher {
+    pub async fn connect(exchange: &str) -> Self {
+        let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+            .await
+            .expect("connect to RabbitMQ");
+        let ch = conn.create_channel().await.expect("channel");
+        ch.exchange_declare(
+            exchange.into(),
+            ExchangeKind::Topic,
+            ExchangeDeclareOptions {
+                durable: true,
+                ..ExchangeDeclareOptions::default()
+            },
+            FieldTable::default(),
+        )
+        .await
+        .expect("declare exchange");
+        ch.confirm_select(ConfirmSelectOptions::default())
+            .await
+            .expect("confirms");
+        Self {
+            conn,
+            ch,
+            exchange: exchange.to_owned(),
+        }
+    }
+
+    /// The properties relay-svc sets.
+    pub fn relay_properties(ev: &OrderEvent, traceparent: Option<&str>) -> BasicProperties {
+        let mut headers = FieldTable::default();
+        headers.insert(
+            "aggregate_id".into(),
+            AMQPValue::LongLongInt(ev.aggregate_id),
+        );
+        if let Some(p) = ev.prev_seq {
+            headers.insert("prev_seq".into(), AMQPValue::LongLongInt(p as i64));
+        }
+        if let Some(tp) = traceparent {
+            headers.insert(
+                "traceparent".into(),
+                AMQPValue::LongString(LongString::from(tp)),
+            );
+        }
+        BasicProperties::default()
+            .with_content_type("application/x-protobuf".into())
+            .with_message_id(ev.seq.to_string().into())
+            .with_type(ev.r#type.as_str().into())
+            .with_delivery_mode(2)
+            .with_headers(headers)
+    }
+
+    pub fn routing_key(event_type: &str) -> &'static str {
+        if event_type == ORDER_CREATED {
+            "order.created"
+        } else {
+            "order.status_changed"
+        }
+    }
+
+    /// Publishes without waiting for the confirm (call `confirm_all` after a batch).
+    pub async fn send_raw(&self, routing_key: &str, body: &[u8], props: BasicProperties) {
+        let confirm = self
+            .ch
+            .basic_publish(
+                self.exchange.as_str().into(),
+                routing_key.into(),
+                BasicPublishOptions {
+                    mandatory: true,
+                    ..BasicPublishOptions::default()
+                },
+                body,
+                props,
+            )
+            .await
+            .expect("publish");
+        drop(confirm);
+    }
+
+    pub async fn confirm_all(&self) {
+        let returned = self.ch.wait_for_confirms().await.expect("confirms");
+        assert!(
+            returned.is_empty(),
+            "unroutable messages: {}",
+            returned.len()
+        );
+    }
+
+    pub async fn raw(&self, routing_key: &str, body: &[u8], props: BasicProperties) {
+        self.send_raw(routing_key, body, props).await;
+        self.confirm_all().await;
+    }
+
+    pub async fn proto(&self, ev: &OrderEvent) {
+        self.proto_traced(ev, None).await
+    }
+
+    pub async fn proto_traced(&self, ev: &OrderEvent, traceparent: Option<&str>) {
+        self.raw(
+            Self::routing_key(&ev.r#type),
+            &ev.encode_to_vec(),
+            Self::relay_properties(ev, traceparent),
+        )
+        .await
+    }
+
+    pub async fn json(&self, routing_key: &str, body: &str) {
+        self.raw(
+            routing_key,
+            body.as_bytes(),
+            BasicProperties::default()
+                .with_content_type("application/json".into())
+                .with_delivery_mode(2),
+        )
+        .await
+    }
+}
+
+/// A message taken from the dead-letter queue.
+#[derive(Debug, Clone)]
+pub struct DeadLetter {
+    pub message_id: Option<String>,
+    pub reason: String,
+    pub body: Vec<u8>,
+}
+
+/// Takes (and acks) everything in `queue` until `n` messages were read, within 60 s.
+pub async fn take_dead_letters(queue: &str, n: usize) -> Vec<DeadLetter> {
+    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+        .await
+        .expect("connect");
+    let ch = conn.create_channel().await.expect("channel");
+    let mut out = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while out.len() < n {
+        match ch
+            .basic_get(queue.into(), BasicGetOptions::default())
+            .await
+            .expect("basic.get")
+        {
+            Some(msg) => {
+                let props = &msg.delivery.properties;
+                let reason = match props
+                    .headers()
+                    .as_ref()
+                    .and_then(|h| h.inner().get("x-death-reason"))
+                {
+                    Some(AMQPValue::LongString(s)) => {
+                        String::from_utf8_lossy(s.as_bytes()).into_owned()
+                    }
+                    other => panic!("dead letter without a reason header: {other:?}"),
+                };
+                out.push(DeadLetter {
+                    message_id: props.message_id().as_ref().map(|m| m.to_string()),
+                    reason,
+                    body: msg.delivery.data.clone(),
+                });
+                msg.delivery
+                    .ack(BasicAckOptions::default())
+                    .await
+                    .expect("ack");
+            }
+            None => {
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "only {} of {n} dead letters arrived: {out:?}",
+                    out.len()
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+    let _ = conn.close(200, "bye".into()).await;
+    out
+}
+
+/// One message received by the sink.
+#[derive(Debug, Clone)]
+pub struct SinkMail {
+    pub from: String,
+    pub to: Vec<String>,
+    pub data: String,
+}
+
+impl SinkMail {
+    /// A header's value (unfolded headers only; enough for Message-ID).
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.data
+            .split("\r\n")
+            .take_while(|l| !l.is_empty())
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+            })
+    }
+}
+
+/// A tiny real SMTP server (EHLO/HELO, MAIL, RCPT, DATA, RSET, NOOP, QUIT) that records every
+/// message it accepts.
+#[derive(Debug, Clone)]
+pub struct SmtpSink {
+    pub addr: std::net::SocketAddr,
+    pub received: Arc<Mutex<Vec<SinkMail>>>,
+}
+
+impl SmtpSink {
+    pub async fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind sink");
+        let addr = listener.local_addr().expect("addr");
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let store = received.clone();
+        tokio::spawn(async move {
+            while let Ok((sock, _)) = listener.accept().await {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let _ = session(sock, store).await;
+                });
+            }
+        });
+        Self { addr, received }
+    }
+
+    pub fn mails(&self) -> Vec<SinkMail> {
+        self.received.lock().expect("lock").clone()
+    }
+}
+
+async fn session(
+    sock: tokio::net::TcpStream,
+    store: Arc<Mutex<Vec<SinkMail>>>,
+) -> std::io::Result<()> {
+    let (read, mut write) = sock.into_split();
+    let mut lines = BufReader::new(read);
+    write.write_all(b"220 sink.test ESMTP\r\n").await?;
+    let (mut from, mut to) = (String::new(), Vec::new());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if lines.read_line(&mut line).await? == 0 {
+            return Ok(());
+        }
+        let cmd = line.trim_end().to_owned();
+        let upper = cmd.to_ascii_uppercase();
+        let reply: &[u8] = if upper.starts_with("EHLO") {
+            b"250-sink.test\r\n250 8BITMIME\r\n"
+        } else if upper.starts_with("HELO") || upper.starts_with("NOOP") {
+            b"250 OK\r\n"
+        } else if upper.starts_with("MAIL FROM:") {
+            from = cmd[10..].trim().to_owned();
+            to.clear();
+            b"250 OK\r\n"
+        } else if upper.starts_with("RCPT TO:") {
+            to.push(cmd[8..].trim().to_owned());
+            b"250 OK\r\n"
+        } else if upper.starts_with("RSET") {
+            from.clear();
+            to.clear();
+            b"250 OK\r\n"
+        } else if upper == "DATA" {
+            write.write_all(b"354 end with <CRLF>.<CRLF>\r\n").await?;
+            let mut data = String::new();
+            loop {
+                line.clear();
+                if lines.read_line(&mut line).await? == 0 {
+                    return Ok(());
+                }
+                if line == ".\r\n" {
+                    break;
+                }
+                let l = line.strip_prefix('.').unwrap_or(&line);
+                data.push_str(l);
+            }
+            store.lock().expect("lock").push(SinkMail {
+                from: from.clone(),
+                to: to.clone(),
+                data,
+            });
+            b"250 OK queued\r\n"
+        } else if upper.starts_with("QUIT") {
+            write.write_all(b"221 bye\r\n").await?;
+            return Ok(());
+        } else {
+            b"502 command not implemented\r\n"
+        };
+        write.write_all(reply).await?;
+    }
+}

@@ -1,0 +1,236 @@
+//! Duplicates, reordering and holds, end to end: events published to a real RabbitMQ, mails read
+//! back through the gRPC API.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Names, Publisher, changed, config, created, eventually, start};
+use outbox_proto::{mail::v1::MailState, orders::v1::OrderStatus};
+
+const EMAIL: &str = "taro@example.jp";
+
+#[tokio::test]
+async fn duplicate_delivery_gives_one_mail_and_counts_a_skip() {
+    let names = Names::new();
+    let svc = start(config(&names)).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    publisher
+        .proto_traced(&created(3, 43, EMAIL), Some(traceparent))
+        .await;
+    publisher.proto(&created(3, 43, EMAIL)).await;
+    publisher.proto(&created(3, 43, EMAIL)).await;
+
+    let status = eventually("two skips", 60, || async {
+        let s = svc.status().await;
+        (s.skipped == 2).then_some(s)
+    })
+    .await;
+    assert_eq!(status.processed, 1);
+    assert_eq!(status.held, 0);
+    assert_eq!(status.dead_lettered, 0);
+
+    let mails = svc.mails(43).await;
+    assert_eq!(mails.len(), 1, "{mails:?}");
+    let m = &mails[0];
+    assert_eq!(m.seq, 3);
+    assert_eq!(m.r#type, "OrderCreated");
+    assert_eq!(m.recipient, EMAIL);
+    assert_eq!(
+        m.subject,
+        "[Order 43] ご注文を受け付けました / Your order has been received"
+    );
+    assert_eq!(m.idempotency_key, "order-event-3");
+    assert_eq!(m.traceparent, traceparent);
+    assert!(m.body.contains("ご注文を受け付けました"));
+
+    // The log mailer delivers it.
+    eventually("mail sent", 60, || async {
+        let m = svc.mails(43).await;
+        (m[0].state == MailState::Sent as i32 && m[0].sent_at.is_some()).then_some(())
+    })
+    .await;
+    assert_eq!(svc.status().await.unsent_mails, 0);
+
+    // A redelivery much later is still a duplicate.
+    publisher.proto(&created(3, 43, EMAIL)).await;
+    eventually("third skip", 60, || async {
+        (svc.status().await.skipped == 3).then_some(())
+    })
+    .await;
+    assert_eq!(svc.seqs(43).await, vec![3]);
+
+    let metrics = reqwest_metrics(svc.metrics_addr).await;
+    for name in [
+        "mail_processed_total",
+        "mail_skipped_total",
+        "mail_sent_total",
+    ] {
+        assert!(metrics.contains(name), "{name} missing from /metrics");
+    }
+    svc.stop().await;
+}
+
+#[tokio::test]
+async fn successor_first_is_held_then_both_go_in_order() {
+    let names = Names::new();
+    let svc = start(config(&names)).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+
+    publisher
+        .proto(&changed(5, 4, 44, OrderStatus::Paid, EMAIL))
+        .await;
+    let s = eventually("seq 5 held", 60, || async {
+        let s = svc.status().await;
+        (s.held == 1).then_some(s)
+    })
+    .await;
+    assert_eq!(s.processed, 0);
+    assert!(svc.mails(44).await.is_empty(), "nothing mailed while held");
+    // A duplicate of the held event is skipped, not held twice.
+    publisher
+        .proto(&changed(5, 4, 44, OrderStatus::Paid, EMAIL))
+        .await;
+    eventually("held duplicate skipped", 60, || async {
+        (svc.status().await.skipped == 1).then_some(())
+    })
+    .await;
+    assert_eq!(svc.status().await.held, 1);
+
+    publisher.proto(&created(4, 44, EMAIL)).await;
+    let mails = eventually("both mailed", 60, || async {
+        let m = svc.mails(44).await;
+        (m.len() == 2).then_some(m)
+    })
+    .await;
+    assert_eq!(mails.iter().map(|m| m.seq).collect::<Vec<_>>(), vec![4, 5]);
+    assert!(mails[1].subject.contains("お支払いを確認しました"));
+    let s = svc.status().await;
+    assert_eq!((s.processed, s.held, s.oldest_held_age_ms), (2, 0, 0));
+    svc.stop().await;
+}
+
+#[tokio::test]
+async fn a_fully_reversed_chain_is_mailed_in_chain_order() {
+    let names = Names::new();
+    let svc = start(config(&names)).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+    // Order 7's chain: 10 -> 12 -> 15 -> 21 -> 30 (other orders' events sit in between).
+    let statuses = [
+        OrderStatus::Paid,
+        OrderStatus::Shipped,
+        OrderStatus::Delivered,
+        OrderStatus::Cancelled,
+    ];
+    let seqs = [10u64, 12, 15, 21, 30];
+    let mut events = vec![created(seqs[0], 7, EMAIL)];
+    for (i, w) in seqs.windows(2).enumerate() {
+        events.push(changed(w[1], w[0], 7, statuses[i], EMAIL));
+    }
+    for ev in events.iter().rev() {
+        publisher.proto(ev).await;
+    }
+    let mails = eventually("whole chain mailed", 60, || async {
+        let m = svc.mails(7).await;
+        (m.len() == seqs.len()).then_some(m)
+    })
+    .await;
+    assert_eq!(
+        mails.iter().map(|m| m.seq).collect::<Vec<_>>(),
+        seqs.to_vec()
+    );
+    let subjects: Vec<_> = mails.iter().map(|m| m.subject.as_str()).collect();
+    assert!(subjects[0].contains("ご注文を受け付けました"));
+    assert!(subjects[1].contains("お支払いを確認しました"));
+    assert!(subjects[2].contains("商品を発送しました"));
+    assert!(subjects[3].contains("商品をお届けしました"));
+    assert!(subjects[4].contains("ご注文をキャンセルしました"));
+    let s = svc.status().await;
+    assert_eq!((s.processed, s.held, s.skipped), (5, 0, 0));
+    svc.stop().await;
+}
+
+#[tokio::test]
+async fn a_json_event_in_the_seed_shape_is_accepted() {
+    let names = Names::new();
+    let svc = start(config(&names)).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+    publisher
+        .json(
+            "order.created",
+            r#"{"seq":1,"type":"OrderCreated","aggregate_id":42,"payload":{"id":42,"status":"pending","customer_email":"hanako@example.jp"},"ts_ms":1792076127301}"#,
+        )
+        .await;
+    publisher
+        .json(
+            "order.status_changed",
+            r#"{"seq":2,"type":"OrderStatusChanged","aggregate_id":42,"prev_seq":1,"payload":{"id":42,"status":"shipped","customer_email":"hanako@example.jp"},"ts_ms":1792076127301}"#,
+        )
+        .await;
+    let mails = eventually("JSON events mailed", 60, || async {
+        let m = svc.mails(42).await;
+        (m.len() == 2).then_some(m)
+    })
+    .await;
+    assert_eq!(
+        mails[1].subject,
+        "[Order 42] 商品を発送しました / Your order has been shipped"
+    );
+    assert_eq!(mails[1].recipient, "hanako@example.jp");
+    svc.stop().await;
+}
+
+#[tokio::test]
+async fn an_event_held_too_long_shows_in_the_status_and_metrics() {
+    let names = Names::new();
+    let mut cfg = config(&names);
+    cfg.mail_hold_alert = Duration::from_millis(500);
+    let svc = start(cfg).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+    publisher
+        .proto(&changed(9, 8, 90, OrderStatus::Shipped, EMAIL))
+        .await;
+    let s = eventually("held for over a second", 60, || async {
+        let s = svc.status().await;
+        (s.held == 1 && s.oldest_held_age_ms >= 1000).then_some(s)
+    })
+    .await;
+    assert_eq!(s.processed, 0);
+    eventually("gauge exported", 60, || async {
+        let m = reqwest_metrics(svc.metrics_addr).await;
+        m.lines()
+            .any(|l| {
+                l.starts_with("mail_oldest_held_age_seconds")
+                    && l.split_whitespace()
+                        .last()
+                        .and_then(|v| v.parse::<f64>().ok())
+                        .is_some_and(|v| v > 0.0)
+            })
+            .then_some(())
+    })
+    .await;
+    // The predecessor arrives: the hold is released and the age drops to zero.
+    publisher.proto(&created(8, 90, EMAIL)).await;
+    eventually("released", 60, || async {
+        let s = svc.status().await;
+        (s.held == 0 && s.oldest_held_age_ms == 0 && s.processed == 2).then_some(())
+    })
+    .await;
+    svc.stop().await;
+}
+
+/// GET /metrics with a bare HTTP/1.0 request (no HTTP client dependency needed).
+pub async fn reqwest_metrics(addr: std::net::SocketAddr) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connect metrics");
+    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+        .await
+        .expect("write");
+    let mut out = String::new();
+    s.read_to_string(&mut out).await.expect("read");
+    out
+}

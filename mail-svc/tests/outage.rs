@@ -1,0 +1,114 @@
+//! A database outage: deliveries wait unacked (no busy loop, nothing dead-lettered, nothing lost)
+//! and are processed once the database is back. Also: health and reflection answer.
+
+mod common;
+
+use common::{Names, Publisher, changed, config, created, eventually, start};
+use outbox_kit::testing::{Proxy, pg_server_url, unique};
+use outbox_proto::orders::v1::OrderStatus;
+
+const EMAIL: &str = "shiro@example.jp";
+
+#[tokio::test]
+async fn database_outage_delays_but_loses_nothing() {
+    let proxy = Proxy::start("127.0.0.1:5432").await.expect("proxy");
+    let db = unique("mail_outage_test");
+    let mut names = Names::new();
+    names.database_url = format!("postgres://postgres@{}/{db}", proxy.addr());
+    let svc = start(config(&names)).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+    publisher.proto(&created(1, 5, EMAIL)).await;
+    eventually("first event", 60, || async {
+        (svc.status().await.processed == 1).then_some(())
+    })
+    .await;
+
+    proxy.cut();
+    publisher
+        .proto(&changed(2, 1, 5, OrderStatus::Paid, EMAIL))
+        .await;
+    publisher
+        .proto(&changed(3, 2, 5, OrderStatus::Shipped, EMAIL))
+        .await;
+    let direct = sqlx::PgPool::connect(&format!("{}/{db}", pg_server_url()))
+        .await
+        .expect("direct connection");
+    // Give the consumer time to meet the outage (more failed attempts than a non-outage error is allowed), then bring it back.
+    let connections = proxy.connections();
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    assert_eq!(
+        proxy.connections(),
+        connections,
+        "no connection got through while cut"
+    );
+    proxy.restore();
+
+    eventually("processed after the outage", 120, || async {
+        let n: i64 = sqlx::query_scalar("select count(*) from mails")
+            .fetch_one(&direct)
+            .await
+            .ok()?;
+        (n == 3).then_some(())
+    })
+    .await;
+    let s = eventually("status answers again", 60, || async {
+        svc.client
+            .clone()
+            .get_status(outbox_proto::mail::v1::GetStatusRequest {})
+            .await
+            .ok()
+            .map(|r| r.into_inner())
+    })
+    .await;
+    assert_eq!(
+        (s.processed, s.skipped, s.dead_lettered, s.held),
+        (3, 0, 0, 0)
+    );
+    assert_eq!(svc.seqs(5).await, vec![1, 2, 3]);
+    svc.stop().await;
+}
+
+#[tokio::test]
+async fn health_and_reflection_answer() {
+    use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+    let names = Names::new();
+    let svc = start(config(&names)).await;
+    let channel = tonic::transport::Channel::from_shared(format!("http://{}", svc.grpc_addr))
+        .expect("uri")
+        .connect()
+        .await
+        .expect("connect");
+    for service in ["", "mail.v1.MailService"] {
+        let resp = HealthClient::new(channel.clone())
+            .check(HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .expect("health")
+            .into_inner();
+        assert_eq!(resp.status, 1, "{service:?} is SERVING");
+    }
+
+    use tokio_stream::StreamExt;
+    use tonic_reflection::pb::v1::{
+        ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
+        server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
+    };
+    let request = ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    };
+    let mut stream = ServerReflectionClient::new(channel)
+        .server_reflection_info(tokio_stream::iter([request]))
+        .await
+        .expect("reflection")
+        .into_inner();
+    let resp = stream.next().await.expect("one answer").expect("ok");
+    let Some(MessageResponse::ListServicesResponse(list)) = resp.message_response else {
+        panic!("unexpected reflection answer");
+    };
+    let names: Vec<_> = list.service.iter().map(|s| s.name.as_str()).collect();
+    assert!(names.contains(&"mail.v1.MailService"), "{names:?}");
+    assert!(!names.contains(&"orders.v1.OrderService"), "{names:?}");
+    svc.stop().await;
+}
