@@ -407,7 +407,7 @@ impl SinkMail {
 }
 
 /// A tiny real SMTP server (EHLO/HELO, MAIL, RCPT, DATA, RSET, NOOP, QUIT) that records every
-/// message it accepts.
+/// message it accepts, and rejects recipients containing "bounce" with a permanent 550.
 #[derive(Debug, Clone)]
 pub struct SmtpSink {
     pub addr: std::net::SocketAddr,
@@ -460,6 +460,9 @@ async fn session(
             from = cmd[10..].trim().to_owned();
             to.clear();
             b"250 OK\r\n"
+        } else if upper.starts_with("RCPT TO:") && upper.contains("BOUNCE") {
+            // A mailbox that does not exist: a permanent rejection.
+            b"550 5.1.1 no such user\r\n"
         } else if upper.starts_with("RCPT TO:") {
             to.push(cmd[8..].trim().to_owned());
             b"250 OK\r\n"
