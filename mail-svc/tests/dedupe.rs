@@ -234,3 +234,32 @@ pub async fn reqwest_metrics(addr: std::net::SocketAddr) -> String {
     s.read_to_string(&mut out).await.expect("read");
     out
 }
+
+#[tokio::test]
+async fn a_hold_survives_a_restart() {
+    let names = Names::new();
+    let first = start(config(&names)).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+    publisher
+        .proto(&changed(31, 30, 77, OrderStatus::Cancelled, EMAIL))
+        .await;
+    eventually("held", 60, || async {
+        (first.status().await.held == 1).then_some(())
+    })
+    .await;
+    first.stop().await;
+
+    let second = start(config(&names)).await;
+    assert_eq!(second.status().await.held, 1, "the hold is durable");
+    publisher.proto(&created(30, 77, EMAIL)).await;
+    // The duplicate of the first event, delivered after the restart, is still a duplicate.
+    publisher.proto(&created(30, 77, EMAIL)).await;
+    let s = eventually("released after the restart", 60, || async {
+        let s = second.status().await;
+        (s.processed == 2 && s.skipped == 1).then_some(s)
+    })
+    .await;
+    assert_eq!(s.held, 0);
+    assert_eq!(second.seqs(77).await, vec![30, 31]);
+    second.stop().await;
+}
