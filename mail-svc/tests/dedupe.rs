@@ -71,6 +71,7 @@ async fn duplicate_delivery_gives_one_mail_and_counts_a_skip() {
         assert!(metrics.contains(name), "{name} missing from /metrics");
     }
     svc.stop().await;
+    names.cleanup().await;
 }
 
 #[tokio::test]
@@ -110,6 +111,7 @@ async fn successor_first_is_held_then_both_go_in_order() {
     let s = svc.status().await;
     assert_eq!((s.processed, s.held, s.oldest_held_age_ms), (2, 0, 0));
     svc.stop().await;
+    names.cleanup().await;
 }
 
 #[tokio::test]
@@ -150,6 +152,7 @@ async fn a_fully_reversed_chain_is_mailed_in_chain_order() {
     let s = svc.status().await;
     assert_eq!((s.processed, s.held, s.skipped), (5, 0, 0));
     svc.stop().await;
+    names.cleanup().await;
 }
 
 #[tokio::test]
@@ -180,6 +183,7 @@ async fn a_json_event_in_the_seed_shape_is_accepted() {
     );
     assert_eq!(mails[1].recipient, "hanako@example.jp");
     svc.stop().await;
+    names.cleanup().await;
 }
 
 #[tokio::test]
@@ -219,6 +223,7 @@ async fn an_event_held_too_long_shows_in_the_status_and_metrics() {
     })
     .await;
     svc.stop().await;
+    names.cleanup().await;
 }
 
 /// GET /metrics with a bare HTTP/1.0 request (no HTTP client dependency needed).
@@ -262,4 +267,5 @@ async fn a_hold_survives_a_restart() {
     assert_eq!(s.held, 0);
     assert_eq!(second.seqs(77).await, vec![30, 31]);
     second.stop().await;
+    names.cleanup().await;
 }

@@ -110,6 +110,7 @@ async fn smtp_down_then_up_delivers_every_mail_once_in_order() {
         );
     }
     svc.stop().await;
+    names.cleanup().await;
 }
 
 #[tokio::test]
@@ -144,4 +145,5 @@ async fn a_permanently_rejected_mail_is_marked_failed_and_blocks_nothing() {
     assert_eq!(svc.status().await.unsent_mails, 0);
     assert_eq!(sink.mails().len(), 1);
     svc.stop().await;
+    names.cleanup().await;
 }

@@ -14,7 +14,7 @@ use lapin::{
     BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind,
     options::{
         BasicAckOptions, BasicGetOptions, BasicPublishOptions, ConfirmSelectOptions,
-        ExchangeDeclareOptions,
+        ExchangeDeclareOptions, ExchangeDeleteOptions, QueueDeleteOptions,
     },
     types::{AMQPValue, FieldTable, LongString},
 };
@@ -61,6 +61,26 @@ impl Names {
 
     pub fn dead_letter_queue(&self) -> String {
         format!("{}.dead-letter", self.queue)
+    }
+
+    /// Deletes the test's queues and exchanges from the shared broker (called at the end of a
+    /// passing test; a failing one leaves them for inspection).
+    pub async fn cleanup(&self) {
+        let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+            .await
+            .expect("connect");
+        let ch = conn.create_channel().await.expect("channel");
+        for q in [self.queue.clone(), self.dead_letter_queue()] {
+            ch.queue_delete(q.as_str().into(), QueueDeleteOptions::default())
+                .await
+                .expect("delete queue");
+        }
+        for x in [self.exchange.clone(), format!("{}.dlx", self.queue)] {
+            ch.exchange_delete(x.as_str().into(), ExchangeDeleteOptions::default())
+                .await
+                .expect("delete exchange");
+        }
+        let _ = conn.close(200, "bye".into()).await;
     }
 }
 
