@@ -53,4 +53,5 @@ async fn redelivery_after_a_crash_between_commit_and_ack_is_skipped() {
     assert_eq!(second.seqs(55).await, vec![1, 2, 3]);
     first.stop().await;
     second.stop().await;
+    names.cleanup().await;
 }

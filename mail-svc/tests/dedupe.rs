@@ -71,6 +71,7 @@ async fn duplicate_delivery_gives_one_mail_and_counts_a_skip() {
         assert!(metrics.contains(name), "{name} missing from /metrics");
     }
     svc.stop().await;
+    names.cleanup().await;
 }
 
 #[tokio::test]
@@ -110,6 +111,7 @@ async fn successor_first_is_held_then_both_go_in_order() {
     let s = svc.status().await;
     assert_eq!((s.processed, s.held, s.oldest_held_age_ms), (2, 0, 0));
     svc.stop().await;
+    names.cleanup().await;
 }
 
 #[tokio::test]
@@ -150,6 +152,7 @@ async fn a_fully_reversed_chain_is_mailed_in_chain_order() {
     let s = svc.status().await;
     assert_eq!((s.processed, s.held, s.skipped), (5, 0, 0));
     svc.stop().await;
+    names.cleanup().await;
 }
 
 #[tokio::test]
@@ -180,6 +183,7 @@ async fn a_json_event_in_the_seed_shape_is_accepted() {
     );
     assert_eq!(mails[1].recipient, "hanako@example.jp");
     svc.stop().await;
+    names.cleanup().await;
 }
 
 #[tokio::test]
@@ -219,6 +223,7 @@ async fn an_event_held_too_long_shows_in_the_status_and_metrics() {
     })
     .await;
     svc.stop().await;
+    names.cleanup().await;
 }
 
 /// GET /metrics with a bare HTTP/1.0 request (no HTTP client dependency needed).
@@ -233,4 +238,34 @@ pub async fn reqwest_metrics(addr: std::net::SocketAddr) -> String {
     let mut out = String::new();
     s.read_to_string(&mut out).await.expect("read");
     out
+}
+
+#[tokio::test]
+async fn a_hold_survives_a_restart() {
+    let names = Names::new();
+    let first = start(config(&names)).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+    publisher
+        .proto(&changed(31, 30, 77, OrderStatus::Cancelled, EMAIL))
+        .await;
+    eventually("held", 60, || async {
+        (first.status().await.held == 1).then_some(())
+    })
+    .await;
+    first.stop().await;
+
+    let second = start(config(&names)).await;
+    assert_eq!(second.status().await.held, 1, "the hold is durable");
+    publisher.proto(&created(30, 77, EMAIL)).await;
+    // The duplicate of the first event, delivered after the restart, is still a duplicate.
+    publisher.proto(&created(30, 77, EMAIL)).await;
+    let s = eventually("released after the restart", 60, || async {
+        let s = second.status().await;
+        (s.processed == 2 && s.skipped == 1).then_some(s)
+    })
+    .await;
+    assert_eq!(s.held, 0);
+    assert_eq!(second.seqs(77).await, vec![30, 31]);
+    second.stop().await;
+    names.cleanup().await;
 }

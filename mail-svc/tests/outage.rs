@@ -66,6 +66,7 @@ async fn database_outage_delays_but_loses_nothing() {
     );
     assert_eq!(svc.seqs(5).await, vec![1, 2, 3]);
     svc.stop().await;
+    names.cleanup().await;
 }
 
 #[tokio::test]
@@ -107,8 +108,12 @@ async fn health_and_reflection_answer() {
     let Some(MessageResponse::ListServicesResponse(list)) = resp.message_response else {
         panic!("unexpected reflection answer");
     };
-    let names: Vec<_> = list.service.iter().map(|s| s.name.as_str()).collect();
-    assert!(names.contains(&"mail.v1.MailService"), "{names:?}");
-    assert!(!names.contains(&"orders.v1.OrderService"), "{names:?}");
+    let services: Vec<_> = list.service.iter().map(|s| s.name.as_str()).collect();
+    assert!(services.contains(&"mail.v1.MailService"), "{services:?}");
+    assert!(
+        !services.contains(&"orders.v1.OrderService"),
+        "{services:?}"
+    );
     svc.stop().await;
+    names.cleanup().await;
 }

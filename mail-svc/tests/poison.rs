@@ -128,4 +128,5 @@ async fn every_poison_kind_is_dead_lettered_with_its_reason() {
         );
     }
     svc.stop().await;
+    names.cleanup().await;
 }

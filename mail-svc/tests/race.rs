@@ -137,4 +137,5 @@ async fn two_instances_over_shuffled_duplicated_events() {
     assert_eq!(out_of_order, 0, "mails of an order were sent out of order");
     a.stop().await;
     b.stop().await;
+    names.cleanup().await;
 }

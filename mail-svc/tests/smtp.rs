@@ -110,4 +110,40 @@ async fn smtp_down_then_up_delivers_every_mail_once_in_order() {
         );
     }
     svc.stop().await;
+    names.cleanup().await;
+}
+
+#[tokio::test]
+async fn a_permanently_rejected_mail_is_marked_failed_and_blocks_nothing() {
+    let sink = SmtpSink::start().await;
+    let names = Names::new();
+    let mut cfg = config(&names);
+    cfg.mailer = MailerKind::Smtp;
+    cfg.smtp_url = format!("smtp://{}", sink.addr);
+    let svc = start(cfg).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+    publisher.proto(&created(1, 9, "bounce@example.com")).await;
+    publisher
+        .proto(&changed(2, 1, 9, OrderStatus::Paid, "bounce@example.com"))
+        .await;
+    publisher.proto(&created(3, 10, "ok@example.com")).await;
+    let mails = eventually("the bounced order's mails failed", 60, || async {
+        let m = svc.mails(9).await;
+        (m.len() == 2 && m.iter().all(|m| m.state == MailState::Failed as i32)).then_some(m)
+    })
+    .await;
+    assert!(
+        mails[0].last_error.contains("550"),
+        "{:?}",
+        mails[0].last_error
+    );
+    eventually("the other order's mail delivered", 60, || async {
+        let m = svc.mails(10).await;
+        (m.len() == 1 && m[0].state == MailState::Sent as i32).then_some(())
+    })
+    .await;
+    assert_eq!(svc.status().await.unsent_mails, 0);
+    assert_eq!(sink.mails().len(), 1);
+    svc.stop().await;
+    names.cleanup().await;
 }

@@ -14,7 +14,7 @@ use lapin::{
     BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind,
     options::{
         BasicAckOptions, BasicGetOptions, BasicPublishOptions, ConfirmSelectOptions,
-        ExchangeDeclareOptions,
+        ExchangeDeclareOptions, ExchangeDeleteOptions, QueueDeleteOptions,
     },
     types::{AMQPValue, FieldTable, LongString},
 };
@@ -61,6 +61,26 @@ impl Names {
 
     pub fn dead_letter_queue(&self) -> String {
         format!("{}.dead-letter", self.queue)
+    }
+
+    /// Deletes the test's queues and exchanges from the shared broker (called at the end of a
+    /// passing test; a failing one leaves them for inspection).
+    pub async fn cleanup(&self) {
+        let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+            .await
+            .expect("connect");
+        let ch = conn.create_channel().await.expect("channel");
+        for q in [self.queue.clone(), self.dead_letter_queue()] {
+            ch.queue_delete(q.as_str().into(), QueueDeleteOptions::default())
+                .await
+                .expect("delete queue");
+        }
+        for x in [self.exchange.clone(), format!("{}.dlx", self.queue)] {
+            ch.exchange_delete(x.as_str().into(), ExchangeDeleteOptions::default())
+                .await
+                .expect("delete exchange");
+        }
+        let _ = conn.close(200, "bye".into()).await;
     }
 }
 
@@ -407,7 +427,7 @@ impl SinkMail {
 }
 
 /// A tiny real SMTP server (EHLO/HELO, MAIL, RCPT, DATA, RSET, NOOP, QUIT) that records every
-/// message it accepts.
+/// message it accepts, and rejects recipients containing "bounce" with a permanent 550.
 #[derive(Debug, Clone)]
 pub struct SmtpSink {
     pub addr: std::net::SocketAddr,
@@ -460,6 +480,9 @@ async fn session(
             from = cmd[10..].trim().to_owned();
             to.clear();
             b"250 OK\r\n"
+        } else if upper.starts_with("RCPT TO:") && upper.contains("BOUNCE") {
+            // A mailbox that does not exist: a permanent rejection.
+            b"550 5.1.1 no such user\r\n"
         } else if upper.starts_with("RCPT TO:") {
             to.push(cmd[8..].trim().to_owned());
             b"250 OK\r\n"
