@@ -217,8 +217,13 @@ impl Relay {
                             );
                         }
                     }
-                    if publisher.as_ref().is_some_and(|p| !p.is_open()) {
-                        publisher = None;
+                    // A broken or stalled channel (e.g. a broker blocking publishers) is
+                    // replaced; late confirms of the old one no longer matter.
+                    let broken = matches!(e, Error::Broker(_) | Error::ConfirmTimeout(_));
+                    if (broken || publisher.as_ref().is_some_and(|p| !p.is_open()))
+                        && let Some(p) = publisher.take()
+                    {
+                        tokio::spawn(p.close());
                     }
                     if !self.sleep(delay).await {
                         break None;
@@ -242,7 +247,9 @@ impl Relay {
     async fn cycle(&mut self, publisher: &mut Option<Publisher>) -> Result<Cycle, Error> {
         let batch = db::fetch_batch(&self.pool, self.cfg.batch_size).await?;
         let (Some(first), Some(last)) = (batch.first(), batch.last()) else {
-            self.refresh_backlog(true).await?;
+            // Nothing present: that is the backlog, no need to count it (keeps idle load at
+            // two statements per poll: the lock ping and this read).
+            self.status.set_backlog(db::Backlog::default());
             return Ok(Cycle::Drained);
         };
         let span = tracing::Span::current();
