@@ -231,13 +231,14 @@ impl Relay {
                 }
             }
         };
+        // Bounded: a stalled broker or database must not hold up shutdown.
         if let Some(p) = publisher {
-            p.close().await;
+            let _ = tokio::time::timeout(DB_TIMEOUT, p.close()).await;
         }
         if lost.is_none() {
             // Ending the session releases the lock now, so a standby need not wait for a
             // timeout to take over.
-            let _ = lock.close().await;
+            let _ = tokio::time::timeout(DB_TIMEOUT, lock.close()).await;
         }
         lost
     }
