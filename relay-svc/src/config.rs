@@ -87,9 +87,9 @@ impl Config {
     /// Checks what clap cannot; the error names the setting to fix.
     pub fn validate(&self) -> anyhow::Result<()> {
         self.pg_options()?;
-        lapin::uri::AMQPUri::from_str(&self.amqp_url).map_err(|e| {
-            anyhow::anyhow!("AMQP_URL is not a valid AMQP URL ({e}): {}", self.amqp_url)
-        })?;
+        lapin::uri::AMQPUri::from_str(&self.amqp_url)
+            // The URL is not echoed: it usually carries a password.
+            .map_err(|e| anyhow::anyhow!("AMQP_URL is not a valid AMQP URL: {e}"))?;
         if self.amqp_exchange.is_empty() || self.amqp_exchange.len() > 255 {
             anyhow::bail!("AMQP_EXCHANGE must be 1 to 255 bytes long");
         }
@@ -105,12 +105,9 @@ impl Config {
 
     /// The parsed `DATABASE_URL`.
     pub fn pg_options(&self) -> anyhow::Result<PgConnectOptions> {
-        PgConnectOptions::from_str(&self.database_url).map_err(|e| {
-            anyhow::anyhow!(
-                "DATABASE_URL is not a valid PostgreSQL URL ({e}): {}",
-                self.database_url
-            )
-        })
+        PgConnectOptions::from_str(&self.database_url)
+            // The URL is not echoed: it may carry a password.
+            .map_err(|e| anyhow::anyhow!("DATABASE_URL is not a valid PostgreSQL URL: {e}"))
     }
 
     pub(crate) fn backoff(&self) -> outbox_kit::backoff::Backoff {

@@ -33,6 +33,7 @@ pub mod config;
 pub mod db;
 pub mod error;
 pub mod grpc;
+#[doc(hidden)]
 pub mod hook;
 mod relay;
 pub mod status;

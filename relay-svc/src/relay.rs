@@ -217,8 +217,13 @@ impl Relay {
                             );
                         }
                     }
-                    if publisher.as_ref().is_some_and(|p| !p.is_open()) {
-                        publisher = None;
+                    // A broken or stalled channel (e.g. a broker blocking publishers) is
+                    // replaced; late confirms of the old one no longer matter.
+                    let broken = matches!(e, Error::Broker(_) | Error::ConfirmTimeout(_));
+                    if (broken || publisher.as_ref().is_some_and(|p| !p.is_open()))
+                        && let Some(p) = publisher.take()
+                    {
+                        tokio::spawn(p.close());
                     }
                     if !self.sleep(delay).await {
                         break None;
@@ -226,13 +231,14 @@ impl Relay {
                 }
             }
         };
+        // Bounded: a stalled broker or database must not hold up shutdown.
         if let Some(p) = publisher {
-            p.close().await;
+            let _ = tokio::time::timeout(DB_TIMEOUT, p.close()).await;
         }
         if lost.is_none() {
             // Ending the session releases the lock now, so a standby need not wait for a
             // timeout to take over.
-            let _ = lock.close().await;
+            let _ = tokio::time::timeout(DB_TIMEOUT, lock.close()).await;
         }
         lost
     }
@@ -242,7 +248,9 @@ impl Relay {
     async fn cycle(&mut self, publisher: &mut Option<Publisher>) -> Result<Cycle, Error> {
         let batch = db::fetch_batch(&self.pool, self.cfg.batch_size).await?;
         let (Some(first), Some(last)) = (batch.first(), batch.last()) else {
-            self.refresh_backlog(true).await?;
+            // Nothing present: that is the backlog, no need to count it (keeps idle load at
+            // two statements per poll: the lock ping and this read).
+            self.status.set_backlog(db::Backlog::default());
             return Ok(Cycle::Drained);
         };
         let span = tracing::Span::current();

@@ -84,9 +84,10 @@ async fn a_database_outage_is_survived_and_publishing_resumes() {
         };
         events.push((id, orders.upsert(id, status).await));
     }
-    wait_until("the relay notices the outage", || async {
+    // Its lock connection is gone, and with it the lock: it must stop publishing.
+    wait_until("the relay steps down and reports failures", || async {
         let s = relay.status().await;
-        !s.active || s.consecutive_failures > 0
+        !s.active && s.consecutive_failures > 0
     })
     .await;
 

@@ -168,6 +168,18 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
     assert_eq!(status.last_published_seq, paid);
     assert_eq!(status.published_total, 2);
     assert_eq!(status.consecutive_failures, 0);
+    let metrics = relay.metrics().await;
+    for name in [
+        "relay_outbox_backlog",
+        "relay_outbox_oldest_unsent_age_seconds",
+        "relay_last_published_seq",
+        "relay_active",
+        "relay_consecutive_failures",
+        "relay_published_total",
+        "relay_commit_to_publish_seconds_bucket",
+    ] {
+        assert!(metrics.contains(name), "{name} missing from:\n{metrics}");
+    }
     consumer.cleanup().await;
 }
 
