@@ -6,12 +6,13 @@ use std::{
     collections::{BTreeMap, BTreeSet},
     sync::{
         Arc, Mutex,
-        atomic::{AtomicBool, AtomicU64, Ordering},
+        atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, Ordering},
     },
     time::{Duration, Instant},
 };
 
 use anyhow::Context;
+use futures::StreamExt;
 use outbox_proto::{
     mail::v1::{GetStatusRequest as MailStatusRequest, ListMailsRequest},
     orders::v1::{OrderStatus, UpsertOrderRequest},
@@ -30,7 +31,8 @@ pub struct ChaosOptions {
     /// Concurrent gRPC writers.
     #[arg(long, default_value_t = 8)]
     pub concurrency: usize,
-    /// Orders live at any moment (writers pick among them at random).
+    /// Orders live at any moment (writers pick among them at random; a finished order is
+    /// replaced by a new one).
     #[arg(long, default_value_t = 200)]
     pub orders: i64,
     /// Mean seconds between two faults (0 disables faults).
@@ -131,6 +133,64 @@ const STATUSES: [OrderStatus; 5] = [
     OrderStatus::Cancelled,
 ];
 
+/// One of the `--orders` places an order lives in: writers walk its order along the status path
+/// (mostly forward, sometimes a cancel, sometimes a random status the rules may reject) and start
+/// a new order id there once it reached a final status, so the load keeps producing events.
+#[derive(Debug)]
+struct Slot {
+    /// The current order's id.
+    id: AtomicI64,
+    /// The current order's status as last reported (0 before it exists).
+    status: AtomicI32,
+    /// Distance between two order ids of the same slot.
+    stride: i64,
+}
+
+impl Slot {
+    fn new(first_id: i64, stride: i64) -> Self {
+        Self {
+            id: AtomicI64::new(first_id),
+            status: AtomicI32::new(0),
+            stride,
+        }
+    }
+
+    fn next_request(&self, rng: &mut StdRng) -> (i64, OrderStatus) {
+        let id = self.id.load(Ordering::Relaxed);
+        let current = OrderStatus::try_from(self.status.load(Ordering::Relaxed))
+            .unwrap_or(OrderStatus::Unspecified);
+        let status = match rng.random_range(0..10) {
+            0 => STATUSES[rng.random_range(0..STATUSES.len())],
+            1 => OrderStatus::Cancelled,
+            _ => match current {
+                OrderStatus::Unspecified => OrderStatus::Pending,
+                OrderStatus::Pending => OrderStatus::Paid,
+                OrderStatus::Paid => OrderStatus::Shipped,
+                _ => OrderStatus::Delivered,
+            },
+        };
+        (id, status)
+    }
+
+    /// Records the status a response reported; a final status moves the slot to a new order.
+    fn observe(&self, id: i64, status: i32) {
+        if self.id.load(Ordering::Relaxed) != id {
+            return;
+        }
+        self.status.store(status, Ordering::Relaxed);
+        let finished =
+            status == OrderStatus::Delivered as i32 || status == OrderStatus::Cancelled as i32;
+        if finished
+            && self
+                .id
+                .compare_exchange(id, id + self.stride, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            self.status.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Runs the checker against a freshly started stack (logs under `cfg.log_dir`).
 pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<ChaosReport> {
     let seed = opts.seed.unwrap_or_else(|| rand::rng().random());
@@ -155,6 +215,11 @@ pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<Ch
     let stop = Arc::new(AtomicBool::new(false));
     let upserts = Arc::new(AtomicU64::new(0));
     let rejected = Arc::new(AtomicU64::new(0));
+    let slots: Arc<Vec<Slot>> = Arc::new(
+        (0..opts.orders)
+            .map(|i| Slot::new(i + 1, opts.orders))
+            .collect(),
+    );
     let mut writers = Vec::new();
     for w in 0..opts.concurrency {
         let client = stack.orders_client().await?;
@@ -164,12 +229,12 @@ pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<Ch
             upserts.clone(),
             rejected.clone(),
         );
-        let live = opts.orders;
+        let slots = slots.clone();
         let mut rng = StdRng::seed_from_u64(seed ^ (w as u64 + 1));
         writers.push(tokio::spawn(async move {
             while !stop.load(Ordering::Relaxed) {
-                let id = rng.random_range(1..=live);
-                let status = STATUSES[rng.random_range(0..STATUSES.len())];
+                let slot = &slots[rng.random_range(0..slots.len())];
+                let (id, status) = slot.next_request(&mut rng);
                 let request = UpsertOrderRequest {
                     id,
                     status: status as i32,
@@ -181,8 +246,12 @@ pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<Ch
                 let entry = ledger.entry(id).or_default();
                 match result {
                     Ok(resp) => {
-                        if let Some(seq) = resp.into_inner().event_seq {
+                        let resp = resp.into_inner();
+                        if let Some(seq) = resp.event_seq {
                             entry.seqs.insert(seq);
+                        }
+                        if let Some(order) = resp.order {
+                            slot.observe(id, order.status);
                         }
                     }
                     Err(e)
@@ -247,6 +316,10 @@ pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<Ch
     )
     .await?;
     report.drain = drain_started.elapsed();
+    eprintln!(
+        "chaos: drained in {:.1}s; checking every order",
+        report.drain.as_secs_f64()
+    );
     check(&stack, &ledger, &mut report).await?;
     stack.stop().await;
     Ok(report)
@@ -339,6 +412,7 @@ async fn heal(stack: &mut Stack) -> anyhow::Result<()> {
 async fn wait_drained(stack: &Stack, events: u64, timeout: Duration) -> anyhow::Result<()> {
     let orders_db = sqlx::PgPool::connect(&stack.orders_db_url).await?;
     let deadline = Instant::now() + timeout;
+    let mut last_report = Instant::now();
     loop {
         let backlog: i64 = sqlx::query_scalar("select count(*) from outbox")
             .fetch_one(&orders_db)
@@ -351,6 +425,13 @@ async fn wait_drained(stack: &Stack, events: u64, timeout: Duration) -> anyhow::
             .into_inner();
         if backlog == 0 && status.held == 0 && status.processed >= events {
             return Ok(());
+        }
+        if last_report.elapsed() > Duration::from_secs(10) {
+            last_report = Instant::now();
+            eprintln!(
+                "chaos: draining: outbox {backlog}, held {}, processed {} of {events}",
+                status.held, status.processed
+            );
         }
         if Instant::now() > deadline {
             anyhow::bail!(
@@ -378,16 +459,30 @@ async fn check(
         .into_iter()
         .map(|(id, v, last)| (id, (v, last)))
         .collect();
-    let mut mail = stack.mail_client(0).await?;
+    let mail = stack.mail_client(0).await?;
     let empty = OrderLedger::default();
     let ids: BTreeSet<i64> = ledger.keys().chain(committed.keys()).copied().collect();
-    for id in ids {
+    // Ask for every order's mails, 32 calls at a time.
+    let all_mails: Vec<(i64, Vec<outbox_proto::mail::v1::Mail>)> =
+        futures::stream::iter(ids.iter().copied())
+            .map(|id| {
+                let mut mail = mail.clone();
+                async move {
+                    let mails = mail
+                        .list_mails(ListMailsRequest { order_id: id })
+                        .await?
+                        .into_inner()
+                        .mails;
+                    anyhow::Ok((id, mails))
+                }
+            })
+            .buffer_unordered(32)
+            .collect::<Vec<_>>()
+            .await
+            .into_iter()
+            .collect::<anyhow::Result<_>>()?;
+    for (id, mails) in all_mails {
         let expected = ledger.get(&id).unwrap_or(&empty);
-        let mails = mail
-            .list_mails(ListMailsRequest { order_id: id })
-            .await?
-            .into_inner()
-            .mails;
         let seqs: Vec<u64> = mails.iter().map(|m| m.seq).collect();
         let distinct: BTreeSet<u64> = seqs.iter().copied().collect();
         let duplicated = (seqs.len() - distinct.len()) as u64;

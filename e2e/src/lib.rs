@@ -4,5 +4,6 @@
 
 pub mod bench;
 pub mod chaos;
+pub mod demo;
 pub mod stack;
 pub mod stats;

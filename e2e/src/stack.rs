@@ -133,6 +133,22 @@ impl ServiceProc {
         }
     }
 
+    /// SIGSTOP / SIGCONT: freezes the process without closing its connections (a hung
+    /// instance), or lets it go on.
+    pub async fn signal(&self, signal: &str) -> anyhow::Result<()> {
+        let pid = self
+            .child
+            .as_ref()
+            .and_then(Child::id)
+            .with_context(|| format!("{} is not running", self.name))?;
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &pid.to_string()])
+            .status()
+            .await?;
+        anyhow::ensure!(status.success(), "kill -{signal} {pid} failed");
+        Ok(())
+    }
+
     /// SIGTERM, then waits for a graceful exit (SIGKILL after `grace`).
     pub async fn terminate(&mut self, grace: Duration) {
         let Some(mut child) = self.child.take() else {

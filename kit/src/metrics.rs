@@ -34,6 +34,9 @@ pub async fn serve(
     setting: &str,
     shutdown: CancellationToken,
 ) -> anyhow::Result<SocketAddr> {
+    // Install the recorder before anything is recorded: counts recorded before the first scrape
+    // would otherwise be lost.
+    handle();
     let listener = TcpListener::bind(addr)
         .await
         .with_context(|| format!("{setting}: cannot listen on {addr}"))?;

@@ -16,7 +16,7 @@
 use std::{sync::Arc, time::Duration};
 
 use anyhow::{Context, anyhow};
-use futures::StreamExt;
+use futures::{StreamExt, stream::FuturesUnordered};
 use lapin::{
     BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind,
     message::Delivery,
@@ -152,13 +152,15 @@ impl Topology {
     }
 }
 
-/// The consumer: one connection, deliveries processed one at a time, each acked after its
-/// transaction committed.
+/// The consumer: one connection, up to `concurrency` deliveries processed at once, each acked
+/// after its transaction committed.
 #[derive(Debug)]
 pub struct Consumer {
     pub amqp_url: String,
     pub topology: Topology,
     pub prefetch: u16,
+    /// Deliveries in processing at once.
+    pub concurrency: usize,
     pub pool: PgPool,
     /// Names this process's counter rows.
     pub instance: String,
@@ -257,22 +259,45 @@ impl Consumer {
         backoff.reset();
         self.ready.send_replace(true);
         tracing::info!(queue = %self.topology.queue, "[mail] consuming");
+        // A connection that dies under us does not always end the delivery stream (seen when
+        // the broker restarts): watch the connection too, and start a new session when it is
+        // gone.
+        let mut watchdog = tokio::time::interval(Duration::from_secs(1));
+        // Deliveries of different orders are processed side by side; acks are per delivery, so
+        // they may complete in any order.
+        let mut in_flight = FuturesUnordered::new();
         let end = loop {
-            let next = tokio::select! {
+            tokio::select! {
                 _ = shutdown.cancelled() => break End::Shutdown,
-                next = deliveries.next() => next,
-            };
-            let delivery = match next {
-                None => return Err(anyhow!("the broker cancelled the consumer")),
-                Some(Err(e)) => return Err(e).context("consuming"),
-                Some(Ok(d)) => d,
-            };
-            match self.handle(&dl, delivery, shutdown).await? {
-                Handled::Acked => {}
-                Handled::Shutdown => break End::Shutdown,
-                Handled::Crashed => break End::Crashed,
+                _ = watchdog.tick() => {
+                    if !conn.status().connected() {
+                        return Err(anyhow!("the broker connection was lost"));
+                    }
+                }
+                Some(handled) = in_flight.next(), if !in_flight.is_empty() => {
+                    match handled? {
+                        Handled::Acked => {}
+                        Handled::Shutdown => break End::Shutdown,
+                        Handled::Crashed => break End::Crashed,
+                    }
+                }
+                next = deliveries.next(), if in_flight.len() < self.concurrency => {
+                    let delivery = match next {
+                        None => return Err(anyhow!("the broker cancelled the consumer")),
+                        Some(Err(e)) => return Err(e).context("consuming"),
+                        Some(Ok(d)) => d,
+                    };
+                    in_flight.push(self.handle(&dl, delivery, shutdown));
+                }
             }
         };
+        // Shutting down: what is in flight finishes (and is acked) first.
+        if matches!(end, End::Shutdown) {
+            while let Some(handled) = in_flight.next().await {
+                handled?;
+            }
+        }
+        drop(in_flight);
         // Close the channels before the connection (a quiet shutdown); unacked deliveries go
         // back to the queue.
         let _ = ch.close(200, "bye".into()).await;
@@ -319,7 +344,7 @@ impl Consumer {
                         if self.hooks.crash_after_commit_seq == Some(ev.seq) {
                             return Ok(Handled::Crashed);
                         }
-                        delivery.ack(BasicAckOptions::default()).await?;
+                        broker_call("ack", delivery.ack(BasicAckOptions::default())).await?;
                         return Ok(Handled::Acked);
                     }
                     Some(Err(reason)) => reason,
@@ -339,7 +364,7 @@ impl Consumer {
                 Some(Err(e)) => tracing::error!(error = %e, "cannot count a dead letter"),
                 Some(Ok(())) => {}
             }
-            delivery.ack(BasicAckOptions::default()).await?;
+            broker_call("ack", delivery.ack(BasicAckOptions::default())).await?;
             Ok(Handled::Acked)
         }
         .instrument(span)
@@ -429,8 +454,8 @@ impl Consumer {
             AMQPValue::LongString(LongString::from(delivery.routing_key.as_str())),
         );
         let properties = delivery.properties.clone().with_headers(headers);
-        let confirm = dl
-            .basic_publish(
+        let publish = async {
+            dl.basic_publish(
                 self.topology.dead_letter_exchange.as_str().into(),
                 delivery.routing_key.clone(),
                 // Mandatory: an unroutable dead letter (someone deleted the queue) comes back
@@ -443,7 +468,9 @@ impl Consumer {
                 properties,
             )
             .await?
-            .await?;
+            .await
+        };
+        let confirm = broker_call("dead-letter publish", publish).await?;
         if !confirm.is_ack() {
             return Err(anyhow!("the broker refused the dead letter (nack)"));
         }
@@ -502,5 +529,19 @@ where
             _ = shutdown.cancelled() => return None,
             _ = tokio::time::sleep(delay) => {}
         }
+    }
+}
+
+/// How long a call to the broker (an ack, a confirmed publish) may take before the connection is
+/// considered dead and a new session is started; the delivery then comes back unacked.
+const BROKER_CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+async fn broker_call<T>(
+    what: &str,
+    call: impl std::future::Future<Output = lapin::Result<T>>,
+) -> anyhow::Result<T> {
+    match tokio::time::timeout(BROKER_CALL_TIMEOUT, call).await {
+        Ok(result) => Ok(result?),
+        Err(_) => Err(anyhow!("{what} got no answer in {BROKER_CALL_TIMEOUT:?}")),
     }
 }

@@ -29,7 +29,7 @@ pub struct Config {
     pub database_url: String,
 
     /// Size of the PostgreSQL connection pool.
-    #[arg(long, env = "DB_MAX_CONNECTIONS", default_value_t = 8,
+    #[arg(long, env = "DB_MAX_CONNECTIONS", default_value_t = 20,
           value_parser = clap::value_parser!(u32).range(2..=1000))]
     pub db_max_connections: u32,
 
@@ -55,6 +55,12 @@ pub struct Config {
     #[arg(long, env = "PREFETCH", default_value_t = 64,
           value_parser = clap::value_parser!(u16).range(1..))]
     pub prefetch: u16,
+
+    /// Deliveries processed at once by this instance (different orders run in parallel; one
+    /// order's events are serialised by its lock in the database anyway).
+    #[arg(long, env = "CONSUMER_CONCURRENCY", default_value_t = 16,
+          value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub consumer_concurrency: u16,
 
     /// How mails are delivered: `log` writes them to the log, `smtp` sends them to SMTP_URL.
     #[arg(long, env = "MAILER", value_enum, default_value_t = MailerKind::Log)]

@@ -165,12 +165,13 @@ pub struct MailRow {
     pub last_error: Option<String>,
 }
 
-/// The order's mails in send order (seq order is chain order within an order).
+/// The order's mails in the order they were queued (see migration 0002), which is the order the
+/// mailer sends them in.
 pub async fn list_mails(pool: &PgPool, order_id: i64) -> Result<Vec<MailRow>, sqlx::Error> {
     sqlx::query_as(
         "select seq, order_id, event_type, recipient, subject, body, idempotency_key, traceparent,
                 queued_at, sent_at, failed_at, last_error
-           from mails where order_id = $1 order by seq",
+           from mails where order_id = $1 order by position",
     )
     .bind(order_id)
     .fetch_all(pool)

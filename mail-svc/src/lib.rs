@@ -99,6 +99,7 @@ impl App {
             amqp_url: cfg.amqp_url.clone(),
             topology: topology.clone(),
             prefetch: cfg.prefetch,
+            concurrency: usize::from(cfg.consumer_concurrency),
             pool: pool.clone(),
             instance: format!("{:016x}", rand::random::<u64>()),
             mailer_wake: mailer_wake.clone(),

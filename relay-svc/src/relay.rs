@@ -298,6 +298,7 @@ impl Relay {
             db::delete(&self.pool, &seqs).await?;
             self.status.published(&delivery.delivered);
             tracing::info!("relay: published seq={}", seq_ranges(&seqs));
+            log_published_events(&batch, &seqs);
         }
         let full = batch.len() >= self.cfg.batch_size as usize;
         self.refresh_backlog(!full || delivery.undelivered > 0)
@@ -493,6 +494,29 @@ fn seq_ranges(seqs: &[i64]) -> String {
         format!("{min}..{max}")
     } else {
         format!("{min}..{max} ({} events)", seqs.len())
+    }
+}
+
+/// One line per published event with its trace id, so an operator can follow one Upsert's trace
+/// from orders-svc through the relay to mail-svc by grepping the id.
+fn log_published_events(batch: &[db::OutboxRow], published: &[i64]) {
+    if !tracing::enabled!(tracing::Level::INFO) {
+        return;
+    }
+    for row in batch.iter().filter(|r| published.contains(&r.seq)) {
+        let trace_id = row
+            .traceparent
+            .as_deref()
+            .and_then(outbox_kit::trace::TraceParent::parse)
+            .map(|t| t.trace_id)
+            .unwrap_or_default();
+        tracing::info!(
+            trace_id = %trace_id,
+            "relay: sent seq={} order={} type={}",
+            row.seq,
+            row.aggregate_id,
+            row.event_type
+        );
     }
 }
 

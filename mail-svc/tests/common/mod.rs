@@ -94,6 +94,7 @@ pub fn config(names: &Names) -> Config {
         amqp_exchange: names.exchange.clone(),
         mail_queue: names.queue.clone(),
         prefetch: 64,
+        consumer_concurrency: 8,
         mailer: MailerKind::Log,
         smtp_url: "smtp://127.0.0.1:1".into(),
         mail_from: "Outbox Shop <shop@example.com>".into(),

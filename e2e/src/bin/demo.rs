@@ -1,0 +1,9 @@
+//! The seed's demo on a live stack: `cargo run -p e2e --bin demo` (needs `rabbitmqctl`; it stops
+//! and starts the local broker's application once).
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let logs = e2e::demo::run().await?;
+    println!("\nfull logs: {}", logs.display());
+    Ok(())
+}
