@@ -355,3 +355,32 @@ impl Stack {
         self.orders.terminate(Duration::from_secs(10)).await;
     }
 }
+
+/// Builds the three service binaries in the profile of the running executable, so that
+/// `cargo run -p e2e --bin …` never runs stale services. Does nothing outside `cargo run` (no
+/// `CARGO` in the environment), e.g. for a copied binary.
+pub fn build_services() -> anyhow::Result<()> {
+    let Ok(cargo) = std::env::var("CARGO") else {
+        return Ok(());
+    };
+    let release = Binaries::locate()?.dir.ends_with("release");
+    let mut cmd = std::process::Command::new(cargo);
+    cmd.args([
+        "build",
+        "--locked",
+        "-p",
+        "orders-svc",
+        "-p",
+        "relay-svc",
+        "-p",
+        "mail-svc",
+    ]);
+    if release {
+        cmd.arg("--release");
+    }
+    let status = cmd
+        .status()
+        .context("running cargo build for the services")?;
+    anyhow::ensure!(status.success(), "building the services failed");
+    Ok(())
+}

@@ -62,6 +62,12 @@ pub struct Config {
           value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub consumer_concurrency: u16,
 
+    /// Delivery loops sending mails side by side (each mail is one transaction; one order's mails
+    /// still go out one after another, in order).
+    #[arg(long, env = "MAILER_CONCURRENCY", default_value_t = 4,
+          value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub mailer_concurrency: u16,
+
     /// How mails are delivered: `log` writes them to the log, `smtp` sends them to SMTP_URL.
     #[arg(long, env = "MAILER", value_enum, default_value_t = MailerKind::Log)]
     pub mailer: MailerKind,

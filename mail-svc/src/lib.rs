@@ -65,7 +65,7 @@ pub struct App {
     consuming: watch::Receiver<bool>,
     server: JoinHandle<Result<(), tonic::transport::Error>>,
     consumer: JoinHandle<()>,
-    mailer: JoinHandle<()>,
+    mailers: Vec<JoinHandle<()>>,
     watcher: JoinHandle<()>,
 }
 
@@ -107,9 +107,10 @@ impl App {
             hooks: cfg.hooks.clone(),
         };
         let consumer = tokio::spawn(consumer.run(shutdown.clone()));
-        let mailer = tokio::spawn(
-            mailer::Mailer::new(pool.clone(), transport, mailer_wake).run(shutdown.clone()),
-        );
+        let mailer = Arc::new(mailer::Mailer::new(pool.clone(), transport, mailer_wake));
+        let mailers = (0..cfg.mailer_concurrency)
+            .map(|_| tokio::spawn(mailer.clone().run(shutdown.clone())))
+            .collect();
         let watcher = tokio::spawn(mailer::watch_holds(
             pool.clone(),
             cfg.mail_hold_alert,
@@ -140,7 +141,7 @@ impl App {
             consuming,
             server,
             consumer,
-            mailer,
+            mailers,
             watcher,
         })
     }
@@ -176,7 +177,9 @@ impl App {
     pub async fn run(self) -> anyhow::Result<()> {
         self.server.await.context("gRPC server task")??;
         self.consumer.await.context("consumer task")?;
-        self.mailer.await.context("mailer task")?;
+        for mailer in self.mailers {
+            mailer.await.context("mailer task")?;
+        }
         self.watcher.await.context("hold watch task")?;
         self.pool.close().await;
         tracing::info!("mail-svc stopped");

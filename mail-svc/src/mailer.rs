@@ -95,12 +95,18 @@ impl Mailer {
         }
     }
 
-    /// Delivers until `shutdown`; a send in flight finishes first.
-    pub async fn run(self, shutdown: CancellationToken) {
+    /// Delivers until `shutdown`; a send in flight finishes first. Several loops may share one
+    /// mailer (`MAILER_CONCURRENCY`): the claim keeps them from sending a mail twice or an
+    /// order's mails out of order, exactly as for several instances.
+    pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
         let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(30));
         while !shutdown.is_cancelled() {
             match self.deliver_next().await {
-                Ok(true) => backoff.reset(),
+                Ok(true) => {
+                    backoff.reset();
+                    // There may be more: wake an idle sibling loop to share the work.
+                    self.wake.notify_one();
+                }
                 Ok(false) => {
                     tokio::select! {
                         _ = shutdown.cancelled() => break,

@@ -15,6 +15,7 @@ struct Cli {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    e2e::stack::build_services()?;
     let report = bench::run(&cli.options).await?;
     print!("{}", bench::table(&report));
     std::fs::write(&cli.options.json, serde_json::to_string_pretty(&report)?)?;

@@ -20,6 +20,7 @@ struct Cli {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    e2e::stack::build_services()?;
     let mut cfg = StackConfig::new("chaos");
     cfg.rust_log = cli.service_log;
     let report = chaos::run(&cli.options, cfg).await?;

@@ -3,6 +3,7 @@
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    e2e::stack::build_services()?;
     let logs = e2e::demo::run().await?;
     println!("\nfull logs: {}", logs.display());
     Ok(())

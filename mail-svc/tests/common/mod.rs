@@ -95,6 +95,7 @@ pub fn config(names: &Names) -> Config {
         mail_queue: names.queue.clone(),
         prefetch: 64,
         consumer_concurrency: 8,
+        mailer_concurrency: 2,
         mailer: MailerKind::Log,
         smtp_url: "smtp://127.0.0.1:1".into(),
         mail_from: "Outbox Shop <shop@example.com>".into(),
