@@ -728,36 +728,9 @@ async fn end_to_end(
     let base = BASE.fetch_add(100_000_000, Ordering::Relaxed);
     let conn = amqp().await?;
     let ch = conn.create_channel().await?;
-    let queue = outbox_kit::testing::unique("bench.e2e");
-    ch.queue_declare(
-        queue.as_str().into(),
-        QueueDeclareOptions {
-            exclusive: true,
-            auto_delete: true,
-            ..Default::default()
-        },
-        FieldTable::default(),
-    )
-    .await?;
-    ch.queue_bind(
-        queue.as_str().into(),
-        stack.exchange.as_str().into(),
-        "#".into(),
-        QueueBindOptions::default(),
-        FieldTable::default(),
-    )
-    .await?;
     ch.basic_qos(1000, BasicQosOptions::default()).await?;
-    let mut consumer = ch
-        .basic_consume(
-            queue.as_str().into(),
-            "bench-e2e".into(),
-            BasicConsumeOptions {
-                no_ack: true,
-                ..Default::default()
-            },
-            FieldTable::default(),
-        )
+    let mut consumer = stack
+        .tap(&ch, &outbox_kit::testing::unique("bench-e2e"))
         .await?;
     let received: Arc<Mutex<HashMap<u64, SystemTime>>> = Arc::default();
     let rx = received.clone();
@@ -973,6 +946,20 @@ fn ratio(service: f64, ceiling: f64) -> String {
     }
 }
 
+/// A throughput stage next to its ceiling.
+fn write_pair(out: &mut String, title: &str, ceiling: &str, service: &str, p: &Pair) {
+    use std::fmt::Write;
+    let heading = format!("{title} ({} events)", p.service.ops);
+    let _ = writeln!(out, "\n{heading:<44} events/s          ratio");
+    let _ = writeln!(out, "   {ceiling:<35} {:>10.0}", p.ceiling.per_sec);
+    let _ = writeln!(
+        out,
+        "   {service:<35} {:>10.0}          {}",
+        p.service.per_sec,
+        ratio(p.service.per_sec, p.ceiling.per_sec)
+    );
+}
+
 /// The human-readable table of a report.
 pub fn table(r: &BenchReport) -> String {
     use std::fmt::Write;
@@ -1006,39 +993,21 @@ pub fn table(r: &BenchReport) -> String {
         }
     }
     if let Some(p) = &r.relay_drain {
-        let _ = writeln!(
-            out,
-            "\n2. relay drain ({} events)                 events/s          ratio",
-            p.service.ops
-        );
-        let _ = writeln!(
-            out,
-            "   lapin publisher, confirms (ceiling) {:>10.0}",
-            p.ceiling.per_sec
-        );
-        let _ = writeln!(
-            out,
-            "   relay-svc draining the outbox       {:>10.0}          {}",
-            p.service.per_sec,
-            ratio(p.service.per_sec, p.ceiling.per_sec)
+        write_pair(
+            &mut out,
+            "2. relay drain",
+            "lapin publisher, confirms (ceiling)",
+            "relay-svc draining the outbox",
+            p,
         );
     }
     if let Some(p) = &r.consume {
-        let _ = writeln!(
-            out,
-            "\n3. consume path ({} events)                events/s          ratio",
-            p.service.ops
-        );
-        let _ = writeln!(
-            out,
-            "   lapin consume+ack (ceiling)         {:>10.0}",
-            p.ceiling.per_sec
-        );
-        let _ = writeln!(
-            out,
-            "   mail-svc processing                 {:>10.0}          {}",
-            p.service.per_sec,
-            ratio(p.service.per_sec, p.ceiling.per_sec)
+        write_pair(
+            &mut out,
+            "3. consume path",
+            "lapin consume+ack (ceiling)",
+            "mail-svc processing",
+            p,
         );
     }
     if !r.end_to_end.is_empty() {

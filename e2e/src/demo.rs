@@ -7,8 +7,7 @@ use std::{collections::HashMap, io::Write, time::Duration};
 use anyhow::Context;
 use futures::StreamExt;
 use lapin::{
-    BasicProperties, Connection, ConnectionProperties,
-    options::{BasicConsumeOptions, BasicPublishOptions, QueueBindOptions, QueueDeclareOptions},
+    BasicProperties, Connection, ConnectionProperties, options::BasicPublishOptions,
     types::FieldTable,
 };
 use outbox_proto::orders::v1::{OrderStatus, UpsertOrderRequest};
@@ -114,36 +113,7 @@ pub async fn run() -> anyhow::Result<std::path::PathBuf> {
     )
     .await?;
     let ch = conn.create_channel().await?;
-    let tap = format!("{}.demo-tap", stack.exchange);
-    ch.queue_declare(
-        tap.as_str().into(),
-        QueueDeclareOptions {
-            exclusive: true,
-            auto_delete: true,
-            ..Default::default()
-        },
-        FieldTable::default(),
-    )
-    .await?;
-    ch.queue_bind(
-        tap.as_str().into(),
-        stack.exchange.as_str().into(),
-        "#".into(),
-        QueueBindOptions::default(),
-        FieldTable::default(),
-    )
-    .await?;
-    let mut consumer = ch
-        .basic_consume(
-            tap.as_str().into(),
-            "demo-tap".into(),
-            BasicConsumeOptions {
-                no_ack: true,
-                ..Default::default()
-            },
-            FieldTable::default(),
-        )
-        .await?;
+    let mut consumer = stack.tap(&ch, "demo-tap").await?;
     let captured: std::sync::Arc<std::sync::Mutex<HashMap<String, Captured>>> = Default::default();
     let sink = captured.clone();
     tokio::spawn(async move {

@@ -335,6 +335,40 @@ impl Stack {
         Ok(MailServiceClient::new(self.mails[i].channel().await?))
     }
 
+    /// A tap on the stack's exchange: an exclusive, auto-deleted queue bound with `#` and consumed
+    /// without acks, so the caller sees a copy of every event the relay publishes from now on.
+    pub async fn tap(&self, ch: &lapin::Channel, name: &str) -> anyhow::Result<lapin::Consumer> {
+        use lapin::{options::*, types::FieldTable};
+        let queue = format!("{}.{name}", self.exchange);
+        let exclusive = QueueDeclareOptions {
+            exclusive: true,
+            auto_delete: true,
+            ..Default::default()
+        };
+        ch.queue_declare(queue.as_str().into(), exclusive, FieldTable::default())
+            .await?;
+        ch.queue_bind(
+            queue.as_str().into(),
+            self.exchange.as_str().into(),
+            "#".into(),
+            QueueBindOptions::default(),
+            FieldTable::default(),
+        )
+        .await?;
+        let no_ack = BasicConsumeOptions {
+            no_ack: true,
+            ..Default::default()
+        };
+        Ok(ch
+            .basic_consume(
+                queue.as_str().into(),
+                name.into(),
+                no_ack,
+                FieldTable::default(),
+            )
+            .await?)
+    }
+
     /// Everything the processes logged so far, concatenated (for asserting on log lines).
     pub fn logs(&self) -> String {
         let mut all = String::new();
