@@ -18,4 +18,15 @@ psql -h 127.0.0.1 -U postgres -d postgres -Atqc \
     fi
   done
 
+# Likewise for test queues (quorum queues hold memory on the broker) of test processes that are gone.
+if command -v rabbitmqctl >/dev/null 2>&1; then
+  rabbitmqctl -q list_queues name 2>/dev/null | grep -E '_test_[0-9]+_[0-9]+_[0-9]+' |
+    while read -r queue; do
+      pid=$(sed -E 's/.*_test_([0-9]+)_[0-9]+_[0-9]+.*/\1/' <<<"$queue")
+      if ! kill -0 "$pid" 2>/dev/null; then
+        rabbitmqctl -q delete_queue "$queue" >/dev/null 2>&1 || true
+      fi
+    done
+fi
+
 cargo test --workspace --locked "$@"

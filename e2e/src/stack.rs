@@ -381,12 +381,36 @@ impl Stack {
         all
     }
 
-    /// SIGTERM to every process.
+    /// SIGTERM to every process, then removes the stack's queues and exchanges from the broker
+    /// (quorum queues are not free to keep around).
     pub async fn stop(&mut self) {
         for p in self.mails.iter_mut().chain(self.relays.iter_mut()) {
             p.terminate(Duration::from_secs(10)).await;
         }
         self.orders.terminate(Duration::from_secs(10)).await;
+        if let Err(e) = self.remove_topology().await {
+            eprintln!("cannot remove the stack's queues and exchanges: {e:#}");
+        }
+    }
+
+    async fn remove_topology(&self) -> anyhow::Result<()> {
+        use lapin::options::{ExchangeDeleteOptions, QueueDeleteOptions};
+        let conn = lapin::Connection::connect(
+            &outbox_kit::testing::amqp_url(),
+            lapin::ConnectionProperties::default(),
+        )
+        .await?;
+        let ch = conn.create_channel().await?;
+        for queue in [self.queue.clone(), format!("{}.dead-letter", self.queue)] {
+            ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+                .await?;
+        }
+        for exchange in [format!("{}.dlx", self.queue), self.exchange.clone()] {
+            ch.exchange_delete(exchange.as_str().into(), ExchangeDeleteOptions::default())
+                .await?;
+        }
+        let _ = conn.close(200, "bye".into()).await;
+        Ok(())
     }
 }
 
