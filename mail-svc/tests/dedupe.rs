@@ -20,6 +20,11 @@ async fn duplicate_delivery_gives_one_mail_and_counts_a_skip() {
     publisher
         .proto_traced(&created(3, 43, EMAIL), Some(traceparent))
         .await;
+    // Deliveries are processed concurrently: let the traced copy be the one that is mailed.
+    eventually("first copy processed", 60, || async {
+        (svc.status().await.processed == 1).then_some(())
+    })
+    .await;
     publisher.proto(&created(3, 43, EMAIL)).await;
     publisher.proto(&created(3, 43, EMAIL)).await;
 

@@ -93,6 +93,12 @@ async fn every_poison_kind_is_dead_lettered_with_its_reason() {
     for (_, body, props, _) in &cases {
         publisher.raw("order.created", body, props.clone()).await;
     }
+    // Every poison message is dealt with before the next good event goes out (deliveries are
+    // processed concurrently; seq 13 must not raise the watermark before seq 12 is judged).
+    eventually("all poison dead-lettered", 60, || async {
+        (svc.status().await.dead_lettered == cases.len() as u64).then_some(())
+    })
+    .await;
     // The next good event is still processed.
     publisher
         .proto(&changed(13, 11, 100, OrderStatus::Shipped, EMAIL))
