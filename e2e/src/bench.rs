@@ -37,7 +37,7 @@ use serde::Serialize;
 use sqlx::PgPool;
 
 use crate::{
-    stack::{Stack, StackConfig},
+    stack::{Stack, StackConfig, db_name},
     stats::Summary,
 };
 
@@ -182,9 +182,7 @@ pub async fn run(opts: &BenchOptions) -> anyhow::Result<BenchReport> {
         report.consume = Some(Pair { ceiling, service });
     }
     if on(4) || on(5) {
-        let mut cfg = StackConfig::new("bench");
-        cfg.rust_log = "warn".into();
-        let stack = Stack::start(cfg).await?;
+        let stack = bench_stack(1, 1).await?;
         // Idle first: right after heavy load, autovacuum's own transactions on the freshly
         // written tables would count as queries for a while.
         if on(5) {
@@ -304,11 +302,7 @@ async fn write_ceiling(c: usize, secs: f64) -> anyhow::Result<Summary> {
 }
 
 async fn write_service(c: usize, secs: f64) -> anyhow::Result<Summary> {
-    let mut cfg = StackConfig::new("bench");
-    cfg.relays = 0;
-    cfg.mails = 0;
-    cfg.rust_log = "warn".into();
-    let mut stack = Stack::start(cfg).await?;
+    let mut stack = bench_stack(0, 0).await?;
     let mut clients = Vec::new();
     for _ in 0..c {
         // One HTTP/2 connection per client, as separate callers would have.
@@ -334,8 +328,18 @@ async fn write_service(c: usize, secs: f64) -> anyhow::Result<Summary> {
     Ok(summary)
 }
 
+/// A fresh stack with `relays` relay-svc and `mails` mail-svc, logging warnings only (a benchmark
+/// measures the services, not their log output).
+async fn bench_stack(relays: usize, mails: usize) -> anyhow::Result<Stack> {
+    let mut cfg = StackConfig::new("bench");
+    cfg.relays = relays;
+    cfg.mails = mails;
+    cfg.rust_log = "warn".into();
+    Stack::start(cfg).await
+}
+
 async fn drop_database(url: &str) {
-    let name = url.rsplit('/').next().unwrap_or_default().to_owned();
+    let name = db_name(url);
     if let Ok(admin) = PgPool::connect(&format!(
         "{}/postgres",
         outbox_kit::testing::pg_server_url()
@@ -444,11 +448,7 @@ async fn publish_ceiling(events: u64, window: usize) -> anyhow::Result<Summary> 
 
 /// relay-svc draining `events` rows committed at once (`orders` chains, in chain order).
 async fn relay_drain(events: u64, orders: u64) -> anyhow::Result<Summary> {
-    let mut cfg = StackConfig::new("bench");
-    cfg.relays = 1;
-    cfg.mails = 0;
-    cfg.rust_log = "warn".into();
-    let mut stack = Stack::start(cfg).await?;
+    let mut stack = bench_stack(1, 0).await?;
     let conn = amqp().await?;
     let ch = conn.create_channel().await?;
     let queue = outbox_kit::testing::unique("bench.drain");
@@ -632,11 +632,7 @@ async fn consume_ceiling(events: u64, prefetch: u16) -> anyhow::Result<Summary> 
 /// mail-svc working through `events` pre-loaded events for `orders` orders, each order's chain in
 /// order, orders interleaved.
 async fn mail_consume(events: u64, orders: u64) -> anyhow::Result<Summary> {
-    let mut cfg = StackConfig::new("bench");
-    cfg.relays = 0;
-    cfg.mails = 1;
-    cfg.rust_log = "warn".into();
-    let mut stack = Stack::start(cfg).await?;
+    let mut stack = bench_stack(0, 1).await?;
     // Let mail-svc declare its topology, then stop it and fill its queue.
     stack.mails[0].terminate(Duration::from_secs(10)).await;
     let conn = amqp().await?;
@@ -929,10 +925,6 @@ async fn idle(stack: &Stack, secs: f64) -> anyhow::Result<Idle> {
         relay_queries_per_sec: rate(&dbs[0]),
         mail_queries_per_sec: rate(&dbs[1]),
     })
-}
-
-fn db_name(url: &str) -> String {
-    url.rsplit('/').next().unwrap_or_default().to_owned()
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ use outbox_proto::{
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tonic::Code;
 
-use crate::stack::{Stack, StackConfig};
+use crate::stack::{Stack, StackConfig, db_name};
 
 /// How hard to push.
 #[derive(Debug, Clone, clap::Args)]
@@ -379,10 +379,6 @@ async fn terminate_db_connections(stack: &Stack) -> anyhow::Result<()> {
     .await?;
     admin.close().await;
     Ok(())
-}
-
-fn db_name(url: &str) -> String {
-    url.rsplit('/').next().unwrap_or_default().to_owned()
 }
 
 /// Runs `rabbitmqctl <command>` and waits for it.

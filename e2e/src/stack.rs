@@ -54,6 +54,11 @@ impl Binaries {
     }
 }
 
+/// The database name at the end of a PostgreSQL URL.
+pub fn db_name(url: &str) -> String {
+    url.rsplit('/').next().unwrap_or_default().to_owned()
+}
+
 /// A free local port (bound, then released for the child to take).
 pub fn free_addr() -> anyhow::Result<SocketAddr> {
     let listener = TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
