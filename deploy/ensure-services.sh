@@ -22,22 +22,50 @@ apt_install() {
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
+pg_version() { find /etc/postgresql -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -V | tail -n 1; }
+
+# The tests and the default DATABASE_URLs connect as postgres over TCP without a password: trust
+# local TCP connections on this development machine. Returns 0 when the file changed.
+trust_local_tcp() {
+  local hba
+  hba="/etc/postgresql/$(pg_version)/main/pg_hba.conf"
+  [ -f "$hba" ] || return 1
+  if grep -qE '^host\s+all\s+all\s+(127\.0\.0\.1/32|::1/128)\s+trust' "$hba"; then return 1; fi
+  log "trusting local TCP connections in $hba"
+  $SUDO sed -i -E 's/^(host\s+all\s+all\s+(127\.0\.0\.1\/32|::1\/128)\s+)\S+/\1trust/' "$hba"
+}
+
+# True when the passwordless URL the tests default to is accepted.
+pg_accepts_us() {
+  command -v psql >/dev/null 2>&1 || return 0 # nothing to ask with; the tests will tell
+  psql -w -h 127.0.0.1 -U postgres -d postgres -Atqc 'select 1' </dev/null >/dev/null 2>&1
+}
+
 ensure_postgres() {
-  if port_open 5432; then return 0; fi
-  if ! ls /etc/postgresql/*/main >/dev/null 2>&1; then
-    apt_install postgresql postgresql-client
-    local version
-    version=$(ls /etc/postgresql | sort -V | tail -n 1)
-    # The tests and the default DATABASE_URLs connect as postgres over TCP without a password:
-    # trust local TCP connections on this development machine.
-    $SUDO sed -i -E 's/^(host\s+all\s+all\s+(127\.0\.0\.1\/32|::1\/128)\s+)\S+/\1trust/' \
-      "/etc/postgresql/$version/main/pg_hba.conf"
+  if ! port_open 5432; then
+    if ! ls /etc/postgresql/*/main >/dev/null 2>&1; then
+      apt_install postgresql postgresql-client
+      trust_local_tcp || true
+    fi
+    log "starting PostgreSQL $(pg_version)"
+    $SUDO pg_ctlcluster --skip-systemctl-redirect "$(pg_version)" main start || true
+    wait_port 5432 30 || { log "PostgreSQL did not come up on 127.0.0.1:5432"; exit 1; }
   fi
-  local version
-  version=$(ls /etc/postgresql | sort -V | tail -n 1)
-  log "starting PostgreSQL $version"
-  $SUDO pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
-  wait_port 5432 30 || { log "PostgreSQL did not come up on 127.0.0.1:5432"; exit 1; }
+  pg_accepts_us && return 0
+  # A running server of this machine's own that wants a password: trust local TCP and reload.
+  if ls /etc/postgresql/*/main >/dev/null 2>&1 && trust_local_tcp; then
+    log "reloading PostgreSQL $(pg_version)"
+    $SUDO pg_ctlcluster --skip-systemctl-redirect "$(pg_version)" main reload || true
+    for _ in $(seq 1 10); do pg_accepts_us && return 0; sleep 0.5; done
+  fi
+  if [ -n "${TEST_PG_URL:-}" ]; then
+    log "postgres@127.0.0.1:5432 refuses passwordless login; the tests use TEST_PG_URL instead"
+    return 0
+  fi
+  log "PostgreSQL answers on 127.0.0.1:5432 but refuses user postgres without a password."
+  log "Allow it (trust for 127.0.0.1 in pg_hba.conf), or point the tests elsewhere:"
+  log "  TEST_PG_URL=postgres://user:password@host:5432 TEST_AMQP_URL=amqp://user:password@host:5672/%2f bash deploy/test.sh"
+  exit 1
 }
 
 ensure_rabbitmq() {

@@ -1,32 +1,77 @@
 #!/usr/bin/env bash
-# The test command: brings up PostgreSQL and RabbitMQ if needed, then runs every test of the
-# workspace against them. Extra arguments go to `cargo test`.
+# The test command: brings up PostgreSQL and RabbitMQ if needed, sweeps what finished test
+# processes left behind, then runs every test of the workspace against them.
+#   bash deploy/test.sh [cargo test args...]   ensure services, sweep, test
+#   bash deploy/test.sh --sweep-only           only the sweep (safe on a machine with nothing to sweep)
+# Reads TEST_PG_URL and TEST_AMQP_URL (see README) only through the tests; the sweep uses the local
+# psql and rabbitmqctl and is skipped, with a note, when they are not installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash deploy/ensure-services.sh
+log() { printf 'test.sh: %s\n' "$*" >&2; }
 
-# Test databases are named <prefix>_test_<pid>_<time>_<n>; drop those left by test processes that
-# are gone, so that a machine running the suite often does not collect them.
-psql -h 127.0.0.1 -U postgres -d postgres -Atqc \
-  "select datname from pg_database where datname ~ '_test_[0-9]+_[0-9]+_[0-9]+$'" 2>/dev/null |
+# Every name a test creates (databases, queues, exchanges) is `<prefix>_<pid>_<time>_<n>`, optionally
+# followed by a suffix such as `.dead-letter` (kit::testing::unique). The prefixes are the crates'.
+TEST_NAME_RE='^(orders|relay|mail|e2e|bench)[A-Za-z0-9_.-]*_[0-9]+_[0-9]+_[0-9]+([._-].*)?$'
+
+# The pid inside a test name, or nothing when the name is not one of ours.
+test_pid() {
+  sed -nE 's/^[A-Za-z0-9_.-]*_([0-9]+)_[0-9]+_[0-9]+([._-].*)?$/\1/p' <<<"$1" | head -n 1
+}
+
+# True when the test process that made a name is gone (its leftovers are safe to drop).
+owner_gone() {
+  local pid
+  pid=$(test_pid "$1")
+  [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null
+}
+
+sweep_databases() {
+  if ! command -v psql >/dev/null 2>&1; then
+    log "psql not installed: skipping the test-database sweep"
+    return 0
+  fi
+  local names
+  # `|| true`: a server that refuses us is a note, not a failed test run (the tests will say why).
+  names=$(psql -w -h 127.0.0.1 -U postgres -d postgres -Atqc "select datname from pg_database" \
+    2>/dev/null || true)
+  local db
   while read -r db; do
-    pid=$(sed -E 's/.*_test_([0-9]+)_[0-9]+_[0-9]+$/\1/' <<<"$db")
-    if ! kill -0 "$pid" 2>/dev/null; then
-      psql -h 127.0.0.1 -U postgres -d postgres -qc "drop database if exists \"$db\" with (force)" \
-        >/dev/null 2>&1 || true
-    fi
-  done
+    [ -n "$db" ] || continue
+    [[ $db =~ $TEST_NAME_RE ]] || continue
+    owner_gone "$db" || continue
+    psql -w -h 127.0.0.1 -U postgres -d postgres -qc "drop database if exists \"$db\" with (force)" \
+      </dev/null >/dev/null 2>&1 || true
+  done <<<"$names"
+}
 
-# Likewise for test queues (quorum queues hold memory on the broker) of test processes that are gone.
-if command -v rabbitmqctl >/dev/null 2>&1; then
-  rabbitmqctl -q list_queues name 2>/dev/null | grep -E '_test_[0-9]+_[0-9]+_[0-9]+' |
-    while read -r queue; do
-      pid=$(sed -E 's/.*_test_([0-9]+)_[0-9]+_[0-9]+.*/\1/' <<<"$queue")
-      if ! kill -0 "$pid" 2>/dev/null; then
-        rabbitmqctl -q delete_queue "$queue" >/dev/null 2>&1 || true
-      fi
-    done
+# Queues only: quorum queues hold memory on the broker, a leftover exchange costs next to nothing.
+sweep_broker() {
+  if ! command -v rabbitmqctl >/dev/null 2>&1; then
+    log "rabbitmqctl not installed: skipping the test-queue sweep"
+    return 0
+  fi
+  local queues name
+  queues=$(rabbitmqctl -q list_queues name </dev/null 2>/dev/null || true)
+  while read -r name; do
+    [ -n "$name" ] || continue
+    [[ $name =~ $TEST_NAME_RE ]] || continue
+    owner_gone "$name" || continue
+    rabbitmqctl -q delete_queue "$name" </dev/null >/dev/null 2>&1 || true
+  done <<<"$queues"
+}
+
+sweep() {
+  sweep_databases
+  sweep_broker
+}
+
+if [ "${1:-}" = "--sweep-only" ]; then
+  sweep
+  log "sweep done"
+  exit 0
 fi
 
+bash deploy/ensure-services.sh
+sweep
 cargo test --workspace --locked "$@"
