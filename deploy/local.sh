@@ -8,6 +8,7 @@ RUN_DIR=${RUN_DIR:-deploy/.run}
 SERVICES=(orders-svc relay-svc mail-svc)
 PROFILE=${PROFILE:-release}
 NO_BUILD=${NO_BUILD:-0}
+BIN_DIR=${BIN_DIR:-target/$PROFILE}
 
 usage() {
   cat <<'HELP'
@@ -22,7 +23,8 @@ usage: deploy/local.sh [start|stop|restart|status|logs|--help]
 
 Settings (environment; the default is used only when the variable is unset):
   PROFILE               cargo profile to build and run: release | debug        (release)
-  NO_BUILD              1: run the binaries already in target/<profile>        (0: build first)
+  NO_BUILD              1: run the binaries already built, do not build        (0: build first)
+  BIN_DIR               where the binaries are                                  (target/<PROFILE>)
   RUN_DIR               where pid files, logs and broker passwords live        (deploy/.run)
   ORDERS_GRPC_ADDR      orders-svc gRPC address                                 (127.0.0.1:50051)
   RELAY_GRPC_ADDR       relay-svc gRPC address                                  (127.0.0.1:50052)
@@ -77,7 +79,7 @@ database_url() {
   esac
 }
 
-binary() { realpath -m "target/$PROFILE/$1"; }
+binary() { realpath -m "$BIN_DIR/$1"; }
 
 # The pid in the pid file (line 1), when that process runs the binary we started (line 2). A pid
 # the kernel handed to another process since (after a reboot or a crash) is not ours and must never
