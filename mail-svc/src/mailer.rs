@@ -16,9 +16,11 @@
 //!   mails while its own order's later mails wait for it;
 //! - anything before (connect, greeting, EHLO, STARTTLS, AUTH, MAIL FROM), and the session
 //!   codes 421/454/530/534/535/538 or a "relay denied" at any stage: the server refuses *us* (down,
-//!   a wrong password, TLS required, a rejected sender), not the mail. No mail is marked or charged
-//!   an attempt; the [`Circuit`] opens: every loop of this instance backs off, one probe at a time,
-//!   `mail_smtp_circuit_open` is 1 and a warning is logged, until a session works again.
+//!   a wrong password, TLS required, a rejected sender), not the mail. No mail is marked FAILED;
+//!   the [`Circuit`] opens: every loop of this instance backs off, one probe at a time,
+//!   `mail_smtp_circuit_open` is 1 and a warning is logged, until a session works again. A
+//!   failure before RCPT TO charges no mail anything; a session-level reply at RCPT TO or later
+//!   also defers that mail, so that the circuit's probes never stick on one mail.
 
 use std::{
     sync::{Arc, Mutex},
@@ -169,6 +171,13 @@ pub enum Stage {
     Message,
 }
 
+impl Stage {
+    /// RCPT TO and after: the mail's own transaction (its recipient, its message).
+    fn is_mails_own(self) -> bool {
+        matches!(self, Stage::Rcpt | Stage::Data | Stage::Message)
+    }
+}
+
 /// What a failed send means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -189,7 +198,7 @@ pub fn verdict(stage: Stage, code: Option<u16>, text: &str) -> Verdict {
     // authentication (or STARTTLS) required, 534 mechanism too weak, 535 bad credentials, 538
     // encryption required. "Relaying denied" means the server does not know us as its client.
     let session_code = matches!(code, Some(421 | 454 | 530 | 534 | 535 | 538));
-    let relay_denied = text.to_ascii_lowercase().contains("relay");
+    let relay_denied = relay_denied(text);
     match (stage, code) {
         (Stage::Connect | Stage::Auth | Stage::MailFrom, _) => Verdict::Session,
         _ if session_code => Verdict::Session,
@@ -202,6 +211,32 @@ pub fn verdict(stage: Stage, code: Option<u16>, text: &str) -> Verdict {
         // per mail keeps a message that always breaks the connection from stopping everybody.
         (Stage::Rcpt | Stage::Data | Stage::Message, None) => Verdict::Defer,
     }
+}
+
+/// Whether a reply says the server will not relay for us ("Relay access denied", "relaying
+/// denied", "relay not permitted"). Addresses (`<...>`) are left out: a mailbox named "relay"
+/// is not a refusal to relay.
+fn relay_denied(text: &str) -> bool {
+    let mut words = String::with_capacity(text.len());
+    let mut in_address = false;
+    for c in text.chars() {
+        match c {
+            '<' => in_address = true,
+            '>' => in_address = false,
+            c if !in_address => words.push(c.to_ascii_lowercase()),
+            _ => {}
+        }
+    }
+    words.contains("relay")
+        && [
+            "denied",
+            "not permitted",
+            "not allowed",
+            "prohibited",
+            "refused",
+        ]
+        .iter()
+        .any(|w| words.contains(w))
 }
 
 /// How long a mail waits after its `attempts`-th deferral: [`RETRY_MIN`] doubling up to
@@ -523,6 +558,18 @@ impl Mailer {
                 );
                 Ok(Round::Done)
             }
+            Verdict::Session if failure.stage.is_mails_own() => {
+                // A session-level reply inside the mail's own transaction (e.g. "relay access
+                // denied" at RCPT). Most likely nobody can be sent, but should it concern only
+                // this mail, the circuit's next probe must not pick it again and stop everyone:
+                // defer it as well.
+                let attempts = m.attempts.saturating_add(1);
+                let delay = retry_delay(attempts);
+                db::mark_deferred(&mut tx, m.seq, &failure.error, delay).await?;
+                tx.commit().await?;
+                metrics::counter!("mail_deferred_total").increment(1);
+                Ok(Round::SessionFailed(failure))
+            }
             Verdict::Session => {
                 // Not this mail's fault: leave it exactly as it was.
                 tx.rollback().await?;
@@ -764,6 +811,19 @@ mod tests {
             (Rcpt, Some(550), "5.7.1 relaying denied", Session),
             (Rcpt, Some(454), "4.7.1 relay access denied", Session),
             (Rcpt, Some(421), "4.4.2 closing connection", Session),
+            // A mailbox called "relay" is just a mailbox.
+            (
+                Rcpt,
+                Some(550),
+                "5.1.1 <relay@example.com>: no such user",
+                Permanent,
+            ),
+            (
+                Rcpt,
+                Some(451),
+                "4.7.1 <relay.denied@example.com> greylisted",
+                Defer,
+            ),
             // The message.
             (Data, Some(554), "5.5.1 no valid recipients", Permanent),
             (Data, Some(451), "4.3.0 local error", Defer),

@@ -1,7 +1,8 @@
 //! A configuration problem is not a permanent failure of every mail: when the SMTP server refuses
-//! the session (535 on AUTH, a rejected sender at MAIL FROM, 530 "STARTTLS first"), no mail is
-//! marked FAILED or charged an attempt, the mailer backs off globally (the circuit breaker,
-//! `mail_smtp_circuit_open`), and once the server is fixed every mail goes out, in order.
+//! the session (535 on AUTH, a rejected sender at MAIL FROM, 530 "STARTTLS first", "relay access
+//! denied" for every recipient), no mail is marked FAILED (nor, before RCPT, charged an attempt),
+//! the mailer backs off globally (the circuit breaker, `mail_smtp_circuit_open`), and once the
+//! server is fixed every mail goes out, in order.
 //!
 //! One test in its own binary: the metrics recorder is global to the process, so the gauge it
 //! reads must not be moved by another test's mail-svc.
@@ -41,6 +42,8 @@ async fn gauge(addr: std::net::SocketAddr, name: &str) -> Option<f64> {
 enum Fault {
     Auth(&'static str),
     MailFrom(&'static str),
+    /// Every recipient refused with a reply that is about the session, not the mailbox.
+    Rcpt(&'static str),
 }
 
 #[tokio::test]
@@ -49,6 +52,7 @@ async fn a_refused_session_fails_no_mail_and_opens_the_circuit_until_fixed() {
         Fault::Auth("535 5.7.8 Authentication credentials invalid"),
         Fault::MailFrom("550 5.7.1 Sender address rejected: not owned by user"),
         Fault::MailFrom("530 5.7.0 Must issue a STARTTLS command first"),
+        Fault::Rcpt("554 5.7.1 <c1@example.com>: Relay access denied"),
     ] {
         println!("--- {fault:?}");
         let smtp = FaultySmtp::start().await;
@@ -57,11 +61,13 @@ async fn a_refused_session_fails_no_mail_and_opens_the_circuit_until_fixed() {
             move || match fault {
                 Fault::Auth(_) => smtp.auth_commands(),
                 Fault::MailFrom(_) => smtp.mail_commands(),
+                Fault::Rcpt(_) => smtp.rcpt_commands("@"),
             }
         };
         match fault {
             Fault::Auth(r) => smtp.auth_reply(Some(r)),
             Fault::MailFrom(r) => smtp.mail_from_reply(Some(r)),
+            Fault::Rcpt(r) => smtp.rcpt_reply("@", Some(r)),
         }
         let names = Names::new();
         let mut cfg = config(&names);
@@ -101,7 +107,9 @@ async fn a_refused_session_fails_no_mail_and_opens_the_circuit_until_fixed() {
         for order in 1..=3 {
             for m in svc.mails(order).await {
                 assert_eq!(m.state, MailState::Queued as i32, "{fault:?}: {m:?}");
-                assert_eq!(m.attempts, 0, "a session failure is no attempt: {m:?}");
+                if !matches!(fault, Fault::Rcpt(_)) {
+                    assert_eq!(m.attempts, 0, "a refused session is no attempt: {m:?}");
+                }
             }
         }
         assert_eq!(svc.status().await.unsent_mails, 6);
@@ -115,6 +123,7 @@ async fn a_refused_session_fails_no_mail_and_opens_the_circuit_until_fixed() {
         // Fixed: everything goes out, each order in order.
         smtp.auth_reply(None);
         smtp.mail_from_reply(None);
+        smtp.rcpt_reply("@", None);
         let fixed_at = Instant::now();
         eventually(
             "every mail delivered once the server is fixed",
@@ -136,7 +145,8 @@ async fn a_refused_session_fails_no_mail_and_opens_the_circuit_until_fixed() {
                 svc.mails(order)
                     .await
                     .iter()
-                    .all(|m| m.state == MailState::Sent as i32 && m.attempts == 1)
+                    .all(|m| m.state == MailState::Sent as i32
+                        && (m.attempts == 1 || matches!(fault, Fault::Rcpt(_))))
             );
         }
         assert_eq!(
