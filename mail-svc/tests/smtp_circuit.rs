@@ -112,6 +112,25 @@ async fn a_refused_session_fails_no_mail_and_opens_the_circuit_until_fixed() {
                 }
             }
         }
+        if matches!(fault, Fault::Rcpt(_)) {
+            // The probes' mails were deferred too, so that no probe sticks on one mail.
+            let deferred: Vec<_> = svc
+                .mails(1)
+                .await
+                .into_iter()
+                .chain(svc.mails(2).await)
+                .chain(svc.mails(3).await)
+                .filter(|m| m.attempts > 0)
+                .collect();
+            assert!(!deferred.is_empty());
+            assert!(
+                deferred
+                    .iter()
+                    .all(|m| m.last_error.contains("Relay access denied")
+                        && m.next_attempt_at.is_some()),
+                "{deferred:?}"
+            );
+        }
         assert_eq!(svc.status().await.unsent_mails, 6);
         assert!(smtp.accepted().is_empty());
         assert_eq!(
