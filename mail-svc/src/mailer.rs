@@ -160,6 +160,8 @@ impl SmtpServer {
 /// Where in the SMTP session a send failed: it says whose failure it is (see [`verdict`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
+    /// Composing the message, before any session (an unusable recipient address): ours.
+    Build,
     /// TCP, TLS, the greeting, EHLO, STARTTLS.
     Connect,
     Auth,
@@ -200,6 +202,8 @@ pub fn verdict(stage: Stage, code: Option<u16>, text: &str) -> Verdict {
     let session_code = matches!(code, Some(421 | 454 | 530 | 534 | 535 | 538));
     let relay_denied = relay_denied(text);
     match (stage, code) {
+        // The mail cannot be written: no server will take it.
+        (Stage::Build, _) => Verdict::Permanent,
         (Stage::Connect | Stage::Auth | Stage::MailFrom, _) => Verdict::Session,
         _ if session_code => Verdict::Session,
         (_, Some(500..=599)) if relay_denied => Verdict::Session,
@@ -401,8 +405,9 @@ pub struct Mailer {
 enum Round {
     /// Nothing was due.
     Idle,
-    /// A mail was sent, deferred or failed (the mark committed).
-    Done,
+    /// A mail was sent, deferred or failed (the mark committed); `reached_server` unless it
+    /// failed before any session (an unusable address), which says nothing about the server.
+    Done { reached_server: bool },
     /// The server refused the session; the mail was left as it was.
     SessionFailed(SendFailure),
 }
@@ -453,8 +458,12 @@ impl Mailer {
                 }
             };
             match self.deliver_next().await {
-                Ok(Round::Done) => {
-                    self.circuit.session_ok();
+                Ok(Round::Done { reached_server }) => {
+                    if reached_server {
+                        self.circuit.session_ok();
+                    } else {
+                        self.circuit.release(probe);
+                    }
                     backoff.reset();
                     // There may be more: wake an idle sibling loop to share the work.
                     self.wake.notify_one();
@@ -525,7 +534,9 @@ impl Mailer {
                     m.order_id,
                     m.recipient
                 );
-                return Ok(Round::Done);
+                return Ok(Round::Done {
+                    reached_server: true,
+                });
             }
             Err(f) => f,
         };
@@ -541,7 +552,9 @@ impl Mailer {
                     m.recipient,
                     failure.error
                 );
-                Ok(Round::Done)
+                Ok(Round::Done {
+                    reached_server: failure.stage != Stage::Build,
+                })
             }
             Verdict::Defer => {
                 let attempts = m.attempts.saturating_add(1);
@@ -556,7 +569,9 @@ impl Mailer {
                     m.recipient,
                     failure.error
                 );
-                Ok(Round::Done)
+                Ok(Round::Done {
+                    reached_server: true,
+                })
             }
             Verdict::Session if failure.stage.is_mails_own() => {
                 // A session-level reply inside the mail's own transaction (e.g. "relay access
@@ -592,10 +607,9 @@ impl Mailer {
             }
             Transport::Smtp { server, from } => {
                 let (to, message) = build_message(m, from).map_err(|error| SendFailure {
-                    stage: Stage::Message,
+                    stage: Stage::Build,
                     error,
-                    // Ours, not the server's: permanent for this mail.
-                    code: Some(554),
+                    code: None,
                 })?;
                 let mut stage = Stage::Connect;
                 let sent = tokio::time::timeout(
@@ -760,6 +774,12 @@ mod tests {
         use Stage::*;
         use Verdict::*;
         let table: &[(Stage, Option<u16>, &str, Verdict)] = &[
+            (
+                Build,
+                None,
+                "recipient \"relay denied\": invalid address",
+                Permanent,
+            ),
             // The server is down or stalls before the mail's transaction.
             (Connect, None, "Connection refused", Session),
             (Connect, Some(421), "service not available", Session),
