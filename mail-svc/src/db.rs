@@ -162,49 +162,64 @@ pub struct MailRow {
     pub queued_at: DateTime<Utc>,
     pub sent_at: Option<DateTime<Utc>>,
     pub failed_at: Option<DateTime<Utc>>,
+    /// The latest rejection: why the server refused it for good (failed), or why the last
+    /// attempt was deferred (kept once the mail is sent).
     pub last_error: Option<String>,
+    /// Deliveries the server answered: each deferral, and the final acceptance or rejection.
+    pub attempts: i32,
+    /// When a deferred mail is due again (`None`: due now).
+    pub next_attempt_at: Option<DateTime<Utc>>,
 }
+
+/// The columns of [`MailRow`], in its order.
+const MAIL_COLUMNS: &str = "seq, order_id, event_type, recipient, subject, body, idempotency_key, \
+                            traceparent, queued_at, sent_at, failed_at, last_error, attempts, \
+                            next_attempt_at";
 
 /// The order's mails in the order they were queued (see migration 0002), which is the order the
 /// mailer sends them in.
 pub async fn list_mails(pool: &PgPool, order_id: i64) -> Result<Vec<MailRow>, sqlx::Error> {
-    sqlx::query_as(
-        "select seq, order_id, event_type, recipient, subject, body, idempotency_key, traceparent,
-                queued_at, sent_at, failed_at, last_error
-           from mails where order_id = $1 order by position",
-    )
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "select {MAIL_COLUMNS} from mails where order_id = $1 order by position"
+    )))
     .bind(order_id)
     .fetch_all(pool)
     .await
 }
 
 /// Claims the next mail to deliver, locked until `conn`'s transaction ends: the lowest-seq unsent
-/// mail whose order has no earlier unsent mail. `skip locked` lets several mailers work side by
-/// side; the `not exists` keeps each order's mails in order even then (while one mailer holds an
-/// order's earliest mail, that order's later mails are not eligible for anyone).
+/// mail that is due (not deferred to a later `next_attempt_at`) and whose order has no earlier
+/// unsent mail. `skip locked` lets several mailers work side by side; the `not exists` keeps each
+/// order's mails in order even then (while one mailer holds an order's earliest mail, or while that
+/// mail waits for its next attempt, the order's later mails are not eligible for anyone). A
+/// deferred mail is not due, so the claim passes over it to every other order's mails.
 pub async fn claim_next(conn: &mut PgConnection) -> Result<Option<MailRow>, sqlx::Error> {
-    sqlx::query_as(
-        "select seq, order_id, event_type, recipient, subject, body, idempotency_key, traceparent,
-                queued_at, sent_at, failed_at, last_error
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "select {MAIL_COLUMNS}
            from mails m
           where sent_at is null and failed_at is null
+            and (next_attempt_at is null or next_attempt_at <= now())
             and not exists (select 1 from mails p
                              where p.order_id = m.order_id and p.seq < m.seq
                                and p.sent_at is null and p.failed_at is null)
           order by seq
           limit 1
-          for update skip locked",
-    )
+          for update skip locked"
+    )))
     .fetch_optional(conn)
     .await
 }
 
-/// Marks a claimed mail delivered.
+/// Marks a claimed mail delivered. A deferred mail keeps its last error (why it was late).
 pub async fn mark_sent(conn: &mut PgConnection, seq: i64) -> Result<(), sqlx::Error> {
-    sqlx::query("update mails set sent_at = clock_timestamp(), last_error = null where seq = $1")
-        .bind(seq)
-        .execute(conn)
-        .await?;
+    sqlx::query(
+        "update mails set sent_at = clock_timestamp(), attempts = attempts + 1,
+                          next_attempt_at = null
+          where seq = $1",
+    )
+    .bind(seq)
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
@@ -214,11 +229,37 @@ pub async fn mark_failed(
     seq: i64,
     error: &str,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("update mails set failed_at = clock_timestamp(), last_error = $2 where seq = $1")
-        .bind(seq)
-        .bind(error)
-        .execute(conn)
-        .await?;
+    sqlx::query(
+        "update mails set failed_at = clock_timestamp(), last_error = $2, attempts = attempts + 1,
+                          next_attempt_at = null
+          where seq = $1",
+    )
+    .bind(seq)
+    .bind(error)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Defers a claimed mail that the server rejected for now: it is due again `delay` from now (the
+/// database's clock, which every instance's claim reads). Committed like a delivery, so the
+/// claim passes over the mail until then.
+pub async fn mark_deferred(
+    conn: &mut PgConnection,
+    seq: i64,
+    error: &str,
+    delay: std::time::Duration,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "update mails set attempts = attempts + 1, last_error = $2,
+                          next_attempt_at = clock_timestamp() + $3 * interval '1 millisecond'
+          where seq = $1",
+    )
+    .bind(seq)
+    .bind(error)
+    .bind(i64::try_from(delay.as_millis()).unwrap_or(i64::MAX) as f64)
+    .execute(conn)
+    .await?;
     Ok(())
 }
 

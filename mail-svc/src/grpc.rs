@@ -50,6 +50,11 @@ fn to_proto(m: db::MailRow) -> Mail {
         queued_at: Some(timestamp(m.queued_at)),
         traceparent: m.traceparent.unwrap_or_default(),
         last_error: m.last_error.unwrap_or_default(),
+        attempts: m.attempts.max(0) as u32,
+        next_attempt_at: m
+            .next_attempt_at
+            .filter(|_| state == MailState::Queued)
+            .map(timestamp),
     }
 }
 

@@ -1,26 +1,51 @@
 //! The delivery loop: takes queued mails from the database, sends them, marks them sent.
 //!
-//! A mail is claimed (`for update skip locked`, earliest unsent mail of its order only), sent,
-//! and marked sent in the same transaction, so several instances share the work without sending
-//! a mail twice or an order's mails out of order, and a mail is never lost: until the mark
-//! commits it stays queued. The one duplicate window: the server accepted the mail and this
-//! process dies (or loses the database) before the mark commits; the mail is sent again, with
-//! the same `Message-ID` (`<order-event-<seq>@outbox>`) and `X-Idempotency-Key`, which a provider
-//! can use to drop it.
+//! A mail is claimed (`for update skip locked`, earliest unsent mail of its order only, and only
+//! once it is due), sent, and its outcome recorded in the same transaction, so several instances
+//! share the work without sending a mail twice or an order's mails out of order, and a mail is
+//! never lost: until the mark commits it stays queued. The one duplicate window: the server
+//! accepted the mail and this process dies (or loses the database) before the mark commits; the
+//! mail is sent again, with the same `Message-ID` (`<order-event-<seq>@outbox>`) and
+//! `X-Idempotency-Key`, which a provider can use to drop it.
+//!
+//! **Who a failure belongs to** ([`verdict`]) depends on the SMTP stage it happened at, not only
+//! on the reply code (lettre reports any 5xx as permanent, at any stage):
+//! - the recipient (RCPT TO) or the message (the reply after DATA) rejected: that mail's own
+//!   outcome. 5xx marks it FAILED; 4xx (greylisting, a full mailbox) defers it on its own retry
+//!   schedule ([`retry_delay`]), committed, so the claim passes over it to every other order's
+//!   mails while its own order's later mails wait for it;
+//! - anything before (connect, greeting, EHLO, STARTTLS, AUTH, MAIL FROM), and the session
+//!   codes 421/454/530/534/535/538 or a "relay denied" at any stage: the server refuses *us* (down,
+//!   a wrong password, TLS required, a rejected sender), not the mail. No mail is marked FAILED;
+//!   the [`Circuit`] opens: every loop of this instance backs off, one probe at a time,
+//!   `mail_smtp_circuit_open` is 1 and a warning is logged, until a session works again. A
+//!   failure before RCPT TO charges no mail anything; a session-level reply at RCPT TO or later
+//!   also defers that mail, so that the circuit's probes never stick on one mail.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use anyhow::Context;
 use lettre::{
-    AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor,
+    Message,
     message::{
         Mailbox,
         header::{ContentType, HeaderName, HeaderValue},
     },
+    transport::smtp::{
+        Error as SmtpError,
+        authentication::{Credentials, DEFAULT_MECHANISMS},
+        client::{AsyncSmtpConnection, Tls, TlsParameters},
+        commands::{Data, Mail, Rcpt},
+        extension::{ClientId, Extension, MailBodyParameter, MailParameter},
+    },
 };
 use outbox_kit::{backoff::Backoff, trace::TraceParent};
+use rand::Rng;
 use sqlx::PgPool;
-use tokio::sync::Notify;
+use tokio::{sync::Notify, time::Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -31,8 +56,23 @@ use crate::{
 };
 
 /// How long the mailer sleeps when there is nothing to send and nobody woke it: the fallback
-/// for mails queued by another instance (one cheap query per second when idle).
+/// for mails queued by another instance, and for deferred mails coming due (one cheap query per
+/// second when idle).
 const IDLE_POLL: Duration = Duration::from_secs(1);
+
+/// A stalled server must not hold a claimed mail (and its order) forever: the limit for each
+/// read and write of a session.
+const SMTP_IO_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The limit for a whole session (connect to the reply after the message).
+const SMTP_SESSION_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A deferred mail's first retry; each further deferral doubles it, up to [`RETRY_MAX`].
+const RETRY_MIN: Duration = Duration::from_secs(1);
+
+/// The longest wait between two attempts of one deferred mail. Deferred mails are retried until
+/// the server accepts or rejects them for good (the mail blocks only its own order meanwhile).
+const RETRY_MAX: Duration = Duration::from_secs(600);
 
 /// Where mails go.
 #[derive(Debug, Clone)]
@@ -41,20 +81,314 @@ pub enum Transport {
     Log,
     /// An SMTP server (MAILER=smtp).
     Smtp {
-        transport: Box<AsyncSmtpTransport<Tokio1Executor>>,
+        server: Box<SmtpServer>,
         from: Box<Mailbox>,
     },
 }
 
-/// Why a send failed.
-#[derive(Debug, thiserror::Error)]
-enum SendError {
-    /// The server rejected this mail for good (5xx, or an unusable address): do not retry it.
-    #[error("rejected: {0}")]
-    Permanent(String),
-    /// The server is unreachable or asked to come back later: retry with backoff.
-    #[error("{0}")]
-    Transient(String),
+/// The SMTP server from SMTP_URL, with lettre's URL grammar: `smtp://host:port` (plain, port 25),
+/// `smtp://host:port?tls=required|opportunistic` (STARTTLS, port 587), `smtps://host:port`
+/// (implicit TLS, port 465), optional `user:password@`, and a path naming the EHLO name.
+#[derive(Clone)]
+pub struct SmtpServer {
+    host: String,
+    port: u16,
+    tls: Tls,
+    hello: ClientId,
+    credentials: Option<Credentials>,
+}
+
+impl std::fmt::Debug for SmtpServer {
+    // Never the credentials.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SmtpServer")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("authenticated", &self.credentials.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SmtpServer {
+    /// Parses SMTP_URL. The error never repeats the URL (it may hold a password).
+    pub fn from_url(url: &str) -> anyhow::Result<Self> {
+        let url = url::Url::parse(url).context("SMTP_URL is not a valid URL")?;
+        let host = url
+            .host_str()
+            .context("SMTP_URL names no host")?
+            .trim_matches(['[', ']'])
+            .to_owned();
+        let tls_param = url
+            .query_pairs()
+            .find(|(k, _)| k == "tls")
+            .map(|(_, v)| v.into_owned());
+        let params = || TlsParameters::new(host.clone()).context("SMTP_URL: TLS parameters");
+        let (port, tls) = match (url.scheme(), tls_param.as_deref()) {
+            ("smtp", None) => (25, Tls::None),
+            ("smtp", Some("required")) => (587, Tls::Required(params()?)),
+            ("smtp", Some("opportunistic")) => (587, Tls::Opportunistic(params()?)),
+            ("smtps", _) => (465, Tls::Wrapper(params()?)),
+            (scheme, tls) => anyhow::bail!(
+                "SMTP_URL: unknown scheme {scheme:?} or tls parameter {tls:?} (use smtp://, \
+                 smtp://…?tls=required, smtp://…?tls=opportunistic or smtps://)"
+            ),
+        };
+        let hello = match url.path().trim_matches('/') {
+            "" => ClientId::default(),
+            name => ClientId::Domain(name.to_owned()),
+        };
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8()
+                .map(|s| s.into_owned())
+                .context("SMTP_URL: the user or password is not UTF-8")
+        };
+        let credentials = match url.password() {
+            Some(password) => Some(Credentials::new(decode(url.username())?, decode(password)?)),
+            None => None,
+        };
+        Ok(Self {
+            port: url.port().unwrap_or(port),
+            host,
+            tls,
+            hello,
+            credentials,
+        })
+    }
+}
+
+/// Where in the SMTP session a send failed: it says whose failure it is (see [`verdict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Composing the message, before any session (an unusable recipient address): ours.
+    Build,
+    /// TCP, TLS, the greeting, EHLO, STARTTLS.
+    Connect,
+    Auth,
+    MailFrom,
+    Rcpt,
+    /// The DATA command.
+    Data,
+    /// The reply after the message's final dot.
+    Message,
+}
+
+impl Stage {
+    /// RCPT TO and after: the mail's own transaction (its recipient, its message).
+    fn is_mails_own(self) -> bool {
+        matches!(self, Stage::Rcpt | Stage::Data | Stage::Message)
+    }
+}
+
+/// What a failed send means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// This mail is refused for good: mark it FAILED; its order goes on.
+    Permanent,
+    /// This mail is refused for now: retry it on its own schedule; everyone else goes on.
+    Defer,
+    /// The server refuses the session (down, credentials, TLS, sender): no mail is at fault;
+    /// back off for everybody and leave every mail queued.
+    Session,
+}
+
+/// Decides whose failure a send's failure is, from the stage and the reply code (`None`: no
+/// reply, e.g. a network error or a timeout). The table test below lists the cases.
+pub fn verdict(stage: Stage, code: Option<u16>, text: &str) -> Verdict {
+    // Replies that are about the session whatever command they answer: 421 closing, 454 TLS or
+    // authentication temporarily unavailable (also Postfix's "relay access denied" at RCPT), 530
+    // authentication (or STARTTLS) required, 534 mechanism too weak, 535 bad credentials, 538
+    // encryption required. "Relaying denied" means the server does not know us as its client.
+    let session_code = matches!(code, Some(421 | 454 | 530 | 534 | 535 | 538));
+    let relay_denied = relay_denied(text);
+    match (stage, code) {
+        // The mail cannot be written: no server will take it.
+        (Stage::Build, _) => Verdict::Permanent,
+        (Stage::Connect | Stage::Auth | Stage::MailFrom, _) => Verdict::Session,
+        _ if session_code => Verdict::Session,
+        (_, Some(500..=599)) if relay_denied => Verdict::Session,
+        // The mail's own transaction: its recipient or its message.
+        (Stage::Rcpt | Stage::Data | Stage::Message, Some(500..=599)) => Verdict::Permanent,
+        (Stage::Rcpt | Stage::Data | Stage::Message, Some(_)) => Verdict::Defer,
+        // The connection broke or stalled inside the mail's transaction: retry the mail (if the
+        // server is down, the next session fails at Connect and opens the circuit). Retrying
+        // per mail keeps a message that always breaks the connection from stopping everybody.
+        (Stage::Rcpt | Stage::Data | Stage::Message, None) => Verdict::Defer,
+    }
+}
+
+/// Whether a reply says the server will not relay for us ("Relay access denied", "relaying
+/// denied", "relay not permitted"). Addresses (`<...>`) are left out: a mailbox named "relay"
+/// is not a refusal to relay.
+fn relay_denied(text: &str) -> bool {
+    let mut words = String::with_capacity(text.len());
+    let mut in_address = false;
+    for c in text.chars() {
+        match c {
+            '<' => in_address = true,
+            '>' => in_address = false,
+            c if !in_address => words.push(c.to_ascii_lowercase()),
+            _ => {}
+        }
+    }
+    words.contains("relay")
+        && [
+            "denied",
+            "not permitted",
+            "not allowed",
+            "prohibited",
+            "refused",
+        ]
+        .iter()
+        .any(|w| words.contains(w))
+}
+
+/// How long a mail waits after its `attempts`-th deferral: [`RETRY_MIN`] doubling up to
+/// [`RETRY_MAX`], drawn from the upper half of the step so that many mails deferred together
+/// do not come due together.
+pub fn retry_delay(attempts: i32) -> Duration {
+    let step = RETRY_MIN
+        .saturating_mul(2u32.saturating_pow(attempts.clamp(1, 31) as u32 - 1))
+        .min(RETRY_MAX);
+    let half = step / 2;
+    half + Duration::from_millis(rand::rng().random_range(0..=half.as_millis() as u64))
+}
+
+/// A failed send: where, and lettre's error.
+#[derive(Debug)]
+struct SendFailure {
+    stage: Stage,
+    error: String,
+    code: Option<u16>,
+}
+
+impl SendFailure {
+    fn new(stage: Stage, e: &SmtpError) -> Self {
+        Self {
+            stage,
+            error: e.to_string(),
+            code: e.status().and_then(|c| c.to_string().parse().ok()),
+        }
+    }
+
+    fn verdict(&self) -> Verdict {
+        verdict(self.stage, self.code, &self.error)
+    }
+}
+
+/// The circuit breaker for SMTP sessions, shared by this instance's delivery loops.
+///
+/// Closed: every loop claims and sends. A session failure opens it: nobody claims until the
+/// backoff delay (200 ms doubling to 30 s) has passed; then one loop probes with the next due mail
+/// while the others keep waiting. A probe that reaches the mail's own stages (sent, deferred or
+/// rejected) closes it; a probe that fails the session opens it again with the next delay.
+#[derive(Debug)]
+pub struct Circuit {
+    state: Mutex<CircuitState>,
+}
+
+#[derive(Debug)]
+struct CircuitState {
+    open: bool,
+    until: Instant,
+    probing: bool,
+    backoff: Backoff,
+}
+
+/// What a loop may do now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Admit {
+    /// Claim and send; `probe` when this send decides whether the circuit closes.
+    Go { probe: bool },
+    /// Wait this long, then ask again.
+    Wait(Duration),
+}
+
+impl Default for Circuit {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Circuit {
+    pub fn new() -> Self {
+        metrics::gauge!("mail_smtp_circuit_open").set(0.0);
+        Self {
+            state: Mutex::new(CircuitState {
+                open: false,
+                until: Instant::now(),
+                probing: false,
+                backoff: Backoff::new(Duration::from_millis(200), Duration::from_secs(30)),
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, CircuitState> {
+        // A panic while holding this lock cannot leave the state inconsistent (plain fields).
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the circuit is open now.
+    pub fn is_open(&self) -> bool {
+        self.lock().open
+    }
+
+    fn admit(&self) -> Admit {
+        let mut s = self.lock();
+        if !s.open {
+            return Admit::Go { probe: false };
+        }
+        let now = Instant::now();
+        if now < s.until {
+            return Admit::Wait(s.until - now);
+        }
+        if s.probing {
+            return Admit::Wait(Duration::from_millis(100));
+        }
+        s.probing = true;
+        Admit::Go { probe: true }
+    }
+
+    /// A probe found nothing to send: let the next loop probe.
+    fn release(&self, probe: bool) {
+        if probe {
+            self.lock().probing = false;
+        }
+    }
+
+    /// A session got as far as the mail's own stages: the server works.
+    fn session_ok(&self) {
+        let mut s = self.lock();
+        if s.open {
+            s.open = false;
+            s.probing = false;
+            s.backoff.reset();
+            metrics::gauge!("mail_smtp_circuit_open").set(0.0);
+            tracing::info!("[mail] SMTP circuit closed: the server accepts sessions again");
+        }
+    }
+
+    /// A session failed. Loops that were sending when another one opened the circuit do not
+    /// lengthen the wait; the probe's failure does.
+    fn session_failed(&self, probe: bool, f: &SendFailure) {
+        metrics::counter!("mail_smtp_session_failures_total").increment(1);
+        let mut s = self.lock();
+        if s.open && !probe {
+            return;
+        }
+        let delay = s.backoff.next_delay();
+        s.open = true;
+        s.probing = false;
+        s.until = Instant::now() + delay;
+        metrics::gauge!("mail_smtp_circuit_open").set(1.0);
+        tracing::warn!(
+            stage = ?f.stage,
+            retry = s.backoff.failures(),
+            "[mail] SMTP circuit open: the server refuses the session ({}); no mail is sent \
+             for {delay:?}, every mail stays queued",
+            f.error
+        );
+    }
 }
 
 /// The delivery loop.
@@ -63,6 +397,19 @@ pub struct Mailer {
     pool: PgPool,
     transport: Transport,
     wake: Arc<Notify>,
+    circuit: Circuit,
+}
+
+/// What one round of the loop did.
+#[derive(Debug)]
+enum Round {
+    /// Nothing was due.
+    Idle,
+    /// A mail was sent, deferred or failed (the mark committed); `reached_server` unless it
+    /// failed before any session (an unusable address), which says nothing about the server.
+    Done { reached_server: bool },
+    /// The server refused the session; the mail was left as it was.
+    SessionFailed(SendFailure),
 }
 
 impl Transport {
@@ -71,15 +418,7 @@ impl Transport {
         Ok(match cfg.mailer {
             MailerKind::Log => Transport::Log,
             MailerKind::Smtp => Transport::Smtp {
-                transport: Box::new(
-                    AsyncSmtpTransport::<Tokio1Executor>::from_url(&cfg.smtp_url)
-                        .with_context(|| {
-                            format!("SMTP_URL is not a valid SMTP URL: {}", cfg.smtp_url)
-                        })?
-                        // A stalled server must not hold a claimed mail (and its order) forever.
-                        .timeout(Some(Duration::from_secs(15)))
-                        .build(),
-                ),
+                server: Box::new(SmtpServer::from_url(&cfg.smtp_url)?),
                 from: Box::new(cfg.from_mailbox()?),
             },
         })
@@ -92,22 +431,49 @@ impl Mailer {
             pool,
             transport,
             wake,
+            circuit: Circuit::new(),
         }
+    }
+
+    /// The SMTP circuit breaker.
+    pub fn circuit(&self) -> &Circuit {
+        &self.circuit
     }
 
     /// Delivers until `shutdown`; a send in flight finishes first. Several loops may share one
     /// mailer (`MAILER_CONCURRENCY`): the claim keeps them from sending a mail twice or an
     /// order's mails out of order, exactly as for several instances.
     pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
+        // For the database only; the SMTP server's failures go through the circuit.
         let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(30));
         while !shutdown.is_cancelled() {
+            let probe = match self.circuit.admit() {
+                Admit::Go { probe } => probe,
+                Admit::Wait(delay) => {
+                    tokio::select! {
+                        _ = shutdown.cancelled() => break,
+                        _ = tokio::time::sleep(delay) => {}
+                    }
+                    continue;
+                }
+            };
             match self.deliver_next().await {
-                Ok(true) => {
+                Ok(Round::Done { reached_server }) => {
+                    if reached_server {
+                        self.circuit.session_ok();
+                    } else {
+                        self.circuit.release(probe);
+                    }
                     backoff.reset();
                     // There may be more: wake an idle sibling loop to share the work.
                     self.wake.notify_one();
                 }
-                Ok(false) => {
+                Ok(Round::SessionFailed(f)) => {
+                    backoff.reset();
+                    self.circuit.session_failed(probe, &f);
+                }
+                Ok(Round::Idle) => {
+                    self.circuit.release(probe);
                     tokio::select! {
                         _ = shutdown.cancelled() => break,
                         _ = self.wake.notified() => {}
@@ -115,6 +481,7 @@ impl Mailer {
                     }
                 }
                 Err(e) => {
+                    self.circuit.release(probe);
                     let delay = backoff.next_delay();
                     tracing::warn!(
                         error = format!("{e:#}"),
@@ -131,12 +498,12 @@ impl Mailer {
         tracing::info!("[mail] mailer stopped");
     }
 
-    /// Sends the next mail. `Ok(false)` when there is nothing to send.
-    async fn deliver_next(&self) -> anyhow::Result<bool> {
+    /// Sends the next due mail.
+    async fn deliver_next(&self) -> anyhow::Result<Round> {
         let mut tx = self.pool.begin().await?;
         let Some(m) = db::claim_next(&mut tx).await? else {
             tx.rollback().await?;
-            return Ok(false);
+            return Ok(Round::Idle);
         };
         let span = tracing::info_span!(
             "send",
@@ -155,8 +522,8 @@ impl Mailer {
         &self,
         mut tx: sqlx::Transaction<'static, sqlx::Postgres>,
         m: MailRow,
-    ) -> anyhow::Result<bool> {
-        match self.send(&m).await {
+    ) -> anyhow::Result<Round> {
+        let failure = match self.send(&m).await {
             Ok(()) => {
                 db::mark_sent(&mut tx, m.seq).await?;
                 tx.commit().await?;
@@ -167,28 +534,66 @@ impl Mailer {
                     m.order_id,
                     m.recipient
                 );
-                Ok(true)
+                return Ok(Round::Done {
+                    reached_server: true,
+                });
             }
-            Err(SendError::Permanent(e)) => {
-                db::mark_failed(&mut tx, m.seq, &e).await?;
+            Err(f) => f,
+        };
+        match failure.verdict() {
+            Verdict::Permanent => {
+                db::mark_failed(&mut tx, m.seq, &failure.error).await?;
                 tx.commit().await?;
                 metrics::counter!("mail_failed_total").increment(1);
                 tracing::error!(
-                    "[mail] failed seq={} order={} to={}: {e}",
+                    "[mail] failed seq={} order={} to={}: {}",
                     m.seq,
                     m.order_id,
-                    m.recipient
+                    m.recipient,
+                    failure.error
                 );
-                Ok(true)
+                Ok(Round::Done {
+                    reached_server: failure.stage != Stage::Build,
+                })
             }
-            Err(e @ SendError::Transient(_)) => {
+            Verdict::Defer => {
+                let attempts = m.attempts.saturating_add(1);
+                let delay = retry_delay(attempts);
+                db::mark_deferred(&mut tx, m.seq, &failure.error, delay).await?;
+                tx.commit().await?;
+                metrics::counter!("mail_deferred_total").increment(1);
+                tracing::warn!(
+                    "[mail] deferred seq={} order={} to={} attempt={attempts}, next in {delay:?}: {}",
+                    m.seq,
+                    m.order_id,
+                    m.recipient,
+                    failure.error
+                );
+                Ok(Round::Done {
+                    reached_server: true,
+                })
+            }
+            Verdict::Session if failure.stage.is_mails_own() => {
+                // A session-level reply inside the mail's own transaction (e.g. "relay access
+                // denied" at RCPT). Most likely nobody can be sent, but should it concern only
+                // this mail, the circuit's next probe must not pick it again and stop everyone:
+                // defer it as well.
+                let attempts = m.attempts.saturating_add(1);
+                let delay = retry_delay(attempts);
+                db::mark_deferred(&mut tx, m.seq, &failure.error, delay).await?;
+                tx.commit().await?;
+                metrics::counter!("mail_deferred_total").increment(1);
+                Ok(Round::SessionFailed(failure))
+            }
+            Verdict::Session => {
+                // Not this mail's fault: leave it exactly as it was.
                 tx.rollback().await?;
-                Err(anyhow::anyhow!("seq={}: {e}", m.seq))
+                Ok(Round::SessionFailed(failure))
             }
         }
     }
 
-    async fn send(&self, m: &MailRow) -> Result<(), SendError> {
+    async fn send(&self, m: &MailRow) -> Result<(), SendFailure> {
         match &self.transport {
             Transport::Log => {
                 tracing::info!(
@@ -200,28 +605,114 @@ impl Mailer {
                 );
                 Ok(())
             }
-            Transport::Smtp { transport, from } => {
-                let message = build_message(m, from)?;
-                transport.send(message).await.map(|_| ()).map_err(|e| {
-                    if e.is_permanent() {
-                        SendError::Permanent(e.to_string())
-                    } else {
-                        SendError::Transient(format!("SMTP: {e}"))
-                    }
-                })
+            Transport::Smtp { server, from } => {
+                let (to, message) = build_message(m, from).map_err(|error| SendFailure {
+                    stage: Stage::Build,
+                    error,
+                    code: None,
+                })?;
+                let mut stage = Stage::Connect;
+                let sent = tokio::time::timeout(
+                    SMTP_SESSION_TIMEOUT,
+                    smtp_send(server, from, &to, &message.formatted(), &mut stage),
+                )
+                .await;
+                match sent {
+                    Ok(Ok(())) => Ok(()),
+                    Ok(Err(e)) => Err(SendFailure::new(stage, &e)),
+                    Err(_) => Err(SendFailure {
+                        stage,
+                        error: format!("no answer within {SMTP_SESSION_TIMEOUT:?}"),
+                        code: None,
+                    }),
+                }
             }
         }
     }
 }
 
-fn build_message(m: &MailRow, from: &Mailbox) -> Result<Message, SendError> {
+/// One SMTP session for one mail, noting in `stage` how far it got (so that a failure, or a
+/// timeout that drops this future, can be attributed).
+async fn smtp_send(
+    server: &SmtpServer,
+    from: &Mailbox,
+    to: &lettre::Address,
+    message: &[u8],
+    stage: &mut Stage,
+) -> Result<(), SmtpError> {
+    *stage = Stage::Connect;
+    let implicit_tls = match &server.tls {
+        Tls::Wrapper(params) => Some(params.clone()),
+        _ => None,
+    };
+    let mut conn = AsyncSmtpConnection::connect_tokio1(
+        (server.host.as_str(), server.port),
+        Some(SMTP_IO_TIMEOUT),
+        &server.hello,
+        implicit_tls,
+        None,
+    )
+    .await?;
+    let result = transaction(&mut conn, server, from, to, message, stage).await;
+    if result.is_ok() {
+        // The mail is accepted; a failed goodbye changes nothing.
+        let _ = conn.quit().await;
+    } else {
+        conn.abort().await;
+    }
+    result
+}
+
+async fn transaction(
+    conn: &mut AsyncSmtpConnection,
+    server: &SmtpServer,
+    from: &Mailbox,
+    to: &lettre::Address,
+    message: &[u8],
+    stage: &mut Stage,
+) -> Result<(), SmtpError> {
+    match &server.tls {
+        Tls::Required(params) => conn.starttls(params.clone(), &server.hello).await?,
+        Tls::Opportunistic(params) if conn.can_starttls() => {
+            conn.starttls(params.clone(), &server.hello).await?
+        }
+        _ => {}
+    }
+    if let Some(credentials) = &server.credentials {
+        *stage = Stage::Auth;
+        conn.auth(DEFAULT_MECHANISMS, credentials).await?;
+    }
+    *stage = Stage::MailFrom;
+    let mut params = Vec::new();
+    if !message.is_ascii() && conn.server_info().supports_feature(Extension::EightBitMime) {
+        params.push(MailParameter::Body(MailBodyParameter::EightBitMime));
+    }
+    if !AsRef::<str>::as_ref(to).is_ascii()
+        && conn.server_info().supports_feature(Extension::SmtpUtfEight)
+    {
+        params.push(MailParameter::SmtpUtfEight);
+    }
+    conn.command(Mail::new(Some(from.email.clone()), params))
+        .await?;
+    *stage = Stage::Rcpt;
+    conn.command(Rcpt::new(to.clone(), Vec::new())).await?;
+    *stage = Stage::Data;
+    conn.command(Data).await?;
+    *stage = Stage::Message;
+    conn.message(message).await?;
+    Ok(())
+}
+
+/// The message and its one recipient; an error when the mail cannot be built (permanent).
+fn build_message(m: &MailRow, from: &Mailbox) -> Result<(lettre::Address, Message), String> {
     let to: Mailbox = m
         .recipient
         .parse()
-        .map_err(|e| SendError::Permanent(format!("recipient {:?}: {e}", m.recipient)))?;
-    let key_header = HeaderName::new_from_ascii("X-Idempotency-Key".to_owned())
-        .map_err(|e| SendError::Permanent(e.to_string()))?;
-    Message::builder()
+        .map_err(|e| format!("recipient {:?}: {e}", m.recipient))?;
+    let key_header =
+        HeaderName::new_from_ascii("X-Idempotency-Key".to_owned()).map_err(|e| e.to_string())?;
+    let address = to.email.clone();
+    let message = Message::builder()
         .message_id(Some(mail::message_id(&m.idempotency_key)))
         .raw_header(HeaderValue::new(key_header, m.idempotency_key.clone()))
         .from(from.clone())
@@ -229,7 +720,8 @@ fn build_message(m: &MailRow, from: &Mailbox) -> Result<Message, SendError> {
         .subject(m.subject.clone())
         .header(ContentType::TEXT_PLAIN)
         .body(m.body.clone())
-        .map_err(|e| SendError::Permanent(format!("building the message: {e}")))
+        .map_err(|e| format!("building the message: {e}"))?;
+    Ok((address, message))
 }
 
 /// The stuck-hold watch: refreshes the gauges and warns while the oldest held event is older
@@ -270,5 +762,168 @@ pub async fn watch_holds(pool: PgPool, alert: Duration, shutdown: CancellationTo
         if !stuck {
             last_warning = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whose_failure_it_is() {
+        use Stage::*;
+        use Verdict::*;
+        let table: &[(Stage, Option<u16>, &str, Verdict)] = &[
+            (
+                Build,
+                None,
+                "recipient \"relay denied\": invalid address",
+                Permanent,
+            ),
+            // The server is down or stalls before the mail's transaction.
+            (Connect, None, "Connection refused", Session),
+            (Connect, Some(421), "service not available", Session),
+            (Connect, Some(554), "no SMTP service here", Session),
+            // Credentials.
+            (
+                Auth,
+                Some(535),
+                "5.7.8 authentication credentials invalid",
+                Session,
+            ),
+            (
+                Auth,
+                Some(454),
+                "4.7.0 temporary authentication failure",
+                Session,
+            ),
+            (Auth, None, "timed out", Session),
+            // The sender, or a server that wants TLS or authentication first.
+            (MailFrom, Some(550), "5.7.1 sender rejected", Session),
+            (MailFrom, Some(553), "5.1.8 sender address invalid", Session),
+            (
+                MailFrom,
+                Some(530),
+                "5.7.0 must issue a STARTTLS command first",
+                Session,
+            ),
+            (MailFrom, Some(451), "4.3.0 try again later", Session),
+            (MailFrom, None, "broken pipe", Session),
+            // The recipient.
+            (Rcpt, Some(550), "5.1.1 no such user", Permanent),
+            (
+                Rcpt,
+                Some(553),
+                "5.1.3 bad recipient address syntax",
+                Permanent,
+            ),
+            (Rcpt, Some(451), "4.7.1 greylisted", Defer),
+            (Rcpt, Some(452), "4.2.2 mailbox full", Defer),
+            (Rcpt, None, "connection reset", Defer),
+            // ... unless the reply is about the session.
+            (Rcpt, Some(530), "5.7.0 authentication required", Session),
+            (
+                Rcpt,
+                Some(554),
+                "5.7.1 <a@x.com>: Relay access denied",
+                Session,
+            ),
+            (Rcpt, Some(550), "5.7.1 relaying denied", Session),
+            (Rcpt, Some(454), "4.7.1 relay access denied", Session),
+            (Rcpt, Some(421), "4.4.2 closing connection", Session),
+            // A mailbox called "relay" is just a mailbox.
+            (
+                Rcpt,
+                Some(550),
+                "5.1.1 <relay@example.com>: no such user",
+                Permanent,
+            ),
+            (
+                Rcpt,
+                Some(451),
+                "4.7.1 <relay.denied@example.com> greylisted",
+                Defer,
+            ),
+            // The message.
+            (Data, Some(554), "5.5.1 no valid recipients", Permanent),
+            (Data, Some(451), "4.3.0 local error", Defer),
+            (Message, Some(552), "5.3.4 message too big", Permanent),
+            (Message, Some(554), "5.7.1 rejected as spam", Permanent),
+            (Message, Some(451), "4.7.1 try again later", Defer),
+            (Message, None, "timed out", Defer),
+        ];
+        for &(stage, code, text, expected) in table {
+            assert_eq!(
+                verdict(stage, code, text),
+                expected,
+                "{stage:?} {code:?} {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn retry_delays_double_then_cap() {
+        for (attempts, low, high) in [
+            (1, 500, 1_000),
+            (2, 1_000, 2_000),
+            (3, 2_000, 4_000),
+            (10, 256_000, 512_000),
+            (11, 300_000, 600_000),
+            (1_000, 300_000, 600_000),
+        ] {
+            for _ in 0..20 {
+                let d = retry_delay(attempts).as_millis();
+                assert!(
+                    (low..=high).contains(&d),
+                    "attempt {attempts}: {d} ms not in {low}..={high}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn smtp_urls() {
+        let s = SmtpServer::from_url("smtp://127.0.0.1:1025").expect("plain");
+        assert_eq!((s.host.as_str(), s.port), ("127.0.0.1", 1025));
+        assert!(matches!(s.tls, Tls::None) && s.credentials.is_none());
+        let s = SmtpServer::from_url("smtp://shop%40x:p%2Fw@mail.example.com?tls=required")
+            .expect("starttls");
+        assert_eq!(s.port, 587);
+        assert!(matches!(s.tls, Tls::Required(_)) && s.credentials.is_some());
+        assert!(!format!("{s:?}").contains("p/w"), "{s:?}");
+        let s = SmtpServer::from_url("smtps://mail.example.com/shop.example.com").expect("smtps");
+        assert_eq!(s.port, 465);
+        assert!(matches!(s.tls, Tls::Wrapper(_)));
+        assert_eq!(s.hello, ClientId::Domain("shop.example.com".into()));
+        let e = SmtpServer::from_url("ftp://u:secret@x").unwrap_err();
+        assert!(!format!("{e:#}").contains("secret"), "{e:#}");
+    }
+
+    #[test]
+    fn the_circuit_admits_one_probe_after_the_delay() {
+        let c = Circuit::new();
+        assert_eq!(c.admit(), Admit::Go { probe: false });
+        let f = SendFailure {
+            stage: Stage::Auth,
+            error: "535".into(),
+            code: Some(535),
+        };
+        c.session_failed(false, &f);
+        assert!(c.is_open());
+        assert!(matches!(c.admit(), Admit::Wait(_)));
+        // A loop that was already sending fails too: the wait does not grow.
+        let until = c.lock().until;
+        c.session_failed(false, &f);
+        assert_eq!(c.lock().until, until);
+        c.lock().until = Instant::now();
+        assert_eq!(c.admit(), Admit::Go { probe: true });
+        assert!(matches!(c.admit(), Admit::Wait(_)), "one probe at a time");
+        c.session_failed(true, &f);
+        assert_eq!(c.lock().backoff.failures(), 2);
+        c.lock().until = Instant::now();
+        assert_eq!(c.admit(), Admit::Go { probe: true });
+        c.session_ok();
+        assert!(!c.is_open());
+        assert_eq!(c.admit(), Admit::Go { probe: false });
     }
 }

@@ -1,0 +1,235 @@
+//! A real SMTP server, in-process, whose answers a test changes while it runs: at AUTH, at
+//! MAIL FROM, per recipient at RCPT TO, and per recipient after the message (DATA). It records
+//! every message it accepts and counts every command it was sent.
+
+#![allow(dead_code)]
+
+use std::{
+    net::SocketAddr,
+    sync::{Arc, Mutex},
+    time::Instant,
+};
+
+use tokio::{
+    io::{AsyncBufReadExt, AsyncWriteExt, BufReader},
+    net::{TcpListener, TcpStream},
+};
+
+/// A message the server accepted.
+#[derive(Debug, Clone)]
+pub struct Accepted {
+    /// The RCPT TO address, without the angle brackets.
+    pub rcpt: String,
+    /// The seq in `Message-ID: <order-event-<seq>@outbox>`.
+    pub seq: u64,
+    pub message_id: String,
+    pub idempotency_key: Option<String>,
+    pub at: Instant,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// The reply to AUTH; `None` accepts (235).
+    auth: Option<String>,
+    /// The reply to MAIL FROM; `None` accepts (250).
+    mail_from: Option<String>,
+    /// (recipient substring, reply at RCPT TO).
+    rcpt: Vec<(String, String)>,
+    /// (recipient substring, reply after the message).
+    after_data: Vec<(String, String)>,
+    accepted: Vec<Accepted>,
+    auth_commands: usize,
+    mail_commands: usize,
+    /// Every RCPT TO address, in arrival order.
+    rcpt_commands: Vec<String>,
+}
+
+/// The server; clones share it.
+#[derive(Debug, Clone)]
+pub struct FaultySmtp {
+    pub addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+}
+
+impl FaultySmtp {
+    pub async fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind smtp");
+        let addr = listener.local_addr().expect("addr");
+        let state = Arc::new(Mutex::new(State::default()));
+        let shared = state.clone();
+        tokio::spawn(async move {
+            while let Ok((sock, _)) = listener.accept().await {
+                let state = shared.clone();
+                tokio::spawn(async move {
+                    let _ = session(sock, state).await;
+                });
+            }
+        });
+        Self { addr, state }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        f(&mut self.state.lock().expect("lock"))
+    }
+
+    /// Answers AUTH with `reply` (`None`: accept).
+    pub fn auth_reply(&self, reply: Option<&str>) {
+        self.with(|s| s.auth = reply.map(str::to_owned));
+    }
+
+    /// Answers MAIL FROM with `reply` (`None`: accept).
+    pub fn mail_from_reply(&self, reply: Option<&str>) {
+        self.with(|s| s.mail_from = reply.map(str::to_owned));
+    }
+
+    /// Answers RCPT TO for recipients containing `who` with `reply` (`None`: accept).
+    pub fn rcpt_reply(&self, who: &str, reply: Option<&str>) {
+        self.with(|s| {
+            s.rcpt.retain(|(w, _)| w != who);
+            if let Some(r) = reply {
+                s.rcpt.push((who.to_owned(), r.to_owned()));
+            }
+        });
+    }
+
+    /// Answers the message (after DATA) for recipients containing `who` with `reply`.
+    pub fn data_reply(&self, who: &str, reply: Option<&str>) {
+        self.with(|s| {
+            s.after_data.retain(|(w, _)| w != who);
+            if let Some(r) = reply {
+                s.after_data.push((who.to_owned(), r.to_owned()));
+            }
+        });
+    }
+
+    pub fn accepted(&self) -> Vec<Accepted> {
+        self.with(|s| s.accepted.clone())
+    }
+
+    /// The seqs accepted for recipients containing `who`, in acceptance order.
+    pub fn accepted_seqs(&self, who: &str) -> Vec<u64> {
+        self.with(|s| {
+            s.accepted
+                .iter()
+                .filter(|a| a.rcpt.contains(who))
+                .map(|a| a.seq)
+                .collect()
+        })
+    }
+
+    pub fn auth_commands(&self) -> usize {
+        self.with(|s| s.auth_commands)
+    }
+
+    pub fn mail_commands(&self) -> usize {
+        self.with(|s| s.mail_commands)
+    }
+
+    /// How many RCPT TO commands named a recipient containing `who`.
+    pub fn rcpt_commands(&self, who: &str) -> usize {
+        self.with(|s| s.rcpt_commands.iter().filter(|r| r.contains(who)).count())
+    }
+}
+
+async fn session(sock: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result<()> {
+    let (read, mut write) = sock.into_split();
+    let mut lines = BufReader::new(read);
+    write.write_all(b"220 faulty.test ESMTP\r\n").await?;
+    let mut to: Vec<String> = Vec::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if lines.read_line(&mut line).await? == 0 {
+            return Ok(());
+        }
+        let cmd = line.trim_end().to_owned();
+        let upper = cmd.to_ascii_uppercase();
+        let reply: String = if upper.starts_with("EHLO") {
+            "250-faulty.test\r\n250-8BITMIME\r\n250 AUTH PLAIN LOGIN".into()
+        } else if upper.starts_with("HELO") || upper.starts_with("NOOP") {
+            "250 OK".into()
+        } else if upper.starts_with("AUTH") {
+            let mut s = state.lock().expect("lock");
+            s.auth_commands += 1;
+            s.auth
+                .clone()
+                .unwrap_or_else(|| "235 2.7.0 Authentication successful".into())
+        } else if upper.starts_with("MAIL FROM:") {
+            to.clear();
+            let mut s = state.lock().expect("lock");
+            s.mail_commands += 1;
+            s.mail_from.clone().unwrap_or_else(|| "250 OK".into())
+        } else if upper.starts_with("RCPT TO:") {
+            let rcpt = cmd[8..].trim().trim_matches(['<', '>']).to_owned();
+            let mut s = state.lock().expect("lock");
+            s.rcpt_commands.push(rcpt.clone());
+            match s.rcpt.iter().find(|(w, _)| rcpt.contains(w.as_str())) {
+                Some((_, r)) => r.clone(),
+                None => {
+                    to.push(rcpt);
+                    "250 OK".into()
+                }
+            }
+        } else if upper.starts_with("RSET") {
+            to.clear();
+            "250 OK".into()
+        } else if upper == "DATA" {
+            write.write_all(b"354 end with <CRLF>.<CRLF>\r\n").await?;
+            let mut data = String::new();
+            loop {
+                line.clear();
+                if lines.read_line(&mut line).await? == 0 {
+                    return Ok(());
+                }
+                if line == ".\r\n" {
+                    break;
+                }
+                data.push_str(line.strip_prefix('.').unwrap_or(&line));
+            }
+            let mut s = state.lock().expect("lock");
+            let rejected = to.iter().find_map(|rcpt| {
+                s.after_data
+                    .iter()
+                    .find(|(w, _)| rcpt.contains(w.as_str()))
+                    .map(|(_, r)| r.clone())
+            });
+            match rejected {
+                Some(r) => r,
+                None => {
+                    let message_id = header(&data, "Message-ID").unwrap_or_default();
+                    let seq = message_id
+                        .strip_prefix("<order-event-")
+                        .and_then(|x| x.strip_suffix("@outbox>"))
+                        .and_then(|x| x.parse().ok())
+                        .unwrap_or_else(|| panic!("Message-ID {message_id:?} names no seq"));
+                    let idempotency_key = header(&data, "X-Idempotency-Key");
+                    for rcpt in &to {
+                        s.accepted.push(Accepted {
+                            rcpt: rcpt.clone(),
+                            seq,
+                            message_id: message_id.clone(),
+                            idempotency_key: idempotency_key.clone(),
+                            at: Instant::now(),
+                        });
+                    }
+                    "250 2.0.0 OK queued".into()
+                }
+            }
+        } else if upper.starts_with("QUIT") {
+            write.write_all(b"221 bye\r\n").await?;
+            return Ok(());
+        } else {
+            "502 command not implemented".into()
+        };
+        write.write_all(format!("{reply}\r\n").as_bytes()).await?;
+    }
+}
+
+fn header(data: &str, name: &str) -> Option<String> {
+    data.split("\r\n")
+        .take_while(|l| !l.is_empty())
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+        })
+}

@@ -1,0 +1,189 @@
+//! Per-mail outcomes against a real (in-process) SMTP server: a temporary rejection of one
+//! recipient (greylisting) defers only that mail and its order's later mails, on the mail's own
+//! retry schedule, while every other order's mail goes out; a rejection of a recipient or of a
+//! message fails only that mail.
+
+mod common;
+mod faulty_smtp;
+
+use std::time::{Duration, Instant};
+
+use common::{Names, Publisher, changed, config, created, eventually, start};
+use faulty_smtp::FaultySmtp;
+use mail_svc::config::MailerKind;
+use outbox_proto::{mail::v1::MailState, orders::v1::OrderStatus};
+
+const GREY: &str = "grey@example.com";
+
+#[tokio::test]
+async fn a_greylisted_recipient_holds_back_only_its_own_order() {
+    let smtp = FaultySmtp::start().await;
+    smtp.rcpt_reply(GREY, Some("451 4.7.1 greylisted, please try again later"));
+    let names = Names::new();
+    let mut cfg = config(&names);
+    cfg.mailer = MailerKind::Smtp;
+    cfg.smtp_url = format!("smtp://{}", smtp.addr);
+    let svc = start(cfg).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+
+    // The greylisted order's mails have the lowest seqs: they are first in every claim.
+    publisher.proto(&created(1, 1, GREY)).await;
+    publisher
+        .proto(&changed(2, 1, 1, OrderStatus::Paid, GREY))
+        .await;
+    publisher
+        .proto(&changed(3, 2, 1, OrderStatus::Shipped, GREY))
+        .await;
+    eventually("the greylisted mail was tried and deferred", 60, || async {
+        let m = svc.mails(1).await;
+        (m.len() == 3 && m[0].attempts >= 1).then_some(())
+    })
+    .await;
+
+    // Twenty other orders, one mail each.
+    let start_others = Instant::now();
+    for order in 2..=21i64 {
+        publisher
+            .proto(&created(
+                order as u64 + 2,
+                order,
+                &format!("c{order}@example.com"),
+            ))
+            .await;
+    }
+    eventually("every other order's mail delivered", 120, || async {
+        (smtp.accepted().len() == 20).then_some(())
+    })
+    .await;
+    let took = start_others.elapsed();
+    println!(
+        "20 other orders delivered in {took:?} while {GREY} was greylisted ({} tries so far)",
+        smtp.rcpt_commands(GREY)
+    );
+    assert!(
+        took < Duration::from_secs(15),
+        "one greylisted recipient slowed everyone down: {took:?}"
+    );
+    assert!(
+        smtp.accepted_seqs(GREY).is_empty(),
+        "nothing for the greylisted recipient yet"
+    );
+
+    // The greylisted mail is queued with its own schedule; its order's later mails wait for it.
+    let grey = svc.mails(1).await;
+    assert_eq!(grey.len(), 3);
+    assert!(
+        grey.iter().all(|m| m.state == MailState::Queued as i32),
+        "{grey:?}"
+    );
+    assert!(
+        grey[0].last_error.contains("451"),
+        "{:?}",
+        grey[0].last_error
+    );
+    assert!(grey[0].attempts >= 1, "{:?}", grey[0]);
+    assert!(grey[0].next_attempt_at.is_some(), "{:?}", grey[0]);
+    assert_eq!((grey[1].attempts, grey[2].attempts), (0, 0));
+
+    // It is retried on its own schedule (about 1 s, 2 s, 4 s, ...), each deferral committed.
+    let grey = eventually("the greylisted mail retried", 60, || async {
+        let m = svc.mails(1).await;
+        (m[0].attempts >= 3).then_some(m)
+    })
+    .await;
+    let tries = smtp.rcpt_commands(GREY);
+    // A retry may be in flight (asked, not yet recorded).
+    assert!(
+        (grey[0].attempts as usize..=grey[0].attempts as usize + 1).contains(&tries),
+        "{tries} tries, {} recorded",
+        grey[0].attempts
+    );
+    assert!(
+        grey[0].last_error.contains("451"),
+        "{:?}",
+        grey[0].last_error
+    );
+    assert!(smtp.accepted_seqs(GREY).is_empty());
+    assert_eq!(smtp.accepted().len(), 20);
+
+    // The server accepts it now: it goes out on its next attempt, and then its successors, in order.
+    smtp.rcpt_reply(GREY, None);
+    let accepted_at = Instant::now();
+    eventually("the greylisted order's mails delivered", 120, || async {
+        (smtp.accepted_seqs(GREY).len() == 3).then_some(())
+    })
+    .await;
+    println!(
+        "the greylisted order delivered {:?} after the server began accepting",
+        accepted_at.elapsed()
+    );
+    assert_eq!(smtp.accepted_seqs(GREY), vec![1, 2, 3], "in chain order");
+    // The server records a mail just before the mailer commits its "sent" mark.
+    let grey = eventually("the greylisted order's mails marked sent", 60, || async {
+        let m = svc.mails(1).await;
+        m.iter()
+            .all(|m| m.state == MailState::Sent as i32)
+            .then_some(m)
+    })
+    .await;
+    assert!(grey[0].attempts >= 4, "{:?}", grey[0]);
+    assert_eq!(grey[1].attempts, 1);
+    assert!(grey[0].next_attempt_at.is_none());
+    assert_eq!(smtp.accepted().len(), 23, "each mail exactly once");
+    eventually("nothing left to send", 60, || async {
+        (svc.status().await.unsent_mails == 0).then_some(())
+    })
+    .await;
+    svc.stop().await;
+    names.cleanup().await;
+}
+
+#[tokio::test]
+async fn a_rejected_recipient_or_message_fails_only_that_mail() {
+    let smtp = FaultySmtp::start().await;
+    smtp.rcpt_reply("nobody@", Some("550 5.1.1 no such user"));
+    smtp.data_reply("spam@", Some("554 5.7.1 message rejected as spam"));
+    let names = Names::new();
+    let mut cfg = config(&names);
+    cfg.mailer = MailerKind::Smtp;
+    cfg.smtp_url = format!("smtp://{}", smtp.addr);
+    let svc = start(cfg).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+
+    publisher.proto(&created(1, 1, "nobody@example.com")).await;
+    publisher
+        .proto(&changed(2, 1, 1, OrderStatus::Paid, "nobody@example.com"))
+        .await;
+    publisher.proto(&created(3, 2, "spam@example.com")).await;
+    publisher.proto(&created(4, 3, "ok@example.com")).await;
+
+    let failed = |order: i64, count: usize, code: &'static str| {
+        let svc = &svc;
+        async move {
+            let m = svc.mails(order).await;
+            (m.len() == count
+                && m.iter()
+                    .all(|m| m.state == MailState::Failed as i32 && m.last_error.contains(code)))
+            .then_some(m)
+        }
+    };
+    let nobody = eventually("the unknown recipient's mails failed", 60, || {
+        failed(1, 2, "550")
+    })
+    .await;
+    assert_eq!(nobody.len(), 2);
+    assert_eq!(nobody[0].attempts, 1);
+    eventually("the rejected message failed", 60, || failed(2, 1, "554")).await;
+    eventually("the good mail delivered", 60, || async {
+        let m = svc.mails(3).await;
+        (m.len() == 1 && m[0].state == MailState::Sent as i32).then_some(())
+    })
+    .await;
+    assert_eq!(smtp.accepted_seqs("@"), vec![4]);
+    eventually("nothing left to send", 60, || async {
+        (svc.status().await.unsent_mails == 0).then_some(())
+    })
+    .await;
+    svc.stop().await;
+    names.cleanup().await;
+}
