@@ -26,7 +26,7 @@
 //! for an event that does not exist.
 //!
 //! Layout: [`config`], [`event`] (decode + validate), [`process`] (the per-event transaction),
-//! [`db`] (SQL + migrations), [`mail`] (the text table), [`mailer`] (delivery + the stuck-hold
+//! [`retry`] (which database errors are the event's fault), [`db`] (SQL + migrations), [`mail`] (the text table), [`mailer`] (delivery + the stuck-hold
 //! watch), [`amqp`] (topology, consumer, dead letters), [`grpc`] (`mail.v1.MailService`),
 //! [`error`], and [`App`], which wires them together.
 
@@ -39,6 +39,7 @@ pub mod grpc;
 pub mod mail;
 pub mod mailer;
 pub mod process;
+pub mod retry;
 
 use std::{net::SocketAddr, sync::Arc};
 
@@ -104,6 +105,7 @@ impl App {
             instance: format!("{:016x}", rand::random::<u64>()),
             mailer_wake: mailer_wake.clone(),
             ready,
+            trusted_publishers: cfg.trusted_publishers.clone(),
             hooks: cfg.hooks.clone(),
         };
         let consumer = tokio::spawn(consumer.run(shutdown.clone()));

@@ -100,6 +100,7 @@ pub fn config(names: &Names) -> Config {
         smtp_url: "smtp://127.0.0.1:1".into(),
         mail_from: "Outbox Shop <shop@example.com>".into(),
         mail_hold_alert: Duration::from_secs(60),
+        trusted_publishers: Vec::new(),
         log_format: LogFormat::Text,
         hooks: Hooks::default(),
     }
