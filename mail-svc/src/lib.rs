@@ -26,9 +26,10 @@
 //! for an event that does not exist.
 //!
 //! Layout: [`config`], [`event`] (decode + validate), [`process`] (the per-event transaction),
-//! [`retry`] (which database errors are the event's fault), [`db`] (SQL + migrations), [`mail`] (the text table), [`mailer`] (delivery + the stuck-hold
-//! watch), [`amqp`] (topology, consumer, dead letters), [`grpc`] (`mail.v1.MailService`),
-//! [`error`], and [`App`], which wires them together.
+//! [`retry`] (which database errors are the event's fault, and the retry loop), [`db`] (SQL +
+//! migrations), [`mail`] (the text table), [`mailer`] (delivery + the stuck-hold watch), [`amqp`]
+//! (topology, consumer, dead letters), [`grpc`] (`mail.v1.MailService`), [`error`], and [`App`],
+//! which wires them together.
 
 pub mod amqp;
 pub mod config;
