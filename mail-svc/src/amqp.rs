@@ -474,7 +474,14 @@ impl Consumer {
         let (pool, instance) = (&self.pool, self.instance.as_str());
         let counted = retry::until_done(shutdown, "counting a dead letter", || async move {
             let mut conn = pool.acquire().await?;
-            db::bump(&mut conn, instance, db::DEAD_LETTERED, 1).await
+            let result = db::bump(&mut conn, instance, db::DEAD_LETTERED, 1).await;
+            if let Err(e) = &result
+                && retry::classify(e) == retry::Failure::Reconnect
+            {
+                // As in `process::apply`: a read-only or broken session is not reused.
+                conn.close_on_drop();
+            }
+            result
         })
         .await;
         match counted {
