@@ -236,7 +236,8 @@ struct DeadLetterChannel<'a> {
 }
 
 impl DeadLetterChannel<'_> {
-    /// The open channel, or a new one (with the dead-letter exchange and queue declared again).
+    /// The open channel, or a new one (with the dead-letter exchange and queue declared again:
+    /// the broker closes the channel when a publish names an exchange that no longer exists).
     async fn get(&self) -> anyhow::Result<Channel> {
         let mut current = self.ch.lock().await;
         if let Some(ch) = current.as_ref().filter(|ch| ch.status().connected()) {
@@ -314,12 +315,15 @@ impl Consumer {
             .context("declaring the topology")?;
         // Dead-letter publishes get their own channel in confirm mode: a poison message is acked
         // only once the broker has taken its dead-letter copy.
+        let dl_ch = conn.create_channel().await?;
+        dl_ch
+            .confirm_select(ConfirmSelectOptions::default())
+            .await?;
         let dl = DeadLetterChannel {
             conn,
             topology: &self.topology,
-            ch: tokio::sync::Mutex::new(None),
+            ch: tokio::sync::Mutex::new(Some(dl_ch)),
         };
-        dl.get().await.context("opening the dead-letter channel")?;
         // Prefetch bounds the deliveries in flight to this consumer (unacked); the rest wait in
         // the queue for any instance.
         ch.basic_qos(self.prefetch, BasicQosOptions::default())

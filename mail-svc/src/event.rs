@@ -130,12 +130,22 @@ pub fn decode(content_type: Option<&str>, body: &[u8]) -> Result<Event, Poison> 
             )));
         }
     };
-    validate(raw)
+    check(raw, Recipient::Check)
 }
 
-/// Decodes an event this service stored itself (a held event).
+/// Decodes an event this service stored itself (a held event). Its recipient was checked when it
+/// arrived and is not checked again: an event held by an earlier version, whose address rule
+/// differed, is still released and mailed rather than left blocking its order.
 pub fn decode_stored(bytes: &[u8]) -> Result<Event, Poison> {
-    decode(Some(CONTENT_TYPE_PROTOBUF), bytes)
+    let ev = OrderEvent::decode(bytes).map_err(|e| Poison(format!("undecodable protobuf: {e}")))?;
+    check(from_proto(ev)?, Recipient::AsStored)
+}
+
+/// Whether the recipient is judged by the address rule.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Recipient {
+    Check,
+    AsStored,
 }
 
 /// Both wire formats, before the rules.
@@ -227,7 +237,7 @@ fn parse_status(s: &str) -> Option<OrderStatus> {
     OrderStatus::from_str_name(&full).filter(|s| *s != OrderStatus::Unspecified)
 }
 
-fn validate(raw: Raw) -> Result<Event, Poison> {
+fn check(raw: Raw, recipient: Recipient) -> Result<Event, Poison> {
     let bad = |s: String| Err(Poison(s));
     if raw.seq <= 0 {
         return bad(format!("seq must be > 0 (got {})", raw.seq));
@@ -280,7 +290,9 @@ fn validate(raw: Raw) -> Result<Event, Poison> {
         return bad("payload.customer_email missing".into());
     }
     // The same rule orders-svc applies at Upsert: an address it accepted is mailed here.
-    if let Err(e) = outbox_kit::email::validate(&payload.customer_email) {
+    if recipient == Recipient::Check
+        && let Err(e) = outbox_kit::email::validate(&payload.customer_email)
+    {
         return bad(format!("payload.customer_email {e}"));
     }
     Ok(Event {
@@ -383,6 +395,16 @@ mod tests {
             accepted > 100,
             "the fuzz reaches accepted addresses ({accepted})"
         );
+    }
+
+    #[test]
+    fn held_events_keep_the_recipient_they_were_stored_with() {
+        let mut e = good();
+        e.payload.as_mut().unwrap().customer_email = "old_rule@x_y.com".into();
+        assert!(decode(None, &e.encode_to_vec()).is_err());
+        let ev = decode_stored(&e.encode_to_vec()).expect("stored events are not re-judged");
+        assert_eq!(ev.recipient, "old_rule@x_y.com");
+        assert!(decode_stored(&[0xff]).is_err());
     }
 
     #[test]
