@@ -78,7 +78,7 @@ pub const BACKOFF_MIN: Duration = Duration::from_millis(100);
 pub const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
 /// Runs `op` until it succeeds or fails with [`Failure::Poison`] (returned as `Some(Err)`),
-/// waiting with capped backoff between attempts. `None` when shutdown came first: nothing was
+/// waiting with capped backoff between attempts (each one counted in `mail_db_retries_total`). `None` when shutdown came first: nothing was
 /// committed by this call, and the caller leaves the delivery unacked.
 pub async fn until_done<T, F, Fut>(
     shutdown: &CancellationToken,
@@ -102,6 +102,7 @@ where
         if failure == Failure::Poison {
             return Some(Err(err));
         }
+        metrics::counter!("mail_db_retries_total").increment(1);
         let delay = backoff.next_delay();
         let code = match &err {
             sqlx::Error::Database(e) => e.code().map(|c| c.into_owned()),

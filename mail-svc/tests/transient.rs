@@ -126,6 +126,20 @@ async fn a_read_only_database_for_10s_dead_letters_nothing_and_loses_nothing() {
         "{attempts} transactions while read-only: a busy loop?"
     );
 
+    let metrics = common::metrics_text(svc.metrics_addr).await;
+    let retries = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("mail_db_retries_total "))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .expect("mail_db_retries_total on /metrics");
+    println!("mail_db_retries_total {retries}");
+    // At least the CONSUMER_CONCURRENCY (8) deliveries in flight during the window failed and
+    // were retried (the others waited for a free slot).
+    assert!(
+        retries >= 8.0,
+        "the delayed deliveries were retried: {retries}"
+    );
+
     // The mailer's own pooled sessions may still be read-only (its retry is not this test's
     // subject): end them, as a switchover would, and every mail goes out.
     terminate_sessions(&admin, &db).await;

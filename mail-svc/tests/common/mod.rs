@@ -176,6 +176,21 @@ impl TestMail {
     }
 }
 
+/// GET /metrics with a bare HTTP/1.0 request (no HTTP client dependency needed).
+pub async fn metrics_text(addr: std::net::SocketAddr) -> String {
+    let mut s = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connect metrics");
+    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+        .await
+        .expect("write");
+    let mut out = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut s, &mut out)
+        .await
+        .expect("read");
+    out
+}
+
 /// Polls `check` every 50 ms until it returns `Some`, for at most `secs` seconds.
 pub async fn eventually<T, F, Fut>(what: &str, secs: u64, mut check: F) -> T
 where
