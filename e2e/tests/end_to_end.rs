@@ -8,7 +8,7 @@ use e2e::stack::{Stack, StackConfig};
 use futures::StreamExt;
 use lapin::{
     BasicProperties, Connection, ConnectionProperties,
-    options::{BasicConsumeOptions, BasicPublishOptions},
+    options::{BasicConsumeOptions, BasicPublishOptions, QueueDeclareOptions},
     types::{AMQPValue, FieldTable},
 };
 use outbox_proto::{
@@ -188,6 +188,28 @@ async fn bad_input_at_every_edge_is_rejected_and_good_traffic_still_flows() {
     )
     .await
     .expect("amqp");
+    // mail-svc reports SERVING before its consumer has declared the queue; garbage published
+    // (without `mandatory`) before the queue exists would be dropped by the broker, not
+    // dead-lettered. Wait for the queue (a passive declare fails, and closes its channel, until
+    // it exists).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let probe = conn.create_channel().await.expect("channel");
+        let passive = QueueDeclareOptions {
+            passive: true,
+            ..QueueDeclareOptions::default()
+        };
+        if probe
+            .queue_declare(stack.queue.as_str().into(), passive, FieldTable::default())
+            .await
+            .is_ok()
+        {
+            let _ = probe.close(200, "bye".into()).await;
+            break;
+        }
+        assert!(Instant::now() < deadline, "mail-svc declared its queue");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let ch = conn.create_channel().await.expect("channel");
     let garbage: Vec<(&str, &str, Vec<u8>)> = vec![
         ("wrong content type", "text/plain", b"hello".to_vec()),

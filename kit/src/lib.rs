@@ -3,6 +3,7 @@
 //! - [`telemetry`]: tracing setup (`RUST_LOG`, `LOG_FORMAT=json`);
 //! - [`shutdown`]: one cancellation token fed by SIGTERM and ctrl-c;
 //! - [`db`]: connect to PostgreSQL, creating the database when it is missing;
+//! - [`email`]: the one rule for customer mail addresses (orders-svc and mail-svc);
 //! - [`grpc`]: gRPC health and server reflection (v1 and v1alpha) for grpcurl;
 //! - [`metrics`]: the Prometheus recorder and its `/metrics` listener;
 //! - [`backoff`]: capped exponential backoff with jitter for every retry loop;
@@ -11,6 +12,7 @@
 
 pub mod backoff;
 pub mod db;
+pub mod email;
 pub mod grpc;
 pub mod metrics;
 pub mod outbox;

@@ -8,12 +8,29 @@
 //! ```
 //!
 //! Poison messages are published by this service to `MAIL_QUEUE.dlx` with a header
-//! `x-death-reason` (and the original body and properties), confirmed by the broker, and only
-//! then acked. The queue's own dead-letter exchange is the broker-side safety net: a message
+//! `x-death-reason` (at most [`MAX_REASON_BYTES`]; longer reasons are cut and say so) and the
+//! original body and properties, confirmed by the broker, and only then acked. A dead-letter
+//! publish the broker refuses closes only the dead-letter channel: it is reopened (and the
+//! dead-letter exchange and queue declared again), and after [`DEAD_LETTER_ATTEMPTS`] failures
+//! the delivery is rejected without requeue, so the broker moves it to the same dead-letter queue
+//! itself (with its `x-death` header; the reason is in the log). The consumer session goes on
+//! either way. The queue's own dead-letter exchange is also the broker-side safety net: a message
 //! redelivered more than [`DELIVERY_LIMIT`] times (e.g. one that crashes the process every time)
 //! lands in the same dead-letter queue instead of cycling forever.
+//!
+//! **Message size.** RabbitMQ 3.10 has no per-queue limit on a message's size, only the
+//! broker-wide `max_message_size` (default 128 MiB), and lapin assembles a whole message before
+//! handing it over. What a publisher can make one mail-svc buffer is therefore bounded by
+//! `PREFETCH` × the broker's `max_message_size`: operators set `max_message_size` on the broker
+//! (the README says how). mail-svc itself checks the body size before it reads, copies or
+//! stores anything ([`crate::event::MAX_BODY_BYTES`]) and dead-letters larger bodies.
+//!
+//! **Trusted publishers.** With `TRUSTED_PUBLISHERS` set, a message whose AMQP `user_id`
+//! property is missing or not in the list is dead-lettered unread. RabbitMQ refuses a publish
+//! whose `user_id` differs from the publishing connection's user, so the property names who
+//! published.
 
-use std::{sync::Arc, time::Duration};
+use std::{borrow::Cow, sync::Arc, time::Duration};
 
 use anyhow::{Context, anyhow};
 use futures::{StreamExt, stream::FuturesUnordered};
@@ -22,7 +39,8 @@ use lapin::{
     message::Delivery,
     options::{
         BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions,
-        ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions, QueueDeclareOptions,
+        BasicRejectOptions, ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions,
+        QueueDeclareOptions,
     },
     types::{AMQPValue, FieldTable, LongString},
 };
@@ -37,6 +55,7 @@ use crate::{
     db,
     event::{self, Event},
     process::{self, Outcome},
+    retry,
 };
 
 /// The header that carries why a message was dead-lettered.
@@ -46,9 +65,15 @@ pub const DEATH_REASON_HEADER: &str = "x-death-reason";
 /// `x-delivery-limit`).
 pub const DELIVERY_LIMIT: i64 = 50;
 
-/// Attempts at a delivery whose transaction fails for a reason other than the database being
-/// unreachable (a bug, a corrupt row) before it is dead-lettered with that reason.
-const MAX_FAILED_ATTEMPTS: u32 = 5;
+/// The longest `x-death-reason` header, in bytes; a longer reason is cut at a character boundary
+/// and ends with `… (truncated, <n> bytes)`. A reason repeats parts of the message (a bad field's
+/// value), and an unbounded header can exceed the broker's frame size, which closes the whole
+/// connection.
+pub const MAX_REASON_BYTES: usize = 1024;
+
+/// Publishes of one dead letter (each on a healthy channel) before falling back to rejecting the
+/// delivery, which the broker dead-letters itself.
+pub const DEAD_LETTER_ATTEMPTS: u32 = 3;
 
 /// The names mail-svc declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,49 +103,14 @@ impl Topology {
         // Durable: the exchanges and queues (and the persistent messages in them) survive a
         // broker restart. The exchange declaration matches relay-svc's (durable topic), so
         // whichever service starts first creates it.
-        let durable_exchange = ExchangeDeclareOptions {
-            durable: true,
-            ..ExchangeDeclareOptions::default()
-        };
         ch.exchange_declare(
             self.exchange.as_str().into(),
             ExchangeKind::Topic,
-            durable_exchange,
+            DURABLE_EXCHANGE,
             FieldTable::default(),
         )
         .await?;
-        // Fanout: every dead-lettered message reaches the dead-letter queue, whatever its
-        // original routing key (kept on the message for the reader).
-        ch.exchange_declare(
-            self.dead_letter_exchange.as_str().into(),
-            ExchangeKind::Fanout,
-            durable_exchange,
-            FieldTable::default(),
-        )
-        .await?;
-        let durable_queue = QueueDeclareOptions {
-            durable: true,
-            ..QueueDeclareOptions::default()
-        };
-        let mut dlq_args = FieldTable::default();
-        dlq_args.insert(
-            "x-queue-type".into(),
-            AMQPValue::LongString("quorum".into()),
-        );
-        ch.queue_declare(
-            self.dead_letter_queue.as_str().into(),
-            durable_queue,
-            dlq_args,
-        )
-        .await?;
-        ch.queue_bind(
-            self.dead_letter_queue.as_str().into(),
-            self.dead_letter_exchange.as_str().into(),
-            "".into(),
-            QueueBindOptions::default(),
-            FieldTable::default(),
-        )
-        .await?;
+        self.declare_dead_letter(ch).await?;
 
         // A quorum queue: replicated, and it counts redeliveries (x-delivery-limit), so nothing
         // is requeued forever.
@@ -137,7 +127,7 @@ impl Topology {
             "x-delivery-limit".into(),
             AMQPValue::LongLongInt(DELIVERY_LIMIT),
         );
-        ch.queue_declare(self.queue.as_str().into(), durable_queue, args)
+        ch.queue_declare(self.queue.as_str().into(), DURABLE_QUEUE, args)
             .await?;
         // `order.#`: every order event (order.created, order.status_changed, future ones).
         ch.queue_bind(
@@ -150,7 +140,58 @@ impl Topology {
         .await?;
         Ok(())
     }
+
+    /// Declares the dead-letter exchange and queue and binds them (also when the dead-letter
+    /// channel is reopened: a refused publish may mean someone deleted them).
+    pub async fn declare_dead_letter(&self, ch: &Channel) -> lapin::Result<()> {
+        // Fanout: every dead-lettered message reaches the dead-letter queue, whatever its
+        // original routing key (kept on the message for the reader).
+        ch.exchange_declare(
+            self.dead_letter_exchange.as_str().into(),
+            ExchangeKind::Fanout,
+            DURABLE_EXCHANGE,
+            FieldTable::default(),
+        )
+        .await?;
+        let mut dlq_args = FieldTable::default();
+        dlq_args.insert(
+            "x-queue-type".into(),
+            AMQPValue::LongString("quorum".into()),
+        );
+        ch.queue_declare(
+            self.dead_letter_queue.as_str().into(),
+            DURABLE_QUEUE,
+            dlq_args,
+        )
+        .await?;
+        ch.queue_bind(
+            self.dead_letter_queue.as_str().into(),
+            self.dead_letter_exchange.as_str().into(),
+            "".into(),
+            QueueBindOptions::default(),
+            FieldTable::default(),
+        )
+        .await?;
+        Ok(())
+    }
 }
+
+/// Durable: the exchanges and queues (and the persistent messages in them) survive a broker
+/// restart.
+const DURABLE_EXCHANGE: ExchangeDeclareOptions = ExchangeDeclareOptions {
+    passive: false,
+    durable: true,
+    auto_delete: false,
+    internal: false,
+    nowait: false,
+};
+const DURABLE_QUEUE: QueueDeclareOptions = QueueDeclareOptions {
+    passive: false,
+    durable: true,
+    exclusive: false,
+    auto_delete: false,
+    nowait: false,
+};
 
 /// The consumer: one connection, up to `concurrency` deliveries processed at once, each acked
 /// after its transaction committed.
@@ -168,6 +209,8 @@ pub struct Consumer {
     pub mailer_wake: Arc<Notify>,
     /// True while consuming.
     pub ready: watch::Sender<bool>,
+    /// RabbitMQ users whose messages are processed (`TRUSTED_PUBLISHERS`); empty: everyone's.
+    pub trusted_publishers: Vec<String>,
     pub hooks: Hooks,
 }
 
@@ -181,6 +224,38 @@ enum Handled {
     Acked,
     Shutdown,
     Crashed,
+}
+
+/// The confirm-mode channel dead letters go out on. A publish the broker refuses (an exchange
+/// someone deleted, a message over the broker's size limit) closes this channel only; it is
+/// reopened on the next use, so one bad dead letter never ends the consumer session.
+struct DeadLetterChannel<'a> {
+    conn: &'a Connection,
+    topology: &'a Topology,
+    ch: tokio::sync::Mutex<Option<Channel>>,
+}
+
+impl DeadLetterChannel<'_> {
+    /// The open channel, or a new one (with the dead-letter exchange and queue declared again:
+    /// the broker closes the channel when a publish names an exchange that no longer exists).
+    async fn get(&self) -> anyhow::Result<Channel> {
+        let mut current = self.ch.lock().await;
+        if let Some(ch) = current.as_ref().filter(|ch| ch.status().connected()) {
+            return Ok(ch.clone());
+        }
+        let ch = self.conn.create_channel().await?;
+        // Confirm mode: a poison message is acked only once the broker has taken its copy.
+        ch.confirm_select(ConfirmSelectOptions::default()).await?;
+        self.topology.declare_dead_letter(&ch).await?;
+        *current = Some(ch.clone());
+        Ok(ch)
+    }
+
+    async fn close(&self) {
+        if let Some(ch) = self.ch.lock().await.take() {
+            let _ = ch.close(200, "bye".into()).await;
+        }
+    }
 }
 
 impl Consumer {
@@ -240,8 +315,15 @@ impl Consumer {
             .context("declaring the topology")?;
         // Dead-letter publishes get their own channel in confirm mode: a poison message is acked
         // only once the broker has taken its dead-letter copy.
-        let dl = conn.create_channel().await?;
-        dl.confirm_select(ConfirmSelectOptions::default()).await?;
+        let dl_ch = conn.create_channel().await?;
+        dl_ch
+            .confirm_select(ConfirmSelectOptions::default())
+            .await?;
+        let dl = DeadLetterChannel {
+            conn,
+            topology: &self.topology,
+            ch: tokio::sync::Mutex::new(Some(dl_ch)),
+        };
         // Prefetch bounds the deliveries in flight to this consumer (unacked); the rest wait in
         // the queue for any instance.
         ch.basic_qos(self.prefetch, BasicQosOptions::default())
@@ -301,15 +383,16 @@ impl Consumer {
         // Close the channels before the connection (a quiet shutdown); unacked deliveries go
         // back to the queue.
         let _ = ch.close(200, "bye".into()).await;
-        let _ = dl.close(200, "bye".into()).await;
+        dl.close().await;
         Ok(end)
     }
 
-    /// One delivery: decode, then dead-letter or apply, then ack. An error means the broker
-    /// connection is in trouble: the delivery stays unacked and comes back.
+    /// One delivery: judge it (publisher, size, format), then dead-letter or apply, then ack. An
+    /// error means the broker connection is in trouble: the delivery stays unacked and comes
+    /// back.
     async fn handle(
         &self,
-        dl: &Channel,
+        dl: &DeadLetterChannel<'_>,
         delivery: Delivery,
         shutdown: &CancellationToken,
     ) -> anyhow::Result<Handled> {
@@ -321,7 +404,11 @@ impl Consumer {
             .and_then(TraceParent::parse)
             .map(|t| t.trace_id);
         let content_type = props.content_type().as_ref().map(|c| c.as_str().to_owned());
-        let decoded = event::decode(content_type.as_deref(), &delivery.data);
+        let user_id = props.user_id().as_ref().map(|u| u.as_str());
+        // Who published it, before anything is read; then the size and the format (see
+        // `event::decode`, which checks the size before parsing).
+        let decoded = event::check_publisher(&self.trusted_publishers, user_id)
+            .and_then(|()| event::decode(content_type.as_deref(), &delivery.data));
         let span = tracing::info_span!(
             "event",
             order_id = tracing::field::Empty,
@@ -350,25 +437,65 @@ impl Consumer {
                     Some(Err(reason)) => reason,
                 },
             };
-            self.dead_letter(dl, &delivery, &reason).await?;
-            let (pool, instance) = (&self.pool, self.instance.as_str());
-            let counted = retry_db(shutdown, "counting a dead letter", || async move {
-                let mut conn = pool.acquire().await?;
-                db::bump(&mut conn, instance, db::DEAD_LETTERED, 1).await
-            })
-            .await;
-            match counted {
-                // Shutting down: the copy is in the dead-letter queue but the original is not
-                // acked; it comes back and is dead-lettered (and counted) again.
-                None => return Ok(Handled::Shutdown),
-                Some(Err(e)) => tracing::error!(error = %e, "cannot count a dead letter"),
-                Some(Ok(())) => {}
+            let reason = bounded_reason(&reason);
+            let seq = delivery
+                .properties
+                .message_id()
+                .as_ref()
+                .map_or("?", |m| m.as_str());
+            tracing::warn!("[mail] dead-letter seq={seq} reason={reason}");
+            let copied = self.dead_letter(dl, &delivery, &reason).await;
+            if !self.count_dead_letter(shutdown).await {
+                // Shutting down: the original is not settled; it comes back and is judged (and
+                // counted) again. If the copy was published, the dead-letter queue has two.
+                return Ok(Handled::Shutdown);
             }
-            broker_call("ack", delivery.ack(BasicAckOptions::default())).await?;
+            metrics::counter!("mail_dead_lettered_total").increment(1);
+            match copied {
+                Ok(()) => {
+                    broker_call("ack", delivery.ack(BasicAckOptions::default())).await?;
+                }
+                Err(e) => {
+                    // The broker moves it to the same dead-letter queue through the queue's
+                    // x-dead-letter-exchange, with an `x-death` header instead of our reason.
+                    tracing::error!(
+                        error = format!("{e:#}"),
+                        "[mail] dead-letter seq={seq}: the copy could not be published \
+                         {DEAD_LETTER_ATTEMPTS} times; rejecting it so the broker dead-letters it"
+                    );
+                    let reject = delivery.reject(BasicRejectOptions { requeue: false });
+                    broker_call("reject", reject).await?;
+                }
+            }
             Ok(Handled::Acked)
         }
         .instrument(span)
         .await
+    }
+
+    /// Adds one to this instance's dead-letter counter row; false when shutdown came first.
+    async fn count_dead_letter(&self, shutdown: &CancellationToken) -> bool {
+        let (pool, instance) = (&self.pool, self.instance.as_str());
+        let counted = retry::until_done(shutdown, "counting a dead letter", || async move {
+            let mut conn = pool.acquire().await?;
+            let result = db::bump(&mut conn, instance, db::DEAD_LETTERED, 1).await;
+            if let Err(e) = &result
+                && retry::classify(e) == retry::Failure::Reconnect
+            {
+                // As in `process::apply`: a read-only or broken session is not reused.
+                conn.close_on_drop();
+            }
+            result
+        })
+        .await;
+        match counted {
+            None => false,
+            Some(Err(e)) => {
+                tracing::error!(error = %e, "cannot count a dead letter");
+                true
+            }
+            Some(Ok(())) => true,
+        }
     }
 
     /// Runs the event's transaction until it commits. `Some(Err(reason))` means dead-letter it;
@@ -379,13 +506,15 @@ impl Consumer {
         traceparent: Option<&str>,
         shutdown: &CancellationToken,
     ) -> Option<Result<(), String>> {
-        let outcome = retry_db(shutdown, "processing an event", || {
+        // Database errors are retried for as long as it takes unless the event itself caused
+        // them (see `retry`).
+        let outcome = retry::until_done(shutdown, "processing an event", || {
             process::apply(&self.pool, &self.instance, ev, traceparent)
         })
         .await?;
         let outcome = match outcome {
             Ok(o) => o,
-            Err(e) => return Some(Err(format!("cannot be processed: {e}"))),
+            Err(e) => return Some(Err(format!("cannot be stored: {e}"))),
         };
         match outcome {
             Outcome::Processed(queued) => {
@@ -430,32 +559,49 @@ impl Consumer {
         Some(Ok(()))
     }
 
-    /// Publishes the message, unchanged plus an `x-death-reason` header, to the dead-letter
-    /// exchange and waits for the broker's confirm.
+    /// Publishes the message, unchanged but for the headers of [`dead_letter_properties`], to the
+    /// dead-letter exchange and waits for the broker's confirm; up to [`DEAD_LETTER_ATTEMPTS`]
+    /// times, on a reopened channel after a failure.
     async fn dead_letter(
         &self,
-        dl: &Channel,
+        dl: &DeadLetterChannel<'_>,
         delivery: &Delivery,
         reason: &str,
     ) -> anyhow::Result<()> {
-        let seq = delivery
-            .properties
-            .message_id()
-            .as_ref()
-            .map_or("?", |m| m.as_str());
-        tracing::warn!("[mail] dead-letter seq={seq} reason={reason}");
-        let mut headers = delivery.properties.headers().clone().unwrap_or_default();
-        headers.insert(
-            DEATH_REASON_HEADER.into(),
-            AMQPValue::LongString(LongString::from(reason)),
-        );
-        headers.insert(
-            "x-original-routing-key".into(),
-            AMQPValue::LongString(LongString::from(delivery.routing_key.as_str())),
-        );
-        let properties = delivery.properties.clone().with_headers(headers);
+        let properties =
+            dead_letter_properties(&delivery.properties, reason, delivery.routing_key.as_str());
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let result = async {
+                let ch = dl.get().await?;
+                self.publish_dead_letter(&ch, delivery, properties.clone())
+                    .await
+            }
+            .await;
+            match result {
+                Ok(()) => return Ok(()),
+                Err(e) if attempt >= DEAD_LETTER_ATTEMPTS => return Err(e),
+                Err(e) => {
+                    tracing::warn!(
+                        error = format!("{e:#}"),
+                        attempt,
+                        "[mail] dead-letter publish failed; reopening the dead-letter channel"
+                    );
+                    tokio::time::sleep(Duration::from_millis(200) * attempt).await;
+                }
+            }
+        }
+    }
+
+    async fn publish_dead_letter(
+        &self,
+        ch: &Channel,
+        delivery: &Delivery,
+        properties: BasicProperties,
+    ) -> anyhow::Result<()> {
         let publish = async {
-            dl.basic_publish(
+            ch.basic_publish(
                 self.topology.dead_letter_exchange.as_str().into(),
                 delivery.routing_key.clone(),
                 // Mandatory: an unroutable dead letter (someone deleted the queue) comes back
@@ -475,14 +621,94 @@ impl Consumer {
             return Err(anyhow!("the broker refused the dead letter (nack)"));
         }
         if confirm.take_message().is_some() {
+            // Declared again on the reopened channel.
+            let _ = ch.close(200, "unroutable dead letter".into()).await;
             return Err(anyhow!(
                 "the dead letter was unroutable: {} is not bound",
                 self.topology.dead_letter_queue
             ));
         }
-        metrics::counter!("mail_dead_lettered_total").increment(1);
         Ok(())
     }
+}
+
+/// `reason`, cut to at most [`MAX_REASON_BYTES`] (at a character boundary) with a note of its
+/// original size.
+pub fn bounded_reason(reason: &str) -> Cow<'_, str> {
+    if reason.len() <= MAX_REASON_BYTES {
+        return Cow::Borrowed(reason);
+    }
+    let note = format!("… (truncated, {} bytes)", reason.len());
+    let mut end = MAX_REASON_BYTES - note.len();
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}{note}", &reason[..end]))
+}
+
+/// The dead letter's properties: the original's, plus the `x-death-reason` and
+/// `x-original-routing-key` headers, and without `user_id`, which moves to the
+/// `x-original-user-id` header: RabbitMQ refuses a publish whose `user_id` is not the publishing
+/// connection's user, and mail-svc's user is not the original publisher's.
+pub fn dead_letter_properties(
+    original: &BasicProperties,
+    reason: &str,
+    routing_key: &str,
+) -> BasicProperties {
+    let mut headers = original.headers().clone().unwrap_or_default();
+    headers.insert(
+        DEATH_REASON_HEADER.into(),
+        AMQPValue::LongString(LongString::from(bounded_reason(reason).as_ref())),
+    );
+    headers.insert(
+        "x-original-routing-key".into(),
+        AMQPValue::LongString(LongString::from(routing_key)),
+    );
+    if let Some(user) = original.user_id() {
+        headers.insert(
+            "x-original-user-id".into(),
+            AMQPValue::LongString(LongString::from(user.as_str())),
+        );
+    }
+    let o = original;
+    let mut p = BasicProperties::default().with_headers(headers);
+    if let Some(v) = o.content_type() {
+        p = p.with_content_type(v.clone());
+    }
+    if let Some(v) = o.content_encoding() {
+        p = p.with_content_encoding(v.clone());
+    }
+    if let Some(v) = o.delivery_mode() {
+        p = p.with_delivery_mode(*v);
+    }
+    if let Some(v) = o.priority() {
+        p = p.with_priority(*v);
+    }
+    if let Some(v) = o.correlation_id() {
+        p = p.with_correlation_id(v.clone());
+    }
+    if let Some(v) = o.reply_to() {
+        p = p.with_reply_to(v.clone());
+    }
+    if let Some(v) = o.expiration() {
+        p = p.with_expiration(v.clone());
+    }
+    if let Some(v) = o.message_id() {
+        p = p.with_message_id(v.clone());
+    }
+    if let Some(v) = o.timestamp() {
+        p = p.with_timestamp(*v);
+    }
+    if let Some(v) = o.kind() {
+        p = p.with_type(v.clone());
+    }
+    if let Some(v) = o.app_id() {
+        p = p.with_app_id(v.clone());
+    }
+    if let Some(v) = o.cluster_id() {
+        p = p.with_cluster_id(v.clone());
+    }
+    p
 }
 
 /// A header's text value (string headers arrive as long or short strings).
@@ -491,44 +717,6 @@ fn header_str(props: &BasicProperties, name: &str) -> Option<String> {
         AMQPValue::LongString(s) => Some(String::from_utf8_lossy(s.as_bytes()).into_owned()),
         AMQPValue::ShortString(s) => Some(s.as_str().to_owned()),
         _ => None,
-    }
-}
-
-/// Runs `op` until it succeeds: with backoff and without limit while the database is
-/// unreachable (the delivery waits, unacked, never lost), and up to [`MAX_FAILED_ATTEMPTS`]
-/// times for other errors. `None` when shutdown came first.
-async fn retry_db<T, F, Fut>(
-    shutdown: &CancellationToken,
-    what: &str,
-    mut op: F,
-) -> Option<Result<T, sqlx::Error>>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, sqlx::Error>>,
-{
-    let mut backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(5));
-    let mut failed = 0;
-    loop {
-        if shutdown.is_cancelled() {
-            return None;
-        }
-        let err = match op().await {
-            Ok(v) => return Some(Ok(v)),
-            Err(e) => e,
-        };
-        if !outbox_kit::db::is_unavailable(&err) {
-            failed += 1;
-            if failed >= MAX_FAILED_ATTEMPTS {
-                tracing::error!(error = %err, "[mail] {what} failed {failed} times; giving up");
-                return Some(Err(err));
-            }
-        }
-        let delay = backoff.next_delay();
-        tracing::warn!(error = %err, "[mail] {what}: database error; retrying in {delay:?}");
-        tokio::select! {
-            _ = shutdown.cancelled() => return None,
-            _ = tokio::time::sleep(delay) => {}
-        }
     }
 }
 
@@ -543,5 +731,62 @@ async fn broker_call<T>(
     match tokio::time::timeout(BROKER_CALL_TIMEOUT, call).await {
         Ok(result) => Ok(result?),
         Err(_) => Err(anyhow!("{what} got no answer in {BROKER_CALL_TIMEOUT:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_are_bounded() {
+        assert_eq!(bounded_reason("short"), "short");
+        let exact = "x".repeat(MAX_REASON_BYTES);
+        assert_eq!(bounded_reason(&exact), exact);
+        // Multi-byte characters around the cut: the result is valid UTF-8 and within the bound.
+        let long = format!("unknown type {:?}", "é".repeat(100 * 1024));
+        let cut = bounded_reason(&long);
+        assert!(cut.len() <= MAX_REASON_BYTES, "{}", cut.len());
+        assert!(cut.starts_with("unknown type \"éé"));
+        assert!(
+            cut.ends_with(&format!("… (truncated, {} bytes)", long.len())),
+            "{cut}"
+        );
+    }
+
+    #[test]
+    fn dead_letters_keep_the_message_but_not_its_user_id() {
+        let mut headers = FieldTable::default();
+        headers.insert("traceparent".into(), AMQPValue::LongString("tp".into()));
+        let original = BasicProperties::default()
+            .with_content_type("application/x-protobuf".into())
+            .with_message_id("7".into())
+            .with_type("OrderCreated".into())
+            .with_delivery_mode(2)
+            .with_timestamp(42)
+            .with_app_id("relay-svc".into())
+            .with_user_id("relay".into())
+            .with_headers(headers);
+        let dead = dead_letter_properties(&original, &"r".repeat(5000), "order.created");
+        assert_eq!(dead.user_id(), &None);
+        let h = dead.headers().clone().expect("headers");
+        let text = |name: &str| match h.inner().get(name) {
+            Some(AMQPValue::LongString(s)) => String::from_utf8_lossy(s.as_bytes()).into_owned(),
+            other => panic!("{name}: {other:?}"),
+        };
+        assert_eq!(text("x-original-user-id"), "relay");
+        assert_eq!(text("x-original-routing-key"), "order.created");
+        assert_eq!(text("traceparent"), "tp");
+        assert!(text(DEATH_REASON_HEADER).len() <= MAX_REASON_BYTES);
+        // Everything else travels unchanged.
+        let expected = BasicProperties::default()
+            .with_content_type("application/x-protobuf".into())
+            .with_message_id("7".into())
+            .with_type("OrderCreated".into())
+            .with_delivery_mode(2)
+            .with_timestamp(42)
+            .with_app_id("relay-svc".into())
+            .with_headers(h);
+        assert_eq!(dead, expected);
     }
 }

@@ -90,6 +90,13 @@ pub struct Config {
     #[arg(long, env = "MAIL_HOLD_ALERT", default_value = "60s", value_parser = parse_duration)]
     pub mail_hold_alert: Duration,
 
+    /// RabbitMQ users whose messages are processed, comma-separated (e.g. `relay-svc`). When set,
+    /// a message whose AMQP `user_id` property is missing or names another user is dead-lettered
+    /// unread (RabbitMQ itself refuses a `user_id` that is not the publishing connection's user).
+    /// Unset: every message that reaches the queue is processed (e.g. hand-published JSON).
+    #[arg(long, env = "TRUSTED_PUBLISHERS", value_delimiter = ',')]
+    pub trusted_publishers: Vec<String>,
+
     /// Log output: human-readable text or JSON lines. Filter with RUST_LOG.
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -139,6 +146,17 @@ impl Config {
         }
         if self.mail_hold_alert.is_zero() {
             bail!("MAIL_HOLD_ALERT must be greater than zero");
+        }
+        // An empty name would trust nobody while looking like a list; a padded one would never
+        // match (RabbitMQ user names are compared exactly).
+        if self
+            .trusted_publishers
+            .iter()
+            .any(|u| u.is_empty() || u.trim() != u || u.len() > 255)
+        {
+            bail!(
+                "TRUSTED_PUBLISHERS must be comma-separated RabbitMQ user names without spaces or empty entries"
+            );
         }
         Ok(())
     }
@@ -200,5 +218,24 @@ mod tests {
         let mut cfg = Config::parse_from(["mail-svc"]);
         cfg.amqp_url = "http://nope".into();
         assert!(cfg.validate().unwrap_err().to_string().contains("AMQP_URL"));
+        for bad in ["relay,", "relay, mail", ",relay"] {
+            let cfg = Config::parse_from(["mail-svc", "--trusted-publishers", bad]);
+            assert!(
+                cfg.validate()
+                    .unwrap_err()
+                    .to_string()
+                    .contains("TRUSTED_PUBLISHERS"),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn trusted_publishers_are_a_list() {
+        let cfg = Config::parse_from(["mail-svc"]);
+        assert!(cfg.trusted_publishers.is_empty(), "unset: everyone");
+        let cfg = Config::parse_from(["mail-svc", "--trusted-publishers", "relay-svc,relay-2"]);
+        assert_eq!(cfg.trusted_publishers, ["relay-svc", "relay-2"]);
+        cfg.validate().expect("valid");
     }
 }

@@ -4,8 +4,6 @@
 //! The rules live here so that a message is judged once, before any database work: a poison
 //! message never reaches the per-order transaction and never blocks anything.
 
-use std::str::FromStr;
-
 use outbox_proto::orders::{
     events::v1::{ORDER_CREATED, ORDER_STATUS_CHANGED, OrderEvent, OrderPayload},
     v1::OrderStatus,
@@ -79,6 +77,27 @@ impl Event {
     }
 }
 
+/// Who may publish: with `trusted` empty (`TRUSTED_PUBLISHERS` unset) everyone; otherwise only
+/// messages whose AMQP `user_id` is in the list. RabbitMQ refuses a publish whose `user_id` is not
+/// the publishing connection's user, so the property cannot be forged; a message without it is
+/// refused too, since anyone can leave it out.
+pub fn check_publisher(trusted: &[String], user_id: Option<&str>) -> Result<(), Poison> {
+    if trusted.is_empty() {
+        return Ok(());
+    }
+    match user_id {
+        None => Err(Poison(
+            "no user_id property: TRUSTED_PUBLISHERS is set and only its users' messages are processed"
+                .into(),
+        )),
+        Some(u) if trusted.iter().any(|t| t == u) => Ok(()),
+        Some(u) => Err(Poison(format!(
+            "publisher {u:?} is not in TRUSTED_PUBLISHERS ({})",
+            trusted.join(",")
+        ))),
+    }
+}
+
 /// Decodes and validates one message body. `content_type` absent means protobuf (relay-svc's
 /// format); `application/json` (any parameters, e.g. `; charset=utf-8`) is the seed's JSON shape.
 pub fn decode(content_type: Option<&str>, body: &[u8]) -> Result<Event, Poison> {
@@ -111,12 +130,22 @@ pub fn decode(content_type: Option<&str>, body: &[u8]) -> Result<Event, Poison> 
             )));
         }
     };
-    validate(raw)
+    check(raw, Recipient::Check)
 }
 
-/// Decodes an event this service stored itself (a held event).
+/// Decodes an event this service stored itself (a held event). Its recipient was checked when it
+/// arrived and is not checked again: an event held by an earlier version, whose address rule
+/// differed, is still released and mailed rather than left blocking its order.
 pub fn decode_stored(bytes: &[u8]) -> Result<Event, Poison> {
-    decode(Some(CONTENT_TYPE_PROTOBUF), bytes)
+    let ev = OrderEvent::decode(bytes).map_err(|e| Poison(format!("undecodable protobuf: {e}")))?;
+    check(from_proto(ev)?, Recipient::AsStored)
+}
+
+/// Whether the recipient is judged by the address rule.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Recipient {
+    Check,
+    AsStored,
 }
 
 /// Both wire formats, before the rules.
@@ -208,7 +237,7 @@ fn parse_status(s: &str) -> Option<OrderStatus> {
     OrderStatus::from_str_name(&full).filter(|s| *s != OrderStatus::Unspecified)
 }
 
-fn validate(raw: Raw) -> Result<Event, Poison> {
+fn check(raw: Raw, recipient: Recipient) -> Result<Event, Poison> {
     let bad = |s: String| Err(Poison(s));
     if raw.seq <= 0 {
         return bad(format!("seq must be > 0 (got {})", raw.seq));
@@ -260,11 +289,11 @@ fn validate(raw: Raw) -> Result<Event, Poison> {
     if payload.customer_email.trim().is_empty() {
         return bad("payload.customer_email missing".into());
     }
-    if let Err(e) = lettre::Address::from_str(&payload.customer_email) {
-        return bad(format!(
-            "payload.customer_email {:?} is not a mail address: {e}",
-            payload.customer_email
-        ));
+    // The same rule orders-svc applies at Upsert: an address it accepted is mailed here.
+    if recipient == Recipient::Check
+        && let Err(e) = outbox_kit::email::validate(&payload.customer_email)
+    {
+        return bad(format!("payload.customer_email {e}"));
     }
     Ok(Event {
         seq: raw.seq,
@@ -317,6 +346,99 @@ mod tests {
             reason(Some("application/json"), no_mail),
             "payload.customer_email missing"
         );
+    }
+
+    /// Every address the shared rule accepts is one the mailer can use: lettre parses it and
+    /// builds a message to it. Checked on edge cases and on random strings over a hostile alphabet.
+    #[test]
+    fn accepted_addresses_pass_lettre() {
+        use rand::{Rng, SeedableRng, rngs::StdRng};
+        use std::str::FromStr;
+        let check = |addr: &str| {
+            if outbox_kit::email::validate(addr).is_err() {
+                return false;
+            }
+            let to = lettre::Address::from_str(addr).unwrap_or_else(|e| {
+                panic!("{addr:?} accepted by the rule, refused by lettre: {e}")
+            });
+            lettre::Message::builder()
+                .from("shop@example.com".parse().expect("from"))
+                .to(lettre::message::Mailbox::new(None, to))
+                .subject("s")
+                .body(String::from("b"))
+                .unwrap_or_else(|e| panic!("{addr:?}: lettre cannot build a mail: {e}"));
+            true
+        };
+        let local64 = format!("{}@example.com", "a".repeat(64));
+        for addr in [
+            "a@b.co",
+            "!#$%&'*+-/=?^_`{|}~@example.com",
+            "o'brien@x-y.example.jp",
+            local64.as_str(),
+        ] {
+            assert!(check(addr), "{addr}");
+        }
+        let alphabet: Vec<char> = "ab0-._@+'\"!#%&*/=?^`{|}~ ,;:<>()[]\\\0é".chars().collect();
+        let mut rng = StdRng::seed_from_u64(11);
+        let mut accepted = 0;
+        for _ in 0..200_000 {
+            let len = rng.random_range(3..16);
+            let mut s: String = (0..len)
+                .map(|_| alphabet[rng.random_range(0..alphabet.len())])
+                .collect();
+            if !s.contains('@') {
+                s.push_str("@x.co");
+            }
+            accepted += usize::from(check(&s));
+        }
+        assert!(
+            accepted > 100,
+            "the fuzz reaches accepted addresses ({accepted})"
+        );
+    }
+
+    #[test]
+    fn held_events_keep_the_recipient_they_were_stored_with() {
+        let mut e = good();
+        e.payload.as_mut().unwrap().customer_email = "old_rule@x_y.com".into();
+        assert!(decode(None, &e.encode_to_vec()).is_err());
+        let ev = decode_stored(&e.encode_to_vec()).expect("stored events are not re-judged");
+        assert_eq!(ev.recipient, "old_rule@x_y.com");
+        assert!(decode_stored(&[0xff]).is_err());
+    }
+
+    #[test]
+    fn addresses_orders_svc_refuses_are_poison() {
+        let long_local = format!("{}@example.com", "a".repeat(65));
+        for bad in [
+            "john..doe@example.com",
+            ".a@x.com",
+            "a@-x.com",
+            "a@x..com",
+            long_local.as_str(),
+        ] {
+            let mut e = good();
+            e.payload.as_mut().unwrap().customer_email = bad.into();
+            let r = reason(None, &e.encode_to_vec());
+            assert!(r.starts_with("payload.customer_email "), "{bad}: {r}");
+            assert!(r.len() < 200, "the reason does not repeat the address: {r}");
+        }
+    }
+
+    #[test]
+    fn trusted_publishers() {
+        let relay = ["relay-svc".to_owned()];
+        assert_eq!(check_publisher(&[], None), Ok(()));
+        assert_eq!(check_publisher(&[], Some("anyone")), Ok(()));
+        assert_eq!(check_publisher(&relay, Some("relay-svc")), Ok(()));
+        let no_user = check_publisher(&relay, None).unwrap_err().0;
+        assert!(no_user.starts_with("no user_id property"), "{no_user}");
+        assert_eq!(
+            check_publisher(&relay, Some("guest")).unwrap_err().0,
+            "publisher \"guest\" is not in TRUSTED_PUBLISHERS (relay-svc)"
+        );
+        // Names are compared exactly.
+        assert!(check_publisher(&relay, Some("Relay-svc")).is_err());
     }
 
     #[test]

@@ -26,9 +26,10 @@
 //! for an event that does not exist.
 //!
 //! Layout: [`config`], [`event`] (decode + validate), [`process`] (the per-event transaction),
-//! [`db`] (SQL + migrations), [`mail`] (the text table), [`mailer`] (delivery + the stuck-hold
-//! watch), [`amqp`] (topology, consumer, dead letters), [`grpc`] (`mail.v1.MailService`),
-//! [`error`], and [`App`], which wires them together.
+//! [`retry`] (which database errors are the event's fault, and the retry loop), [`db`] (SQL +
+//! migrations), [`mail`] (the text table), [`mailer`] (delivery + the stuck-hold watch), [`amqp`]
+//! (topology, consumer, dead letters), [`grpc`] (`mail.v1.MailService`), [`error`], and [`App`],
+//! which wires them together.
 
 pub mod amqp;
 pub mod config;
@@ -39,6 +40,7 @@ pub mod grpc;
 pub mod mail;
 pub mod mailer;
 pub mod process;
+pub mod retry;
 
 use std::{net::SocketAddr, sync::Arc};
 
@@ -104,6 +106,7 @@ impl App {
             instance: format!("{:016x}", rand::random::<u64>()),
             mailer_wake: mailer_wake.clone(),
             ready,
+            trusted_publishers: cfg.trusted_publishers.clone(),
             hooks: cfg.hooks.clone(),
         };
         let consumer = tokio::spawn(consumer.run(shutdown.clone()));

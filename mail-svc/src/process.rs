@@ -16,12 +16,12 @@
 
 use outbox_kit::trace::TraceParent;
 use prost::Message;
-use sqlx::PgPool;
+use sqlx::{Connection, PgConnection, PgPool};
 
 use crate::{
     db,
     event::{self, Event},
-    mail,
+    mail, retry,
 };
 
 /// A mail queued by a transaction (for the log line after commit).
@@ -55,7 +55,26 @@ pub async fn apply(
     ev: &Event,
     traceparent: Option<&str>,
 ) -> Result<Outcome, sqlx::Error> {
-    let mut tx = pool.begin().await?;
+    let mut conn = pool.acquire().await?;
+    let result = apply_on(&mut conn, instance, ev, traceparent).await;
+    if let Err(e) = &result
+        && retry::classify(e) == retry::Failure::Reconnect
+    {
+        // A session that is read-only (it reached a standby, or the database was switched to
+        // read-only while it was open) stays so: do not hand it back to the pool, or the retry
+        // may get it again, forever.
+        conn.close_on_drop();
+    }
+    result
+}
+
+async fn apply_on(
+    conn: &mut PgConnection,
+    instance: &str,
+    ev: &Event,
+    traceparent: Option<&str>,
+) -> Result<Outcome, sqlx::Error> {
+    let mut tx = conn.begin().await?;
     db::lock_order(&mut tx, ev.order_id).await?;
     let watermark = db::watermark(&mut tx, ev.order_id).await?;
 
@@ -70,8 +89,9 @@ pub async fn apply(
             // Release the held chain that this event unblocked, in chain order.
             while let Some((bytes, tp)) = db::take_successor(&mut tx, ev.order_id, last).await? {
                 // Held events were validated before they were stored; a corrupt one is a bug or
-                // a manual edit: fail the transaction (the delivery is retried, then
-                // dead-lettered) rather than skip a mail.
+                // a manual edit: fail the transaction (the delivery is retried, with backoff and
+                // an error in the log, until someone repairs the row) rather than skip a mail or
+                // dead-letter this valid event.
                 let next = event::decode_stored(&bytes).map_err(|e| {
                     sqlx::Error::Protocol(format!(
                         "held successor of seq {last} of order {} is corrupt: {e}",

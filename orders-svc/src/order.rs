@@ -5,7 +5,7 @@ use outbox_proto::orders::v1::OrderStatus;
 use crate::error::Error;
 
 /// The longest customer email we accept (the SMTP path limit).
-pub const MAX_EMAIL_LEN: usize = 254;
+pub const MAX_EMAIL_LEN: usize = outbox_kit::email::MAX_LEN;
 
 /// A defined order status (never UNSPECIFIED).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,28 +111,11 @@ impl UpsertCommand {
     }
 }
 
-/// A deliberately small check: one `@`, something on both sides, a dot in the domain, no spaces or
-/// control characters, at most [`MAX_EMAIL_LEN`] bytes. Deliverability is the mailer's business.
+/// The shared address rule (`outbox_kit::email`), the same one mail-svc applies to every event:
+/// an address accepted here is one mail-svc will mail, so an order is never created with an address
+/// whose events would be dead-lettered.
 fn validate_email(email: &str) -> Result<(), Error> {
-    if email.len() > MAX_EMAIL_LEN {
-        return Err(Error::invalid(
-            "customer_email",
-            format!("is longer than {MAX_EMAIL_LEN} bytes"),
-        ));
-    }
-    let malformed = || Error::invalid("customer_email", "is not an email address");
-    if email.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(malformed());
-    }
-    let (local, domain) = email.split_once('@').ok_or_else(malformed)?;
-    let domain_ok = !domain.contains('@')
-        && domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.');
-    if local.is_empty() || !domain_ok {
-        return Err(malformed());
-    }
-    Ok(())
+    outbox_kit::email::validate(email).map_err(|e| Error::invalid("customer_email", e.to_string()))
 }
 
 #[cfg(test)]
@@ -178,6 +161,10 @@ mod tests {
             "a b@c.de",
             "a@b@c.de",
             "a@.de",
+            "john..doe@example.com",
+            ".a@x.com",
+            "a@-x.com",
+            "a@x..com",
             long.as_str(),
         ] {
             assert!(validate_email(bad).is_err(), "{bad}");

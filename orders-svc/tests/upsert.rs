@@ -251,3 +251,54 @@ async fn get_order_unknown_is_not_found_and_bad_id_is_invalid() {
     assert_eq!((order.id, order.status), (404, OrderStatus::Pending as i32));
     assert!(order.created_at.is_some() && order.updated_at.is_some());
 }
+
+/// The shared address rule (`outbox_kit::email`, which mail-svc applies to every event): an
+/// address mail-svc would dead-letter is refused here, before an order (and an event) exists.
+#[tokio::test]
+async fn addresses_mail_svc_would_refuse_are_refused_at_upsert() {
+    let t = start().await;
+    let long_local = format!("{}@example.com", "a".repeat(65));
+    for (i, bad) in [
+        "john..doe@example.com",
+        ".a@x.com",
+        "a.@x.com",
+        "a@-x.com",
+        "a@x..com",
+        "a@x_y.com",
+        "\"quoted\"@example.com",
+        "tarō@example.jp",
+        long_local.as_str(),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let err = upsert(&t, 500 + i as i64, OrderStatus::Pending, bad)
+            .await
+            .expect_err("refused");
+        assert_eq!(err.code(), Code::InvalidArgument, "{bad}: {err:?}");
+        assert!(
+            err.message().starts_with("customer_email: "),
+            "{bad}: message {:?} names customer_email",
+            err.message()
+        );
+    }
+    assert_eq!(count(&t.pool, "orders").await, 0);
+    assert_eq!(count(&t.pool, "outbox").await, 0);
+
+    // The edges of what is accepted: 64-byte local part, the full atext alphabet, hyphens inside
+    // labels.
+    let local64 = format!("{}@example.com", "a".repeat(64));
+    for (i, ok) in [
+        local64.as_str(),
+        "o'brien+orders@mail.example-shop.co.jp",
+        "!#$%&'*+-/=?^_`{|}~@example.com",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        upsert(&t, 600 + i as i64, OrderStatus::Pending, ok)
+            .await
+            .unwrap_or_else(|e| panic!("{ok} accepted: {e:?}"));
+    }
+    assert_eq!(count(&t.pool, "outbox").await, 3);
+}

@@ -100,6 +100,7 @@ pub fn config(names: &Names) -> Config {
         smtp_url: "smtp://127.0.0.1:1".into(),
         mail_from: "Outbox Shop <shop@example.com>".into(),
         mail_hold_alert: Duration::from_secs(60),
+        trusted_publishers: Vec::new(),
         log_format: LogFormat::Text,
         hooks: Hooks::default(),
     }
@@ -173,6 +174,21 @@ impl TestMail {
         self.shutdown.cancel();
         self.app.await.expect("join").expect("clean stop");
     }
+}
+
+/// GET /metrics with a bare HTTP/1.0 request (no HTTP client dependency needed).
+pub async fn metrics_text(addr: std::net::SocketAddr) -> String {
+    let mut s = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connect metrics");
+    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+        .await
+        .expect("write");
+    let mut out = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut s, &mut out)
+        .await
+        .expect("read");
+    out
 }
 
 /// Polls `check` every 50 ms until it returns `Some`, for at most `secs` seconds.

@@ -1,0 +1,129 @@
+//! TRUSTED_PUBLISHERS: when set, only messages whose AMQP `user_id` (checked by RabbitMQ against
+//! the publishing connection's user) is in the list are processed; the rest are dead-lettered with
+//! a reason. Unset, every message is processed, with or without `user_id` (the seed's
+//! hand-published JSON).
+
+mod common;
+
+use std::str::FromStr;
+
+use common::{Names, Publisher, config, created, eventually, start, take_dead_letters};
+use lapin::{BasicProperties, uri::AMQPUri};
+use outbox_kit::testing;
+use prost::Message;
+
+const EMAIL: &str = "nanako@example.jp";
+
+/// The RabbitMQ user the tests connect as (RabbitMQ accepts `user_id` only when it is this).
+fn our_user() -> String {
+    AMQPUri::from_str(&testing::amqp_url())
+        .expect("TEST_AMQP_URL")
+        .authority
+        .userinfo
+        .username
+}
+
+fn props(id: &str, user: Option<&str>) -> BasicProperties {
+    let p = Publisher::relay_properties(&created(1, 1, EMAIL), None).with_message_id(id.into());
+    match user {
+        Some(u) => p.with_user_id(u.into()),
+        None => p,
+    }
+}
+
+#[tokio::test]
+async fn only_trusted_publishers_are_processed_when_the_list_is_set() {
+    let me = our_user();
+    // Trusting us: our messages with user_id are processed, without user_id dead-lettered.
+    let names = Names::new();
+    let mut cfg = config(&names);
+    cfg.trusted_publishers = vec!["relay-svc".into(), me.clone()];
+    let svc = start(cfg).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+    publisher
+        .raw(
+            "order.created",
+            &created(1, 1, EMAIL).encode_to_vec(),
+            props("signed", Some(&me)),
+        )
+        .await;
+    publisher
+        .raw(
+            "order.created",
+            &created(2, 2, EMAIL).encode_to_vec(),
+            props("unsigned", None),
+        )
+        .await;
+    publisher
+        .json(
+            "order.created",
+            r#"{"seq":3,"type":"OrderCreated","aggregate_id":3,"payload":{"id":3,"status":"pending","customer_email":"nanako@example.jp"}}"#,
+        )
+        .await;
+    let s = eventually("one processed, two dead-lettered", 60, || async {
+        let s = svc.status().await;
+        (s.processed + s.dead_lettered == 3).then_some(s)
+    })
+    .await;
+    assert_eq!((s.processed, s.dead_lettered), (1, 2));
+    assert_eq!(svc.seqs(1).await, vec![1]);
+    let dead = take_dead_letters(&names.dead_letter_queue(), 2).await;
+    for d in &dead {
+        assert!(d.reason.starts_with("no user_id property"), "{d:?}");
+    }
+    assert!(svc.mails(2).await.is_empty() && svc.mails(3).await.is_empty());
+    svc.stop().await;
+    names.cleanup().await;
+
+    // Trusting only relay-svc: our signed message is dead-lettered, naming us.
+    let names = Names::new();
+    let mut cfg = config(&names);
+    cfg.trusted_publishers = vec!["relay-svc".into()];
+    let svc = start(cfg).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+    publisher
+        .raw(
+            "order.created",
+            &created(1, 1, EMAIL).encode_to_vec(),
+            props("forged", Some(&me)),
+        )
+        .await;
+    let dead = take_dead_letters(&names.dead_letter_queue(), 1).await;
+    assert_eq!(
+        dead[0].reason,
+        format!("publisher {me:?} is not in TRUSTED_PUBLISHERS (relay-svc)")
+    );
+    let s = svc.status().await;
+    assert_eq!((s.processed, s.dead_lettered), (0, 1));
+    svc.stop().await;
+    names.cleanup().await;
+}
+
+#[tokio::test]
+async fn everyone_is_processed_when_the_list_is_unset() {
+    let me = our_user();
+    let names = Names::new();
+    let svc = start(config(&names)).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+    publisher
+        .raw(
+            "order.created",
+            &created(1, 1, EMAIL).encode_to_vec(),
+            props("signed", Some(&me)),
+        )
+        .await;
+    publisher
+        .json(
+            "order.created",
+            r#"{"seq":2,"type":"OrderCreated","aggregate_id":2,"payload":{"id":2,"status":"pending","customer_email":"nanako@example.jp"}}"#,
+        )
+        .await;
+    eventually("both processed", 60, || async {
+        let s = svc.status().await;
+        (s.processed == 2).then_some(())
+    })
+    .await;
+    assert_eq!(svc.status().await.dead_lettered, 0);
+    svc.stop().await;
+    names.cleanup().await;
+}
