@@ -35,6 +35,7 @@ pub mod error;
 pub mod grpc;
 #[doc(hidden)]
 pub mod hook;
+mod lease;
 mod relay;
 pub mod status;
 

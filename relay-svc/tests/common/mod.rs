@@ -172,6 +172,7 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         poll_interval_ms: 500,
         standby_retry_ms: 200,
         confirm_timeout_ms: 5_000,
+        leader_lease: Duration::from_secs(10),
         log_format: LogFormat::Text,
         before_delete: None,
     }
@@ -183,6 +184,8 @@ pub struct Relay {
     pub client: RelayServiceClient<Channel>,
     pub metrics_addr: std::net::SocketAddr,
     pub shutdown: CancellationToken,
+    /// The in-process figures, including those `GetStatus` does not carry (holds, quarantine).
+    pub live: Arc<relay_svc::Status>,
     crash: CrashHandle,
     pub task: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
@@ -196,6 +199,7 @@ impl Relay {
         let grpc_addr = app.grpc_addr();
         let metrics_addr = app.metrics_addr();
         let crash = app.crash_handle();
+        let live = app.status();
         let task = tokio::spawn(app.run());
         let client = RelayServiceClient::connect(format!("http://{grpc_addr}"))
             .await
@@ -205,6 +209,7 @@ impl Relay {
             client,
             metrics_addr,
             shutdown,
+            live,
             crash,
             task,
         }
@@ -340,6 +345,21 @@ impl Consumer {
                 });
             }
         });
+    }
+
+    /// Binds the (already consumed) queue with one more routing key: one queue, one consumer,
+    /// so the arrival order stays the queue's order.
+    pub async fn add_binding(&self, binding: &str) {
+        self.channel
+            .queue_bind(
+                self.queue.as_str().into(),
+                self.exchange.as_str().into(),
+                binding.into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .expect("bind queue");
     }
 
     pub fn snapshot(&self) -> Vec<Received> {
