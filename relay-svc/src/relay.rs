@@ -49,14 +49,6 @@ const DB_TIMEOUT: Duration = Duration::from_secs(5);
 const BACKLOG_REFRESH: Duration = Duration::from_millis(500);
 /// While orders-svc has not created the outbox yet, look again at least this often.
 const MISSING_TABLE_MAX_WAIT: Duration = Duration::from_secs(5);
-/// The server side of the lock connection sends TCP keepalives, so that PostgreSQL itself ends
-/// the session (and the lock) of a leader whose host vanished in about 5 + 3 × 2 = 11 s rather
-/// than the kernel default of over two hours.
-const LOCK_KEEPALIVES: [(&str, &str); 3] = [
-    ("tcp_keepalives_idle", "5"),
-    ("tcp_keepalives_interval", "2"),
-    ("tcp_keepalives_count", "3"),
-];
 
 /// One relay instance (leader or standby).
 #[derive(Debug)]
@@ -185,7 +177,7 @@ impl Relay {
         let mut conn: Option<PgConnection> = None;
         let mut said_standby = false;
         let lease = self.cfg.leader_lease;
-        let lock_options = self.pg.clone().options(LOCK_KEEPALIVES);
+        let lock_options = db::lock_options(&self.pg);
         loop {
             if self.shutdown.is_cancelled() {
                 return None;

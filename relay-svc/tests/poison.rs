@@ -130,7 +130,10 @@ async fn three_hundred_poison_rows_at_the_head_do_not_slow_anyone_else() {
             .fetch_all(&orders.pool)
             .await
             .expect("reasons");
-    assert!(reasons.iter().any(|r| r.contains("OrderTeleported")), "{reasons:?}");
+    assert!(
+        reasons.iter().any(|r| r.contains("OrderTeleported")),
+        "{reasons:?}"
+    );
 
     let live = relay.live.snapshot();
     assert_eq!(live.quarantined_total, 150);
@@ -178,10 +181,13 @@ async fn a_row_moved_back_from_quarantine_is_published_and_unblocks_its_order() 
     .await;
     let other = orders.upsert(1, OrderStatus::Pending).await;
 
-    wait_until("the broken row is quarantined, other orders flow", || async {
-        count_in(&orders.pool, "outbox_quarantine", &[broken]).await == 1
-            && consumer.has_all(&[other])
-    })
+    wait_until(
+        "the broken row is quarantined, other orders flow",
+        || async {
+            count_in(&orders.pool, "outbox_quarantine", &[broken]).await == 1
+                && consumer.has_all(&[other])
+        },
+    )
     .await;
     // Several polls later, the order's later (valid) event still waits behind it.
     tokio::time::sleep(Duration::from_millis(1_500)).await;
@@ -191,7 +197,11 @@ async fn a_row_moved_back_from_quarantine_is_published_and_unblocks_its_order() 
     // The operator repairs the row and moves it back (the statement in migration 0002).
     sqlx::query("update outbox_quarantine set payload = $2 where seq = $1")
         .bind(broken)
-        .bind(payload(order, OrderStatus::Pending, OrderStatus::Unspecified))
+        .bind(payload(
+            order,
+            OrderStatus::Pending,
+            OrderStatus::Unspecified,
+        ))
         .execute(&orders.pool)
         .await
         .expect("repair");
@@ -208,15 +218,19 @@ async fn a_row_moved_back_from_quarantine_is_published_and_unblocks_its_order() 
     .await
     .expect("move back");
 
-    wait_until("the released row and its successor are published", || async {
-        consumer.has_all(&[broken as u64, paid as u64])
-    })
+    wait_until(
+        "the released row and its successor are published",
+        || async { consumer.has_all(&[broken as u64, paid as u64]) },
+    )
     .await;
     wait_until("the outbox is drained", || async {
         orders.outbox_seqs().await.is_empty()
     })
     .await;
-    assert_eq!(count_in(&orders.pool, "outbox_quarantine", &[broken]).await, 0);
+    assert_eq!(
+        count_in(&orders.pool, "outbox_quarantine", &[broken]).await,
+        0
+    );
     assert_complete_and_ordered(
         &consumer.snapshot(),
         &chains_of(&[(1, other), (order, broken as u64), (order, paid as u64)]),
