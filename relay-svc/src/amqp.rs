@@ -13,7 +13,7 @@ use lapin::{
     message::BasicReturnMessage,
     options::{BasicPublishOptions, ConfirmSelectOptions, ExchangeDeclareOptions},
     types::{AMQPValue, FieldTable, ShortString},
-    uri::AMQPUri,
+    uri::{AMQPUri, SASLMechanism},
 };
 use outbox_kit::trace::TraceParent;
 use outbox_proto::orders::events::v1::{
@@ -215,12 +215,18 @@ pub struct Publisher {
     exchange: ShortString,
     /// The `user_id` property: the connection's own user, which RabbitMQ verifies (it rejects
     /// a `user_id` that is not the authenticated user), so a consumer knows who published.
-    user_id: ShortString,
+    user_id: Option<ShortString>,
 }
 
-/// The user the AMQP URL authenticates as (lapin's default `guest` when the URL names none).
-pub fn url_user(url: &str) -> Result<String, String> {
-    AMQPUri::from_str(url).map(|u| u.authority.userinfo.username)
+/// The user the AMQP URL authenticates as (lapin's default `guest` when the URL names none), or
+/// `None` where the URL does not say: with `auth_mechanism=external` (or anonymous) the broker
+/// derives the user from the TLS certificate, and a `user_id` from the URL would be rejected.
+pub fn url_user(url: &str) -> Result<Option<String>, String> {
+    let uri = AMQPUri::from_str(url)?;
+    Ok(match uri.query.auth_mechanism.unwrap_or_default() {
+        SASLMechanism::External | SASLMechanism::Anonymous => None,
+        _ => Some(uri.authority.userinfo.username),
+    })
 }
 
 impl Publisher {
@@ -246,7 +252,7 @@ impl Publisher {
             connection,
             channel,
             exchange: exchange.into(),
-            user_id: user_id.into(),
+            user_id: user_id.map(Into::into),
         })
     }
 
@@ -285,7 +291,10 @@ impl Publisher {
                         ..BasicPublishOptions::default()
                     },
                     &m.body,
-                    m.properties.clone().with_user_id(self.user_id.clone()),
+                    match &self.user_id {
+                        Some(user) => m.properties.clone().with_user_id(user.clone()),
+                        None => m.properties.clone(),
+                    },
                 )
                 .await?;
             confirms.push(confirm);
@@ -420,11 +429,13 @@ mod tests {
 
     #[test]
     fn the_user_id_is_the_urls_user() {
+        let user = |url| url_user(url).expect("valid url");
         assert_eq!(
-            url_user("amqp://relay:secret@h:5672/%2f").as_deref(),
-            Ok("relay")
+            user("amqp://relay:secret@h:5672/%2f").as_deref(),
+            Some("relay")
         );
-        assert_eq!(url_user("amqp://r%40x:pw@h/%2f").as_deref(), Ok("r@x"));
-        assert_eq!(url_user("amqp://h/%2f").as_deref(), Ok("guest"));
+        assert_eq!(user("amqp://r%40x:pw@h/%2f").as_deref(), Some("r@x"));
+        assert_eq!(user("amqp://h/%2f").as_deref(), Some("guest"));
+        assert_eq!(user("amqps://h/%2f?auth_mechanism=external"), None);
     }
 }

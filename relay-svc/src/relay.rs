@@ -362,7 +362,7 @@ impl Relay {
             .filter(|(_, h)| h.until > now)
             .map(|(order, _)| *order)
             .collect();
-        self.status.set_held_orders(held.len());
+        self.status.set_held_orders(self.held.len());
         held
     }
 

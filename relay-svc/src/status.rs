@@ -27,7 +27,8 @@ pub mod names {
     pub const FAILED: &str = "relay_publish_failed_total";
     /// Histogram: from the row's `created_at` (the order's commit) to the broker's confirm, seconds.
     pub const COMMIT_TO_PUBLISH: &str = "relay_commit_to_publish_seconds";
-    /// Gauge: orders held back by a returned or nacked event, waiting for their own retry.
+    /// Gauge: orders with a returned or nacked event not delivered yet (each retried with its own
+    /// backoff while every other order flows).
     pub const HELD_ORDERS: &str = "relay_held_orders";
     /// Gauge: rows in `outbox_quarantine` (each holds back its order until an operator acts).
     pub const QUARANTINED: &str = "relay_outbox_quarantined";
