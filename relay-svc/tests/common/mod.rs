@@ -147,7 +147,35 @@ impl Orders {
 impl Drop for Orders {
     fn drop(&mut self) {
         self.shutdown.cancel();
+        // A passing test leaves no database behind; a failing one keeps it to look at.
+        if !std::thread::panicking() {
+            drop_database(self.database.clone());
+        }
     }
+}
+
+/// Drops `database` (terminating whatever still uses it: the relays and orders-svc of the test
+/// that just ended), on a thread of its own since `Drop` cannot await.
+pub fn drop_database(database: String) {
+    let admin = format!("{}/postgres", testing::pg_server_url());
+    let done = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            use sqlx::Connection;
+            if let Ok(mut conn) = sqlx::PgConnection::connect(&admin).await {
+                let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "drop database if exists \"{database}\" with (force)"
+                )))
+                .execute(&mut conn)
+                .await;
+                let _ = conn.close().await;
+            }
+        });
+    });
+    let _ = done.join();
 }
 
 /// The lifecycle every test order walks through: four events.
