@@ -26,17 +26,14 @@ pub enum Error {
     /// Connecting to the broker did not finish in time.
     #[error("broker connect timed out after {0:?}")]
     ConnectTimeout(Duration),
-    /// Some events of a batch were not delivered (returned, nacked, unanswered, unreadable, or
-    /// held back behind an earlier event of their order); they stay in the outbox.
+    /// The broker connection broke during a batch: some events got no answer; they stay in the
+    /// outbox. (Returned, nacked and unreadable rows are per-order matters, not errors.)
     #[error("{undelivered} of {attempted} events not delivered ({reason})")]
     Undelivered {
         undelivered: usize,
         attempted: usize,
         reason: String,
     },
-    /// The connection holding the leader lock is gone, and with it the lock.
-    #[error("lost the leader lock connection: {0}")]
-    LostLock(sqlx::Error),
     #[error(transparent)]
     Db(#[from] sqlx::Error),
 }
