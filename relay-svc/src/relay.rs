@@ -221,7 +221,11 @@ impl Relay {
                             t.idle_secs,
                             lease
                         );
-                        // The lock goes with the session: try again at once.
+                        // The lock goes with the session (pg_terminate_backend waited for it
+                        // to end): try again almost at once, never in a tight loop.
+                        if !self.sleep(Duration::from_millis(100)).await {
+                            return None;
+                        }
                         continue;
                     }
                     if !said_standby {
