@@ -2,15 +2,18 @@
 //!
 //! One connection and one confirm-mode channel per leader. A message counts as delivered only
 //! when the broker acked it and did not return it: with `mandatory`, an unroutable message is
-//! returned (basic.return) and then acked, and lapin hands the returned message back inside the
-//! [`Confirmation::Ack`].
+//! returned (basic.return) and then acked. lapin hands a returned message back inside *some*
+//! confirm of the wave, not necessarily its own, so returns are matched to their message by
+//! `message_id` (= seq) in [`attribute`].
 
-use std::time::Duration;
+use std::{collections::HashMap, str::FromStr, time::Duration};
 
 use lapin::{
     BasicProperties, Channel, Confirmation, Connection, ConnectionProperties, ExchangeKind,
+    message::BasicReturnMessage,
     options::{BasicPublishOptions, ConfirmSelectOptions, ExchangeDeclareOptions},
     types::{AMQPValue, FieldTable, ShortString},
+    uri::{AMQPUri, SASLMechanism},
 };
 use outbox_kit::trace::TraceParent;
 use outbox_proto::orders::events::v1::{
@@ -116,7 +119,7 @@ impl Outgoing {
 /// What the broker said about one message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
-    /// Acked and routed to at least one queue.
+    /// Acked, and no `basic.return` of the wave names its seq: routed to at least one queue.
     Delivered,
     /// Unroutable: returned (mandatory) then acked. Not delivered.
     Returned { reply_code: u16, reply_text: String },
@@ -138,17 +141,98 @@ impl Outcome {
     }
 }
 
+/// One message's confirm as lapin reported it, reduced to what [`attribute`] needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Ack (`true`) or nack, and the returned message lapin attached to *this* confirm (which
+    /// may belong to another message of the wave).
+    Confirmed {
+        acked: bool,
+        returned: Option<Return>,
+    },
+    /// No confirm: the channel failed, or it is not in confirm mode.
+    Failed(String),
+}
+
+/// A `basic.return`: the returned message's `message_id` read as a seq, and the broker's reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Return {
+    pub seq: Option<i64>,
+    pub reply_code: u16,
+    pub reply_text: String,
+}
+
+/// Decides each message's outcome from the confirms of one fully answered wave.
+///
+/// lapin does not tie a `basic.return` to its own publish: it hands the oldest waiting return to
+/// whichever confirm completes next, and RabbitMQ sends a return at once but coalesces acks
+/// (`multiple=true`) in any order. So the returns are pooled over the wave and matched by
+/// `message_id` (= seq): a message is delivered only if it was acked **and** no return names it.
+/// Every return of a wave arrives before the last confirm of the wave (the broker sends a
+/// message's return before its ack, and each confirm resolution takes one waiting return), and
+/// the next wave is published only after this one is answered, so no return crosses waves. A
+/// return whose `message_id` cannot be read could be any message's: then no ack of the wave
+/// counts (a duplicate later, never a loss).
+pub fn attribute(seqs: &[i64], answers: &[Answer]) -> Vec<Outcome> {
+    let mut returned: HashMap<i64, &Return> = HashMap::new();
+    let mut unattributed: Option<&Return> = None;
+    for answer in answers {
+        if let Answer::Confirmed {
+            returned: Some(r), ..
+        } = answer
+        {
+            match r.seq.filter(|s| seqs.contains(s)) {
+                Some(seq) => {
+                    returned.insert(seq, r);
+                }
+                None => unattributed = Some(r),
+            }
+        }
+    }
+    let as_returned = |r: &Return| Outcome::Returned {
+        reply_code: r.reply_code,
+        reply_text: r.reply_text.clone(),
+    };
+    seqs.iter()
+        .zip(answers)
+        .map(|(seq, answer)| match answer {
+            Answer::Failed(e) => Outcome::Failed(e.clone()),
+            Answer::Confirmed { acked: false, .. } => Outcome::Nacked,
+            Answer::Confirmed { acked: true, .. } => match (returned.get(seq), unattributed) {
+                (Some(r), _) => as_returned(r),
+                (None, Some(r)) => as_returned(r),
+                (None, None) => Outcome::Delivered,
+            },
+        })
+        .collect()
+}
+
 /// A connection with one confirm-mode channel and the exchange declared.
 #[derive(Debug)]
 pub struct Publisher {
     connection: Connection,
     channel: Channel,
     exchange: ShortString,
+    /// The `user_id` property: the connection's own user, which RabbitMQ verifies (it rejects
+    /// a `user_id` that is not the authenticated user), so a consumer knows who published.
+    user_id: Option<ShortString>,
+}
+
+/// The user the AMQP URL authenticates as (lapin's default `guest` when the URL names none), or
+/// `None` where the URL does not say: with `auth_mechanism=external` (or anonymous) the broker
+/// derives the user from the TLS certificate, and a `user_id` from the URL would be rejected.
+pub fn url_user(url: &str) -> Result<Option<String>, String> {
+    let uri = AMQPUri::from_str(url)?;
+    Ok(match uri.query.auth_mechanism.unwrap_or_default() {
+        SASLMechanism::External | SASLMechanism::Anonymous => None,
+        _ => Some(uri.authority.userinfo.username),
+    })
 }
 
 impl Publisher {
     /// Connects, enables publisher confirms and declares the exchange.
     pub async fn connect(url: &str, exchange: &str, timeout: Duration) -> Result<Self, Error> {
+        let user_id = url_user(url).map_err(Error::BadUrl)?;
         let connect = async {
             // No lapin auto-recovery: the relay reconnects itself (with its own backoff) and
             // must know that confirms of the old connection are lost.
@@ -168,6 +252,7 @@ impl Publisher {
             connection,
             channel,
             exchange: exchange.into(),
+            user_id: user_id.map(Into::into),
         })
     }
 
@@ -177,13 +262,21 @@ impl Publisher {
     }
 
     /// Publishes `messages` pipelined (all sent, then all confirms awaited) and returns one
-    /// outcome per message, in order. An error means the channel broke mid-way or the confirms
-    /// did not come in time: treat every message as undelivered and reconnect.
+    /// outcome per message, in order. The whole wave, sending included, runs under `timeout`:
+    /// a broker that stops reading (flow control, a stalled network) blocks the sends, not only
+    /// the confirms. An error means the channel broke mid-way or the wave did not finish in
+    /// time: treat every message as undelivered and reconnect.
     pub async fn publish(
         &self,
         messages: &[Outgoing],
-        confirm_timeout: Duration,
+        timeout: Duration,
     ) -> Result<Vec<Outcome>, Error> {
+        tokio::time::timeout(timeout, self.publish_wave(messages))
+            .await
+            .map_err(|_| Error::ConfirmTimeout(timeout))?
+    }
+
+    async fn publish_wave(&self, messages: &[Outgoing]) -> Result<Vec<Outcome>, Error> {
         let mut confirms = Vec::with_capacity(messages.len());
         for m in messages {
             let confirm = self
@@ -198,29 +291,34 @@ impl Publisher {
                         ..BasicPublishOptions::default()
                     },
                     &m.body,
-                    m.properties.clone(),
+                    match &self.user_id {
+                        Some(user) => m.properties.clone().with_user_id(user.clone()),
+                        None => m.properties.clone(),
+                    },
                 )
                 .await?;
             confirms.push(confirm);
         }
-        let results = tokio::time::timeout(confirm_timeout, futures::future::join_all(confirms))
+        let answers: Vec<Answer> = futures::future::join_all(confirms)
             .await
-            .map_err(|_| Error::ConfirmTimeout(confirm_timeout))?;
-        Ok(results
             .into_iter()
             .map(|r| match r {
-                Ok(Confirmation::Ack(None)) => Outcome::Delivered,
-                Ok(Confirmation::Ack(Some(returned))) => Outcome::Returned {
-                    reply_code: returned.reply_code,
-                    reply_text: returned.reply_text.to_string(),
+                Ok(Confirmation::Ack(returned)) => Answer::Confirmed {
+                    acked: true,
+                    returned: returned.map(|m| return_of(&m)),
                 },
-                Ok(Confirmation::Nack(_)) => Outcome::Nacked,
+                Ok(Confirmation::Nack(returned)) => Answer::Confirmed {
+                    acked: false,
+                    returned: returned.map(|m| return_of(&m)),
+                },
                 Ok(Confirmation::NotRequested) => {
-                    Outcome::Failed("channel is not in confirm mode".into())
+                    Answer::Failed("channel is not in confirm mode".into())
                 }
-                Err(e) => Outcome::Failed(e.to_string()),
+                Err(e) => Answer::Failed(e.to_string()),
             })
-            .collect())
+            .collect();
+        let seqs: Vec<i64> = messages.iter().map(|m| m.seq).collect();
+        Ok(attribute(&seqs, &answers))
     }
 
     /// Closes the connection politely (best effort).
@@ -229,5 +327,115 @@ impl Publisher {
             .connection
             .close(200, "relay-svc stopping".into())
             .await;
+    }
+}
+
+fn return_of(m: &BasicReturnMessage) -> Return {
+    Return {
+        seq: m
+            .delivery
+            .properties
+            .message_id()
+            .as_ref()
+            .and_then(|id| id.as_str().parse().ok()),
+        reply_code: m.reply_code,
+        reply_text: m.reply_text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(returned: Option<i64>) -> Answer {
+        Answer::Confirmed {
+            acked: true,
+            returned: returned.map(|seq| Return {
+                seq: Some(seq),
+                reply_code: 312,
+                reply_text: "NO_ROUTE".into(),
+            }),
+        }
+    }
+
+    fn returned() -> Outcome {
+        Outcome::Returned {
+            reply_code: 312,
+            reply_text: "NO_ROUTE".into(),
+        }
+    }
+
+    #[test]
+    fn a_return_counts_for_the_message_it_names_not_the_confirm_it_came_with() {
+        use Outcome::*;
+        let nack = Answer::Confirmed {
+            acked: false,
+            returned: None,
+        };
+        let cases: Vec<(&[i64], Vec<Answer>, Vec<Outcome>)> = vec![
+            // Plain acks.
+            (
+                &[1, 2],
+                vec![ack(None), ack(None)],
+                vec![Delivered, Delivered],
+            ),
+            // The return of 2 handed to 1's confirm (coalesced acks): 2 is the undelivered one.
+            (
+                &[1, 2],
+                vec![ack(Some(2)), ack(None)],
+                vec![Delivered, returned()],
+            ),
+            (
+                &[1, 2, 3],
+                vec![ack(None), ack(None), ack(Some(1))],
+                vec![returned(), Delivered, Delivered],
+            ),
+            // A nack stays a nack, with or without a return attached to it.
+            (
+                &[1, 2],
+                vec![nack.clone(), ack(Some(2))],
+                vec![Nacked, returned()],
+            ),
+            (
+                &[5],
+                vec![Answer::Failed("closed".into())],
+                vec![Failed("closed".into())],
+            ),
+        ];
+        for (seqs, answers, want) in cases {
+            assert_eq!(attribute(seqs, &answers), want, "{seqs:?} {answers:?}");
+        }
+    }
+
+    #[test]
+    fn a_return_that_names_no_message_of_the_wave_fails_every_ack() {
+        let stray = Answer::Confirmed {
+            acked: true,
+            returned: Some(Return {
+                seq: None,
+                reply_code: 312,
+                reply_text: "NO_ROUTE".into(),
+            }),
+        };
+        assert_eq!(
+            attribute(&[1, 2], &[stray, ack(None)]),
+            vec![returned(), returned()]
+        );
+        assert_eq!(
+            attribute(&[1, 2], &[ack(Some(9)), ack(None)]),
+            vec![returned(), returned()]
+        );
+    }
+
+    #[test]
+    fn the_user_id_is_the_urls_user() {
+        let user = |url| url_user(url).expect("valid url");
+        assert_eq!(
+            user("amqp://relay:secret@h:5672/%2f").as_deref(),
+            Some("relay")
+        );
+        assert_eq!(user("amqp://r%40x:pw@h/%2f").as_deref(), Some("r@x"));
+        assert_eq!(user("amqp://h/%2f").as_deref(), Some("guest"));
+        assert_eq!(user("amqps://h/%2f?auth_mechanism=external"), None);
     }
 }

@@ -8,6 +8,10 @@ use sqlx::postgres::PgConnectOptions;
 
 use crate::hook::BeforeDelete;
 
+/// A shorter lease would let a standby terminate a leader that is merely busy for a moment.
+const MIN_LEADER_LEASE: Duration = Duration::from_secs(2);
+const MAX_LEADER_LEASE: Duration = Duration::from_secs(3600);
+
 /// Relay: publishes the orders outbox to RabbitMQ with publisher confirms, then deletes what the
 /// broker confirmed. Run several; one holds the leader lock, the others stand by.
 #[derive(Debug, Clone, Parser)]
@@ -67,11 +71,18 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(50..))]
     pub standby_retry_ms: u64,
 
-    /// How long to wait for the broker's confirms of one batch before treating the connection
-    /// as broken, in ms.
+    /// How long one wave of a batch may take, sending included (a broker applying flow control
+    /// stops reading), until the broker confirmed it; then the connection is treated as broken.
+    /// In ms.
     #[arg(long, env = "CONFIRM_TIMEOUT_MS", default_value_t = 15_000,
           value_parser = clap::value_parser!(u64).range(100..))]
     pub confirm_timeout_ms: u64,
+
+    /// Leader lease: the leader proves it is alive every second; a standby that sees the
+    /// leader's lock session silent for longer than this terminates it and takes over (a frozen
+    /// or vanished leader). Accepts `10s`, `2m`, `500ms` or plain seconds; at least 2s.
+    #[arg(long, env = "LEADER_LEASE", default_value = "10s", value_parser = parse_duration)]
+    pub leader_lease: Duration,
 
     /// Log output: human-readable text or JSON lines. Filter with RUST_LOG.
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
@@ -92,6 +103,12 @@ impl Config {
             .map_err(|e| anyhow::anyhow!("AMQP_URL is not a valid AMQP URL: {e}"))?;
         if self.amqp_exchange.is_empty() || self.amqp_exchange.len() > 255 {
             anyhow::bail!("AMQP_EXCHANGE must be 1 to 255 bytes long");
+        }
+        if self.leader_lease < MIN_LEADER_LEASE || self.leader_lease > MAX_LEADER_LEASE {
+            anyhow::bail!(
+                "LEADER_LEASE must be between {MIN_LEADER_LEASE:?} and {MAX_LEADER_LEASE:?} \
+                 (the leader proves it is alive every second)"
+            );
         }
         if self.backoff_min_ms > self.backoff_max_ms {
             anyhow::bail!(
@@ -127,5 +144,42 @@ impl Config {
 
     pub(crate) fn confirm_timeout(&self) -> Duration {
         Duration::from_millis(self.confirm_timeout_ms)
+    }
+}
+
+/// Parses `500ms`, `10s`, `2m`, `1h` or a plain number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (digits, unit) = s.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration (use e.g. 10s, 2m, 500ms)"))?;
+    match unit.trim() {
+        "" | "s" => Ok(Duration::from_secs(n)),
+        "ms" => Ok(Duration::from_millis(n)),
+        "m" => Ok(Duration::from_secs(n * 60)),
+        "h" => Ok(Duration::from_secs(n * 3600)),
+        other => Err(format!(
+            "unknown duration unit {other:?} (use ms, s, m or h)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lease_is_a_duration_and_is_range_checked() {
+        let cfg = Config::parse_from(["relay-svc"]);
+        assert_eq!(cfg.leader_lease, Duration::from_secs(10));
+        cfg.validate().expect("defaults are valid");
+        let cfg = Config::parse_from(["relay-svc", "--leader-lease", "1500ms"]);
+        let err = cfg.validate().expect_err("too short");
+        assert!(err.to_string().contains("LEADER_LEASE"), "{err}");
+        assert!(Config::try_parse_from(["relay-svc", "--leader-lease", "soon"]).is_err());
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
     }
 }

@@ -4,7 +4,7 @@
 //! delete exactly the confirmed seqs. Never a `seq > last` high-water mark, never `seq <= last`.
 
 use chrono::{DateTime, Utc};
-use sqlx::{PgConnection, PgPool};
+use sqlx::{PgConnection, PgPool, postgres::PgConnectOptions};
 
 use crate::error::Error;
 
@@ -25,17 +25,59 @@ pub struct OutboxRow {
     pub created_at: DateTime<Utc>,
 }
 
-/// The oldest `limit` rows present. Rows that commit later with a smaller seq are simply found
-/// by a later read; that is why there is no `where seq > $last`.
-pub async fn fetch_batch(pool: &PgPool, limit: u32) -> Result<Vec<OutboxRow>, Error> {
+/// The oldest `limit` rows present, leaving out the orders in `held` (a returned or nacked
+/// event waits for its retry) and every order with a row in quarantine (its later events wait
+/// for an operator). Rows that commit later with a smaller seq are simply found by a later read;
+/// that is why there is no `where seq > $last`. Leaving the stuck orders out *in the query* is
+/// what keeps a few hundred of them at the head of the table from filling every batch.
+pub async fn fetch_batch(pool: &PgPool, limit: u32, held: &[i64]) -> Result<Vec<OutboxRow>, Error> {
     sqlx::query_as(
-        "select seq, aggregate_id, event_type, prev_seq, payload, traceparent, created_at \
-         from outbox order by seq limit $1",
+        "select o.seq, o.aggregate_id, o.event_type, o.prev_seq, o.payload, o.traceparent, \
+                o.created_at \
+         from outbox o \
+         where o.aggregate_id <> all($2) \
+           and not exists (select 1 from outbox_quarantine q where q.aggregate_id = o.aggregate_id) \
+         order by o.seq limit $1",
     )
     .bind(i64::from(limit))
+    .bind(held)
     .fetch_all(pool)
     .await
     .map_err(Error::from_db)
+}
+
+/// Moves rows that can never be encoded into `outbox_quarantine` with their reason, in one
+/// statement (a crash leaves each row in exactly one of the two tables). Their orders' later
+/// events stay in the outbox, left out by [`fetch_batch`], until an operator moves the row back
+/// (see orders-svc's migration 0002). Returns how many rows moved (fewer when another instance
+/// moved them first).
+pub async fn quarantine(pool: &PgPool, rows: &[(i64, String)]) -> Result<u64, Error> {
+    let (seqs, reasons): (Vec<i64>, Vec<String>) = rows.iter().cloned().unzip();
+    let done = sqlx::query(
+        "with why as (select * from unnest($1::bigint[], $2::text[]) as w(seq, reason)), \
+              moved as ( \
+                delete from outbox o using why where o.seq = why.seq \
+                returning o.seq, o.aggregate_id, o.event_type, o.prev_seq, o.payload, \
+                          o.traceparent, o.created_at, why.reason) \
+         insert into outbox_quarantine \
+           (seq, aggregate_id, event_type, prev_seq, payload, traceparent, created_at, reason) \
+         select * from moved",
+    )
+    .bind(&seqs)
+    .bind(&reasons)
+    .execute(pool)
+    .await
+    .map_err(Error::from_db)?;
+    Ok(done.rows_affected())
+}
+
+/// Rows in quarantine (each one holds back its order).
+pub async fn quarantined(pool: &PgPool) -> Result<u64, Error> {
+    let n: i64 = sqlx::query_scalar("select count(*) from outbox_quarantine")
+        .fetch_one(pool)
+        .await
+        .map_err(Error::from_db)?;
+    Ok(u64::try_from(n).unwrap_or(0))
 }
 
 /// Deletes exactly the seqs the broker confirmed (and that no earlier failure of their order
@@ -70,6 +112,20 @@ pub async fn backlog(pool: &PgPool) -> Result<Backlog, Error> {
     })
 }
 
+/// The server side of the lock connection sends TCP keepalives, so that PostgreSQL itself ends
+/// the session (and the lock) of a leader whose host vanished in about 5 + 3 × 2 = 11 s rather
+/// than after the kernel default of over two hours. (Ignored on a Unix socket.)
+const LOCK_KEEPALIVES: [(&str, &str); 3] = [
+    ("tcp_keepalives_idle", "5"),
+    ("tcp_keepalives_interval", "2"),
+    ("tcp_keepalives_count", "3"),
+];
+
+/// The options of the connection that holds the leader lock: `DATABASE_URL` plus keepalives.
+pub fn lock_options(pg: &PgConnectOptions) -> PgConnectOptions {
+    pg.clone().options(LOCK_KEEPALIVES)
+}
+
 /// Tries to take the leader lock on `conn` without waiting. A session-level lock: it is held
 /// for as long as this connection lives, and released by PostgreSQL the moment the session
 /// ends, which is what lets a standby take over from a leader that crashed or lost the network.
@@ -80,7 +136,47 @@ pub async fn try_lock(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
         .await
 }
 
-/// Proves the lock connection (and therefore the lock) is still alive.
+/// Proves the lock connection (and therefore the lock) is still alive. Each ping also moves the
+/// session's `pg_stat_activity.state_change`, which is what standbys read as the lease.
 pub async fn ping(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     sqlx::query("select 1").execute(conn).await.map(|_| ())
+}
+
+/// A leader session a standby terminated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Terminated {
+    pub pid: i32,
+    /// How long the session had been silent, seconds.
+    pub idle_secs: f64,
+}
+
+/// Terminates the session holding the leader lock if it has not run a statement for longer than
+/// `lease` (a frozen process, a vanished host): PostgreSQL releases the lock with the session.
+/// A live leader pings at least every second, so it is never idle that long.
+///
+/// One statement, so the idle time is read and acted on together. `pg_locks` shows a bigint
+/// advisory key as classid = high 32 bits, objid = low 32 bits, objsubid = 1. Needs the same
+/// database role as the leader (or `pg_signal_backend` and `pg_read_all_stats`): for another
+/// role's session `state_change` reads as null, and nothing is terminated.
+pub async fn terminate_stale_leader(
+    conn: &mut PgConnection,
+    lease: std::time::Duration,
+) -> Result<Option<Terminated>, sqlx::Error> {
+    let row: Option<(i32, f64, bool)> = sqlx::query_as(
+        "select a.pid, \
+                extract(epoch from clock_timestamp() - a.state_change)::float8, \
+                pg_terminate_backend(a.pid, 5000) \
+         from pg_locks l join pg_stat_activity a on a.pid = l.pid \
+         where l.locktype = 'advisory' and l.granted and l.objsubid = 1 \
+           and l.database = (select oid from pg_database where datname = current_database()) \
+           and l.classid = $1::bigint::oid and l.objid = $2::bigint::oid \
+           and a.pid <> pg_backend_pid() \
+           and a.state_change < clock_timestamp() - make_interval(secs => $3)",
+    )
+    .bind(LEADER_LOCK_KEY >> 32)
+    .bind(LEADER_LOCK_KEY & 0xffff_ffff)
+    .bind(lease.as_secs_f64())
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(|(pid, idle_secs, _)| Terminated { pid, idle_secs }))
 }

@@ -7,8 +7,8 @@ use tonic::Status as GrpcStatus;
 /// Everything a relay cycle or a status call can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// orders-svc has not created the outbox yet; the relay waits for it.
-    #[error("the outbox table does not exist yet (is orders-svc migrated?)")]
+    /// orders-svc has not created the outbox (or its quarantine) yet; the relay waits for it.
+    #[error("the outbox tables do not exist yet (is orders-svc migrated?)")]
     OutboxMissing,
     /// An outbox row this version cannot turn into an `OrderEvent`; it stays in the table.
     #[error("outbox row seq={seq}: {reason}")]
@@ -16,23 +16,24 @@ pub enum Error {
     /// The broker connection or channel failed (refused, dropped, closed by the broker).
     #[error("broker: {0}")]
     Broker(#[from] lapin::Error),
-    /// Confirms did not arrive in time: the connection is treated as broken.
-    #[error("broker did not confirm within {0:?}")]
+    /// A wave was not sent and confirmed in time (confirms missing, or the broker not reading:
+    /// flow control, a stalled network): the connection is treated as broken.
+    #[error("broker did not take and confirm the wave within {0:?}")]
     ConfirmTimeout(Duration),
+    /// `AMQP_URL` cannot be read (checked at startup, so only a bug gets here).
+    #[error("AMQP_URL: {0}")]
+    BadUrl(String),
     /// Connecting to the broker did not finish in time.
     #[error("broker connect timed out after {0:?}")]
     ConnectTimeout(Duration),
-    /// Some events of a batch were not delivered (returned, nacked, unanswered, unreadable, or
-    /// held back behind an earlier event of their order); they stay in the outbox.
+    /// The broker connection broke during a batch: some events got no answer; they stay in the
+    /// outbox. (Returned, nacked and unreadable rows are per-order matters, not errors.)
     #[error("{undelivered} of {attempted} events not delivered ({reason})")]
     Undelivered {
         undelivered: usize,
         attempted: usize,
         reason: String,
     },
-    /// The connection holding the leader lock is gone, and with it the lock.
-    #[error("lost the leader lock connection: {0}")]
-    LostLock(sqlx::Error),
     #[error(transparent)]
     Db(#[from] sqlx::Error),
 }

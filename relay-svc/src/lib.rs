@@ -3,30 +3,39 @@
 //!
 //! **Read rule** ([`outbox_kit::outbox`]): sequence values are handed out before commit, so rows
 //! commit out of seq order. The relay therefore never keeps a high-water mark: every cycle reads
-//! the oldest rows *present* (`order by seq limit BATCH_SIZE`), publishes them with publisher
-//! confirms and `mandatory`, and deletes exactly the seqs the broker acked without returning
-//! them. A row that commits late with a small seq is simply found by the next read.
+//! the oldest rows *present* (`order by seq limit BATCH_SIZE`, leaving out held and quarantined
+//! orders), publishes them with publisher confirms and `mandatory`, and deletes exactly the seqs
+//! the broker acked and that no return of their wave names (returns are matched by
+//! `message_id`, see [`amqp::attribute`]). A row that commits late with a small seq is simply
+//! found by the next read.
 //!
 //! **Per-order order**: a batch is published in waves: wave k carries the k-th event of every
 //! order in the batch (in seq order, pipelined on one confirm channel). An order's next event is
 //! sent only after its previous one was confirmed, so a nack, a return or a broken connection
 //! can cause duplicates but never lets a later event of an order overtake an earlier one.
 //!
-//! **Leader**: a dedicated connection holds a session advisory lock ([`db::LEADER_LOCK_KEY`]);
-//! standbys retry every `STANDBY_RETRY_MS`. The leader pings that connection every cycle and
-//! steps down when it fails; PostgreSQL drops the lock with the session, so a standby takes over
-//! within about a second of the leader dying.
+//! **Per-row problems hold back only their order**: a row that can never be encoded moves to
+//! `outbox_quarantine` (orders-svc migration 0002) and its order waits for an operator; a returned
+//! or nacked row is retried with its order's own backoff. Only failures of the broker or the
+//! database as a whole back off the relay.
 //!
-//! **Failure windows** (each costs duplicates, never loss):
+//! **Leader**: a dedicated connection holds a session advisory lock ([`db::LEADER_LOCK_KEY`]) as
+//! a lease: the leader pings it every second and publishes only while a recent ping proved it; a
+//! standby that sees the holder's session silent for `LEADER_LEASE` terminates it and takes over.
+//!
+//! **Failure windows** (each costs duplicates, never loss or reorder):
 //! - crash after the broker confirmed and before the delete: the rows are published again;
 //! - the delete fails (database away): the same;
-//! - a leader that lost its lock publishes its in-flight batch while the new leader starts:
-//!   both publish the same rows, each in chain order per order;
+//! - a leader that lost its lock (terminated as frozen, or its connection dropped) with a wave in
+//!   flight while the new leader starts: both publish the same rows, each in chain order per
+//!   order; the old one sends no further wave once its lease is not proven;
+//! - a wave whose connection breaks or times out: its rows stay and go out again;
 //! - a lost NOTIFY costs at most `POLL_INTERVAL_MS` of latency.
 //!
-//! Layout: [`config`], [`db`] (queries and the lock), [`amqp`] (topology, wire format,
-//! publish with confirms), `relay` (the loop and the leader), [`grpc`] (`GetStatus`),
-//! [`status`] (the snapshot and every metric name), [`error`].
+//! Layout: [`config`], [`db`] (queries, the lock and the lease check), [`amqp`] (topology, wire
+//! format, publish with confirms, return matching), `lease` (the heartbeat), `relay` (the loop,
+//! the per-row rule table), [`grpc`] (`GetStatus`), [`status`] (the snapshot and every metric
+//! name), [`error`].
 
 pub mod amqp;
 pub mod config;
@@ -35,6 +44,7 @@ pub mod error;
 pub mod grpc;
 #[doc(hidden)]
 pub mod hook;
+mod lease;
 mod relay;
 pub mod status;
 

@@ -1,18 +1,24 @@
 //! The relay loop: take the leader lock, then read, publish, confirm, delete; forever.
 //!
 //! - **Leader**: a dedicated connection holds the session advisory lock
-//!   [`LEADER_LOCK_KEY`](crate::db::LEADER_LOCK_KEY). Standbys try to take it every
-//!   `STANDBY_RETRY_MS`. The leader pings that connection every cycle and steps down the moment
-//!   it fails (the session, and with it the lock, may be gone and a standby may already lead).
-//! - **Cycle**: read the oldest `BATCH_SIZE` rows present, publish them in *waves* (wave k
-//!   holds the k-th event of every order in the batch, in seq order; all messages of a wave are
-//!   pipelined on one confirm channel), delete the delivered seqs. An order's next event is only
-//!   sent once its previous one was confirmed delivered, so a nack or a return can never let a
-//!   later event of an order reach a queue before an earlier one.
+//!   [`LEADER_LOCK_KEY`](crate::db::LEADER_LOCK_KEY) as a lease ([`crate::lease`]): the leader
+//!   pings it every second and publishes only while a recent ping proved it; standbys try to take
+//!   it every `STANDBY_RETRY_MS` and terminate a holder whose session stayed silent for
+//!   `LEADER_LEASE`.
+//! - **Cycle**: read the oldest `BATCH_SIZE` rows present (leaving out held and quarantined
+//!   orders), publish them in *waves* (wave k holds the k-th event of every order in the batch,
+//!   in seq order; all messages of a wave are pipelined on one confirm channel), delete the
+//!   delivered seqs. An order's next event is only sent once its previous one was confirmed
+//!   delivered, so a nack or a return can never let a later event of an order reach a queue
+//!   before an earlier one.
+//! - **Per-row problems hold back only their order** (the table in [`decide`]): a row that can
+//!   never be encoded moves to quarantine; a returned or nacked row is retried with its order's
+//!   own backoff while every other order flows at full speed.
 //! - **Wake-up**: LISTEN on [`NOTIFY_CHANNEL`](outbox_kit::outbox::NOTIFY_CHANNEL) plus a
-//!   fallback poll every `POLL_INTERVAL_MS`; a full batch loops at once.
-//! - **Failures**: anything failing (database, broker, unroutable, nack) ends the cycle with a
-//!   capped, jittered backoff; the next cycle reconnects what broke.
+//!   fallback poll every `POLL_INTERVAL_MS`, and the end of the earliest order hold; a full batch
+//!   loops at once.
+//! - **Failures of the broker or the database** (connect, channel, timeout, query) end the cycle
+//!   with a capped, jittered backoff; the next cycle reconnects what broke.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -23,7 +29,7 @@ use std::{
 use chrono::{DateTime, Utc};
 use outbox_kit::backoff::Backoff;
 use sqlx::{
-    Connection, PgConnection, PgPool,
+    PgConnection, PgPool,
     postgres::{PgConnectOptions, PgListener},
 };
 use tokio_util::sync::CancellationToken;
@@ -33,6 +39,7 @@ use crate::{
     amqp::{Outcome, Outgoing, Publisher},
     db::{self, OutboxRow},
     error::Error,
+    lease::{Lease, Unproven},
     status::Status,
 };
 
@@ -51,28 +58,77 @@ pub(crate) struct Relay {
     pool: PgPool,
     status: Arc<Status>,
     shutdown: CancellationToken,
+    /// For failures of the broker or the database as a whole.
     backoff: Backoff,
     last_backlog_refresh: Option<Instant>,
+    /// Orders whose returned or nacked event waits for its retry, each with its own backoff.
+    held: HashMap<i64, Hold>,
+}
+
+/// An order held back by a returned or nacked event.
+#[derive(Debug)]
+struct Hold {
+    until: Instant,
+    backoff: Backoff,
 }
 
 /// How a cycle ended.
 enum Cycle {
     /// The batch was full: more rows are probably waiting, go again at once.
     Full,
-    /// Everything present was read: wait for a notification or the poll.
+    /// Everything present was read: wait for a notification, the poll or a hold's end.
     Drained,
+    /// Stopped between waves: shutdown, or the lease is not proven right now.
+    Interrupted,
+}
+
+/// What becomes of one row after its wave (or without one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Fate {
+    /// Acked and not returned: delete it.
+    Delete,
+    /// It can never be encoded: move it to quarantine; its order waits for an operator.
+    Quarantine(String),
+    /// Returned or nacked: it stays; its order waits for its own retry.
+    HoldOrder(String),
+    /// It stays and is read again at once: an earlier event of its order was not delivered in
+    /// this batch, or the wave was not answered (the connection broke: a global failure).
+    Stay,
+}
+
+/// The rule for one row, from what happened to it. Only a broken connection (no answer) is a
+/// failure of the whole relay; everything else concerns this row's order alone.
+pub(crate) fn decide(encoded: Result<Option<&Outcome>, &str>) -> Fate {
+    match encoded {
+        Err(reason) => Fate::Quarantine(reason.to_owned()),
+        Ok(None) => Fate::Stay,
+        Ok(Some(Outcome::Delivered)) => Fate::Delete,
+        Ok(Some(Outcome::Returned {
+            reply_code,
+            reply_text,
+        })) => Fate::HoldOrder(format!("returned by the broker: {reply_code} {reply_text}")),
+        Ok(Some(Outcome::Nacked)) => Fate::HoldOrder("nacked by the broker".into()),
+        Ok(Some(Outcome::Failed(_))) => Fate::Stay,
+    }
 }
 
 /// What one batch's publishing achieved.
 #[derive(Default)]
 struct Delivery {
-    /// Confirmed, routed, and not held back: safe to delete.
+    /// Confirmed and not returned: safe to delete.
     delivered: Vec<(i64, DateTime<Utc>)>,
-    /// Not delivered (including those held back behind an earlier failure of their order).
+    /// Orders that had an event delivered (their hold, if any, ends).
+    delivered_orders: HashSet<i64>,
+    /// (seq, order, reason): never encodable, to quarantine.
+    corrupt: Vec<(i64, i64, String)>,
+    /// (seq, order, reason): returned or nacked, their orders to hold.
+    refused: Vec<(i64, i64, String)>,
+    /// Rows not delivered for any reason (including those waiting behind one of their order).
     undelivered: usize,
-    first_reason: Option<String>,
     /// The channel broke: reconnect before the next cycle.
     broken: Option<Error>,
+    /// Stopped before the last wave.
+    interrupted: bool,
 }
 
 impl Relay {
@@ -92,6 +148,7 @@ impl Relay {
             shutdown,
             backoff,
             last_backlog_refresh: None,
+            held: HashMap::new(),
         }
     }
 
@@ -104,6 +161,9 @@ impl Relay {
             tracing::info!("relay: active (holding the leader lock)");
             let lost = self.lead(lock).await;
             self.status.set_active(false);
+            // A new term starts with no holds: the next leader's read decides afresh.
+            self.held.clear();
+            self.status.set_held_orders(0);
             match lost {
                 None => break,
                 Some(e) => tracing::warn!(error = %e, "relay: lost the leader lock, standing by"),
@@ -116,6 +176,8 @@ impl Relay {
     async fn acquire_lock(&mut self) -> Option<PgConnection> {
         let mut conn: Option<PgConnection> = None;
         let mut said_standby = false;
+        let lease = self.cfg.leader_lease;
+        let lock_options = db::lock_options(&self.pg);
         loop {
             if self.shutdown.is_cancelled() {
                 return None;
@@ -124,22 +186,48 @@ impl Relay {
                 let c = match conn.as_mut() {
                     Some(c) => c,
                     None => conn.insert(
-                        tokio::time::timeout(DB_TIMEOUT, PgConnection::connect_with(&self.pg))
-                            .await
-                            .map_err(|_| sqlx::Error::PoolTimedOut)??,
+                        tokio::time::timeout(DB_TIMEOUT, {
+                            use sqlx::Connection;
+                            PgConnection::connect_with(&lock_options)
+                        })
+                        .await
+                        .map_err(|_| sqlx::Error::PoolTimedOut)??,
                     ),
                 };
-                tokio::time::timeout(DB_TIMEOUT, db::try_lock(c))
+                if tokio::time::timeout(DB_TIMEOUT, db::try_lock(c))
+                    .await
+                    .map_err(|_| sqlx::Error::PoolTimedOut)??
+                {
+                    return Ok(Ok(()));
+                }
+                // Held by another session: is that leader still proving its lease?
+                tokio::time::timeout(DB_TIMEOUT, db::terminate_stale_leader(c, lease))
                     .await
                     .map_err(|_| sqlx::Error::PoolTimedOut)?
+                    .map(Err)
             };
             match attempt.await {
-                Ok(true) => {
+                Ok(Ok(())) => {
                     self.succeeded();
                     return conn;
                 }
-                Ok(false) => {
+                Ok(Err(terminated)) => {
                     self.succeeded();
+                    if let Some(t) = terminated {
+                        tracing::warn!(
+                            pid = t.pid,
+                            idle_secs = t.idle_secs,
+                            "relay: the leader's lock session was silent for {:.1}s (LEADER_LEASE {:?}): terminated it, taking over",
+                            t.idle_secs,
+                            lease
+                        );
+                        // The lock goes with the session (pg_terminate_backend waited for it
+                        // to end): try again almost at once, never in a tight loop.
+                        if !self.sleep(Duration::from_millis(100)).await {
+                            return None;
+                        }
+                        continue;
+                    }
                     if !said_standby {
                         tracing::info!("relay: standby (another instance holds the leader lock)");
                         said_standby = true;
@@ -165,30 +253,49 @@ impl Relay {
         }
     }
 
-    /// Publishes while `lock` lives. Returns `None` on shutdown (after releasing the lock), or
-    /// why the lock was lost.
-    async fn lead(&mut self, mut lock: PgConnection) -> Option<sqlx::Error> {
+    /// Publishes while the lease lives. Returns `None` on shutdown (after releasing the lock),
+    /// or why the lock was lost.
+    async fn lead(&mut self, lock: PgConnection) -> Option<String> {
+        let lease = Lease::start(lock, self.cfg.leader_lease, DB_TIMEOUT);
         let mut listener: Option<PgListener> = None;
         let mut publisher: Option<Publisher> = None;
         let lost = loop {
             if self.shutdown.is_cancelled() {
                 break None;
             }
-            // The lock lives exactly as long as its session: if this connection is gone, so is
-            // the lock, and a standby may be publishing already. Stop at once.
-            match tokio::time::timeout(DB_TIMEOUT, db::ping(&mut lock)).await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => break Some(e),
-                Err(_) => break Some(sqlx::Error::PoolTimedOut),
+            match lease.check() {
+                Ok(()) => {}
+                Err(Unproven::Lost(e)) => break Some(e),
+                // Late heartbeat (e.g. the process was frozen): a standby may have terminated
+                // the session meanwhile. Publish nothing until a ping proves it did not.
+                Err(Unproven::Stale) => {
+                    tracing::warn!("relay: leader lease not proven recently, pausing until it is");
+                    tokio::select! {
+                        _ = self.shutdown.cancelled() => break None,
+                        proven = lease.reproven() => match proven {
+                            Ok(()) => continue,
+                            Err(e) => break Some(e),
+                        },
+                    }
+                }
             }
             if listener.is_none() {
                 listener = self.listen().await;
             }
-            match self.cycle(&mut publisher).await {
+            // The lease is watched while the cycle runs: a lost lock stops it at once (the
+            // wave in flight is abandoned: its rows stay, at worst a duplicate).
+            let result = tokio::select! {
+                r = self.cycle(&mut publisher, &lease) => r,
+                e = lease.lost() => break Some(e),
+            };
+            match result {
                 Ok(cycle) => {
                     self.succeeded();
                     if let Cycle::Drained = cycle {
-                        self.wait(&mut listener).await;
+                        tokio::select! {
+                            _ = self.wait(&mut listener) => {}
+                            e = lease.lost() => break Some(e),
+                        }
                     }
                 }
                 Err(e) => {
@@ -219,14 +326,18 @@ impl Relay {
                     }
                     // A broken or stalled channel (e.g. a broker blocking publishers) is
                     // replaced; late confirms of the old one no longer matter.
-                    let broken = matches!(e, Error::Broker(_) | Error::ConfirmTimeout(_));
+                    let broken = matches!(
+                        e,
+                        Error::Broker(_) | Error::ConfirmTimeout(_) | Error::Undelivered { .. }
+                    );
                     if (broken || publisher.as_ref().is_some_and(|p| !p.is_open()))
                         && let Some(p) = publisher.take()
                     {
                         tokio::spawn(p.close());
                     }
-                    if !self.sleep(delay).await {
-                        break None;
+                    tokio::select! {
+                        again = self.sleep(delay) => if !again { break None },
+                        e = lease.lost() => break Some(e),
                     }
                 }
             }
@@ -238,19 +349,55 @@ impl Relay {
         if lost.is_none() {
             // Ending the session releases the lock now, so a standby need not wait for a
             // timeout to take over.
-            let _ = tokio::time::timeout(DB_TIMEOUT, lock.close()).await;
+            lease.release().await;
         }
         lost
     }
 
+    /// The orders to leave out of the next read (their hold has not ended), after dropping
+    /// holds that ended long ago (their backoff starts over).
+    fn held_orders(&mut self) -> Vec<i64> {
+        let now = Instant::now();
+        let forget = Duration::from_millis(self.cfg.backoff_max_ms) + Duration::from_secs(60);
+        self.held.retain(|_, h| h.until + forget > now);
+        let held: Vec<i64> = self
+            .held
+            .iter()
+            .filter(|(_, h)| h.until > now)
+            .map(|(order, _)| *order)
+            .collect();
+        self.status.set_held_orders(self.held.len());
+        held
+    }
+
+    /// When the earliest current hold ends (the relay wakes up for it).
+    fn next_hold_end(&self) -> Option<Instant> {
+        let now = Instant::now();
+        self.held
+            .values()
+            .map(|h| h.until)
+            .filter(|u| *u > now)
+            .min()
+    }
+
     /// One read-publish-delete round.
     #[tracing::instrument(skip_all, fields(first_seq, last_seq, events))]
-    async fn cycle(&mut self, publisher: &mut Option<Publisher>) -> Result<Cycle, Error> {
-        let batch = db::fetch_batch(&self.pool, self.cfg.batch_size).await?;
+    async fn cycle(
+        &mut self,
+        publisher: &mut Option<Publisher>,
+        lease: &Lease,
+    ) -> Result<Cycle, Error> {
+        let held = self.held_orders();
+        let batch = db::fetch_batch(&self.pool, self.cfg.batch_size, &held).await?;
         let (Some(first), Some(last)) = (batch.first(), batch.last()) else {
-            // Nothing present: that is the backlog, no need to count it (keeps idle load at
-            // two statements per poll: the lock ping and this read).
-            self.status.set_backlog(db::Backlog::default());
+            if held.is_empty() && self.status.quarantined() == 0 {
+                // Nothing present: that is the backlog, no need to count it (keeps idle load
+                // at two statements per poll: the lock ping and this read).
+                self.status.set_backlog(db::Backlog::default());
+            } else {
+                // Rows wait behind held or quarantined orders: count them.
+                self.refresh_backlog(false).await?;
+            }
             return Ok(Cycle::Drained);
         };
         let span = tracing::Span::current();
@@ -284,7 +431,7 @@ impl Relay {
             }
         };
 
-        let delivery = self.publish_in_waves(publisher, &batch).await;
+        let delivery = self.publish_in_waves(publisher, &batch, lease).await;
         if let Some(e) = &delivery.broken {
             tracing::warn!(error = %e, "relay: broker connection broken, reconnecting");
         }
@@ -299,25 +446,66 @@ impl Relay {
             self.status.published(&delivery.delivered);
             tracing::info!("relay: published seq={}", seq_ranges(&seqs));
             log_published_events(&batch, &seqs);
+            for order in &delivery.delivered_orders {
+                self.held.remove(order);
+            }
         }
+        if !delivery.corrupt.is_empty() {
+            let rows: Vec<(i64, String)> = delivery
+                .corrupt
+                .iter()
+                .map(|(seq, _, reason)| (*seq, reason.clone()))
+                .collect();
+            let moved = db::quarantine(&self.pool, &rows).await?;
+            self.status.moved_to_quarantine(moved);
+            for (seq, order, reason) in &delivery.corrupt {
+                tracing::error!(
+                    seq,
+                    order_id = order,
+                    reason = %reason,
+                    "relay: quarantined seq={seq} order={order} ({reason}); the order is held until an operator moves the row back"
+                );
+            }
+        }
+        for (seq, order, reason) in &delivery.refused {
+            let (min, max) = (self.cfg.backoff_min_ms, self.cfg.backoff_max_ms);
+            let hold = self.held.entry(*order).or_insert_with(|| Hold {
+                until: Instant::now(),
+                backoff: Backoff::new(Duration::from_millis(min), Duration::from_millis(max)),
+            });
+            let delay = hold.backoff.next_delay();
+            hold.until = Instant::now() + delay;
+            let retry = hold.backoff.failures();
+            tracing::warn!(
+                seq,
+                order_id = order,
+                retry,
+                "relay: seq={seq} order={order} {reason}; order held, retry={retry} in {delay:?}"
+            );
+        }
+        self.status.set_held_orders(self.held.len());
         let full = batch.len() >= self.cfg.batch_size as usize;
         self.refresh_backlog(!full || delivery.undelivered > 0)
             .await?;
         if let Some(e) = delivery.broken {
             return Err(e);
         }
-        if delivery.undelivered > 0 {
-            return Err(Error::Undelivered {
-                undelivered: delivery.undelivered,
-                attempted: batch.len(),
-                reason: delivery.first_reason.unwrap_or_default(),
-            });
-        }
-        Ok(if full { Cycle::Full } else { Cycle::Drained })
+        Ok(if delivery.interrupted {
+            Cycle::Interrupted
+        } else if full {
+            Cycle::Full
+        } else {
+            Cycle::Drained
+        })
     }
 
-    /// Publishes `batch` wave by wave (see the module doc) and reports what was delivered.
-    async fn publish_in_waves(&self, publisher: &Publisher, batch: &[OutboxRow]) -> Delivery {
+    /// Publishes `batch` wave by wave (see the module doc) and reports what became of each row.
+    async fn publish_in_waves(
+        &self,
+        publisher: &Publisher,
+        batch: &[OutboxRow],
+        lease: &Lease,
+    ) -> Delivery {
         let mut waves: Vec<Vec<&OutboxRow>> = Vec::new();
         let mut per_order: HashMap<i64, usize> = HashMap::new();
         for row in batch {
@@ -333,10 +521,17 @@ impl Relay {
         // Orders with an undelivered event in this batch: their later events wait.
         let mut blocked: HashSet<i64> = HashSet::new();
         for wave in waves {
+            // Nothing more goes out once the relay stops or cannot prove it still leads.
+            if !out.interrupted
+                && out.broken.is_none()
+                && (self.shutdown.is_cancelled() || lease.check().is_err())
+            {
+                out.interrupted = true;
+            }
             let mut rows = Vec::with_capacity(wave.len());
             let mut messages = Vec::with_capacity(wave.len());
             for row in wave {
-                if out.broken.is_some() || blocked.contains(&row.aggregate_id) {
+                if out.broken.is_some() || out.interrupted || blocked.contains(&row.aggregate_id) {
                     out.undelivered += 1;
                     continue;
                 }
@@ -346,11 +541,11 @@ impl Relay {
                         messages.push(m);
                     }
                     Err(e) => {
-                        tracing::error!(seq = row.seq, order_id = row.aggregate_id, error = %e, "relay: cannot encode event, order held");
-                        self.status.failed("corrupt", 1);
-                        blocked.insert(row.aggregate_id);
-                        out.undelivered += 1;
-                        out.first_reason.get_or_insert_with(|| e.to_string());
+                        let reason = match e {
+                            Error::CorruptRow { reason, .. } => reason,
+                            other => other.to_string(),
+                        };
+                        self.settle(row, decide(Err(&reason)), &mut out, &mut blocked);
                     }
                 }
             }
@@ -363,30 +558,24 @@ impl Relay {
             {
                 Ok(outcomes) => {
                     for (row, outcome) in rows.iter().zip(outcomes) {
-                        if outcome == Outcome::Delivered {
-                            out.delivered.push((row.seq, row.created_at));
-                            continue;
+                        if let Outcome::Failed(e) = &outcome
+                            && out.broken.is_none()
+                        {
+                            out.broken = Some(Error::Undelivered {
+                                undelivered: 1,
+                                attempted: batch.len(),
+                                reason: format!("seq={}: {e}", row.seq),
+                            });
                         }
-                        self.status.failed(outcome.reason(), 1);
-                        blocked.insert(row.aggregate_id);
-                        out.undelivered += 1;
-                        out.first_reason.get_or_insert_with(|| match &outcome {
-                            Outcome::Returned {
-                                reply_code,
-                                reply_text,
-                            } => format!(
-                                "seq={} returned by the broker: {reply_code} {reply_text}",
-                                row.seq
-                            ),
-                            Outcome::Failed(e) => format!("seq={}: {e}", row.seq),
-                            other => format!("seq={} {}", row.seq, other.reason()),
-                        });
+                        if outcome != Outcome::Delivered {
+                            self.status.failed(outcome.reason(), 1);
+                        }
+                        self.settle(row, decide(Ok(Some(&outcome))), &mut out, &mut blocked);
                     }
                 }
                 Err(e) => {
                     self.status.failed("error", messages.len());
                     out.undelivered += messages.len();
-                    out.first_reason.get_or_insert_with(|| e.to_string());
                     out.broken = Some(e);
                 }
             }
@@ -401,8 +590,28 @@ impl Relay {
         out
     }
 
+    /// Applies `fate` to `row`: what to delete, quarantine, hold, and which order is blocked for
+    /// the rest of the batch.
+    fn settle(&self, row: &OutboxRow, fate: Fate, out: &mut Delivery, blocked: &mut HashSet<i64>) {
+        match fate {
+            Fate::Delete => {
+                out.delivered.push((row.seq, row.created_at));
+                out.delivered_orders.insert(row.aggregate_id);
+                return;
+            }
+            Fate::Quarantine(reason) => {
+                self.status.failed("corrupt", 1);
+                out.corrupt.push((row.seq, row.aggregate_id, reason));
+            }
+            Fate::HoldOrder(reason) => out.refused.push((row.seq, row.aggregate_id, reason)),
+            Fate::Stay => {}
+        }
+        blocked.insert(row.aggregate_id);
+        out.undelivered += 1;
+    }
+
     /// Updates the backlog figures (always when `force`, else at most every
-    /// [`BACKLOG_REFRESH`]).
+    /// [`BACKLOG_REFRESH`]), and the quarantine count with them.
     async fn refresh_backlog(&mut self, force: bool) -> Result<(), Error> {
         if !force
             && self
@@ -413,6 +622,8 @@ impl Relay {
         }
         let backlog = db::backlog(&self.pool).await?;
         self.status.set_backlog(backlog);
+        self.status
+            .set_quarantined(db::quarantined(&self.pool).await?);
         self.last_backlog_refresh = Some(Instant::now());
         Ok(())
     }
@@ -435,9 +646,14 @@ impl Relay {
         }
     }
 
-    /// Waits for a notification, the fallback poll, or shutdown.
+    /// Waits for a notification, the fallback poll, the end of the earliest order hold, or
+    /// shutdown.
     async fn wait(&self, listener: &mut Option<PgListener>) {
-        let poll = tokio::time::sleep(self.cfg.poll_interval());
+        let mut until = Instant::now() + self.cfg.poll_interval();
+        if let Some(hold_end) = self.next_hold_end() {
+            until = until.min(hold_end);
+        }
+        let poll = tokio::time::sleep_until(until.into());
         let Some(l) = listener.as_mut() else {
             tokio::select! {
                 _ = self.shutdown.cancelled() => {}
@@ -522,7 +738,38 @@ fn log_published_events(batch: &[db::OutboxRow], published: &[i64]) {
 
 #[cfg(test)]
 mod tests {
-    use super::seq_ranges;
+    use super::{Fate, decide, seq_ranges};
+    use crate::amqp::Outcome;
+
+    #[test]
+    fn per_row_problems_concern_only_their_order() {
+        let returned = Outcome::Returned {
+            reply_code: 312,
+            reply_text: "NO_ROUTE".into(),
+        };
+        let cases = [
+            (Ok(Some(&Outcome::Delivered)), Fate::Delete),
+            (
+                Ok(Some(&returned)),
+                Fate::HoldOrder("returned by the broker: 312 NO_ROUTE".into()),
+            ),
+            (
+                Ok(Some(&Outcome::Nacked)),
+                Fate::HoldOrder("nacked by the broker".into()),
+            ),
+            // No answer: the connection broke, a failure of the whole relay (backoff, reconnect).
+            (Ok(Some(&Outcome::Failed("closed".into()))), Fate::Stay),
+            // Not sent (behind an earlier event of its order, or the wave never went out).
+            (Ok(None), Fate::Stay),
+            (
+                Err("unknown event_type"),
+                Fate::Quarantine("unknown event_type".into()),
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(decide(input), want, "{input:?}");
+        }
+    }
 
     #[test]
     fn ranges_read_like_the_seed() {

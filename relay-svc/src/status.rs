@@ -27,6 +27,13 @@ pub mod names {
     pub const FAILED: &str = "relay_publish_failed_total";
     /// Histogram: from the row's `created_at` (the order's commit) to the broker's confirm, seconds.
     pub const COMMIT_TO_PUBLISH: &str = "relay_commit_to_publish_seconds";
+    /// Gauge: orders with a returned or nacked event not delivered yet (each retried with its own
+    /// backoff while every other order flows).
+    pub const HELD_ORDERS: &str = "relay_held_orders";
+    /// Gauge: rows in `outbox_quarantine` (each holds back its order until an operator acts).
+    pub const QUARANTINED: &str = "relay_outbox_quarantined";
+    /// Counter: rows this instance moved into quarantine.
+    pub const QUARANTINED_TOTAL: &str = "relay_quarantined_total";
 }
 
 /// The live figures of one relay instance.
@@ -39,6 +46,10 @@ pub struct Status {
     active: AtomicBool,
     consecutive_failures: AtomicU32,
     published_total: AtomicU64,
+    held_orders: AtomicU64,
+    quarantined: AtomicU64,
+    quarantined_total: AtomicU64,
+    refused_total: AtomicU64,
 }
 
 /// A copy of the figures at one moment.
@@ -50,6 +61,14 @@ pub struct Snapshot {
     pub active: bool,
     pub consecutive_failures: u32,
     pub published_total: u64,
+    /// Orders waiting for the retry of a returned or nacked event (not in `GetStatus`).
+    pub held_orders: u64,
+    /// Rows in quarantine, as last counted (not in `GetStatus`).
+    pub quarantined: u64,
+    /// Rows this instance moved into quarantine (not in `GetStatus`).
+    pub quarantined_total: u64,
+    /// Events this instance saw returned or nacked (not in `GetStatus`).
+    pub refused_total: u64,
 }
 
 impl From<Snapshot> for RelayStatus {
@@ -81,7 +100,31 @@ impl Status {
             active: self.active.load(Relaxed),
             consecutive_failures: self.consecutive_failures.load(Relaxed),
             published_total: self.published_total.load(Relaxed),
+            held_orders: self.held_orders.load(Relaxed),
+            quarantined: self.quarantined.load(Relaxed),
+            quarantined_total: self.quarantined_total.load(Relaxed),
+            refused_total: self.refused_total.load(Relaxed),
         }
+    }
+
+    pub(crate) fn set_held_orders(&self, n: usize) {
+        self.held_orders.store(n as u64, Relaxed);
+        metrics::gauge!(names::HELD_ORDERS).set(n as f64);
+    }
+
+    pub(crate) fn set_quarantined(&self, n: u64) {
+        self.quarantined.store(n, Relaxed);
+        metrics::gauge!(names::QUARANTINED).set(n as f64);
+    }
+
+    pub(crate) fn quarantined(&self) -> u64 {
+        self.quarantined.load(Relaxed)
+    }
+
+    /// Records rows moved into quarantine (also counted as `failed{reason="corrupt"}`).
+    pub(crate) fn moved_to_quarantine(&self, n: u64) {
+        self.quarantined_total.fetch_add(n, Relaxed);
+        metrics::counter!(names::QUARANTINED_TOTAL).increment(n);
     }
 
     pub(crate) fn set_backlog(&self, b: Backlog) {
@@ -130,6 +173,9 @@ impl Status {
 
     /// Records `n` events that were not delivered, and why.
     pub(crate) fn failed(&self, reason: &'static str, n: usize) {
+        if matches!(reason, "returned" | "nacked") {
+            self.refused_total.fetch_add(n as u64, Relaxed);
+        }
         if n > 0 {
             metrics::counter!(names::FAILED, "reason" => reason).increment(n as u64);
         }

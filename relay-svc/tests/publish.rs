@@ -117,6 +117,14 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
         assert_eq!(p.kind().as_ref().map(|s| s.as_str()), Some(kind));
         assert_eq!(*p.timestamp(), Some(row.created_at.timestamp() as u64));
         assert_eq!(p.app_id().as_ref().map(|s| s.as_str()), Some("relay-svc"));
+        // The broker checked it against the connection's user: who published is proven.
+        let user = relay_svc::amqp::url_user(&testing::amqp_url()).expect("test AMQP URL");
+        assert!(user.is_some(), "the test URL names its user");
+        assert_eq!(
+            p.user_id().as_ref().map(|s| s.to_string()),
+            user,
+            "user_id is the relay's AMQP user"
+        );
         let headers = p.headers().as_ref().expect("headers").inner();
         assert_eq!(
             headers.get("aggregate_id"),
@@ -177,6 +185,8 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
         "relay_consecutive_failures",
         "relay_published_total",
         "relay_commit_to_publish_seconds_bucket",
+        "relay_held_orders",
+        "relay_outbox_quarantined",
     ] {
         assert!(metrics.contains(name), "{name} missing from:\n{metrics}");
     }
@@ -261,15 +271,18 @@ async fn unroutable_events_stay_in_the_outbox_until_a_queue_is_bound() {
             events.push((id, orders.upsert(id, status).await));
         }
     }
-    wait_until("the failure is visible in GetStatus", || async {
-        let s = relay.status().await;
-        s.active && s.consecutive_failures >= 2 && s.backlog == 6
+    wait_until("each order is held after its returns", || async {
+        let live = relay.live.snapshot();
+        live.refused_total >= 6 && live.held_orders == 3
     })
     .await;
     assert_eq!(orders.outbox_seqs().await.len(), 6, "returned rows stay");
     let s = relay.status().await;
+    assert!(s.active && s.backlog == 6, "{s:?}");
     assert!(s.oldest_unsent_age_ms > 0);
     assert_eq!(s.published_total, 0);
+    // A per-row problem is not a failure of the relay: no global backoff.
+    assert_eq!(s.consecutive_failures, 0, "{s:?}");
     let metrics = relay.metrics().await;
     assert!(
         metrics.contains("relay_publish_failed_total{reason=\"returned\"}"),
@@ -277,6 +290,7 @@ async fn unroutable_events_stay_in_the_outbox_until_a_queue_is_bound() {
     );
     assert!(metrics.contains("relay_outbox_backlog"), "{metrics}");
     assert!(metrics.contains("relay_consecutive_failures"), "{metrics}");
+    assert!(metrics.contains("relay_held_orders"), "{metrics}");
 
     consumer.bind("order.#").await;
     let all: Vec<u64> = events.iter().map(|(_, s)| *s).collect();
@@ -312,8 +326,8 @@ async fn a_returned_event_holds_back_the_rest_of_its_order() {
     .await;
     let created = orders.upsert(7, OrderStatus::Pending).await;
     let paid = orders.upsert(7, OrderStatus::Paid).await;
-    wait_until("the returned create is a visible failure", || async {
-        relay.status().await.consecutive_failures >= 2
+    wait_until("the returned create is retried", || async {
+        relay.live.snapshot().refused_total >= 2
     })
     .await;
     assert!(

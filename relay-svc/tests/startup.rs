@@ -161,3 +161,59 @@ async fn waits_for_orders_svc_to_create_the_outbox() {
     .await;
     consumer.cleanup().await;
 }
+
+/// orders-svc at migration 0001 only (an older version still running): the outbox exists, its
+/// quarantine does not. The relay publishes nothing and waits; once orders-svc migrated, it drains.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn waits_for_the_quarantine_table_of_migration_0002() {
+    use sqlx::Connection;
+    let database = testing::unique("relay_test");
+    let database_url = format!("{}/{database}", testing::pg_server_url());
+    let exchange = testing::unique("relay_ex");
+    let consumer = Consumer::start(&exchange, Some("#")).await;
+    {
+        let mut admin =
+            sqlx::PgConnection::connect(&format!("{}/postgres", testing::pg_server_url()))
+                .await
+                .expect("admin connection");
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "create database \"{database}\""
+        )))
+        .execute(&mut admin)
+        .await
+        .expect("create database");
+    }
+    let pool = sqlx::PgPool::connect(&database_url).await.expect("pool");
+    orders_svc::db::MIGRATOR
+        .run_to(1, &pool)
+        .await
+        .expect("migration 0001 only");
+    let seq: i64 = sqlx::query_scalar(
+        "insert into outbox (aggregate_id, event_type, payload) \
+         values (1, 'OrderCreated', $1) returning seq",
+    )
+    .bind(payload(1, OrderStatus::Pending, OrderStatus::Unspecified))
+    .fetch_one(&pool)
+    .await
+    .expect("insert");
+
+    let relay = Relay::start(relay_config(&database_url, &testing::amqp_url(), &exchange)).await;
+    wait_until("the relay reports it is waiting", || async {
+        let s = relay.status().await;
+        s.active && s.consecutive_failures >= 2
+    })
+    .await;
+    assert!(consumer.seqs().is_empty(), "nothing published meanwhile");
+
+    let orders = Orders::start_on(database).await;
+    wait_until("published once migration 0002 ran", || async {
+        consumer.has_all(&[seq as u64])
+    })
+    .await;
+    wait_until("the outbox is drained", || async {
+        orders.outbox_seqs().await.is_empty()
+    })
+    .await;
+    pool.close().await;
+    consumer.cleanup().await;
+}

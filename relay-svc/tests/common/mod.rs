@@ -147,7 +147,35 @@ impl Orders {
 impl Drop for Orders {
     fn drop(&mut self) {
         self.shutdown.cancel();
+        // A passing test leaves no database behind; a failing one keeps it to look at.
+        if !std::thread::panicking() {
+            drop_database(self.database.clone());
+        }
     }
+}
+
+/// Drops `database` (terminating whatever still uses it: the relays and orders-svc of the test
+/// that just ended), on a thread of its own since `Drop` cannot await.
+pub fn drop_database(database: String) {
+    let admin = format!("{}/postgres", testing::pg_server_url());
+    let done = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            use sqlx::Connection;
+            if let Ok(mut conn) = sqlx::PgConnection::connect(&admin).await {
+                let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "drop database if exists \"{database}\" with (force)"
+                )))
+                .execute(&mut conn)
+                .await;
+                let _ = conn.close().await;
+            }
+        });
+    });
+    let _ = done.join();
 }
 
 /// The lifecycle every test order walks through: four events.
@@ -172,6 +200,7 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         poll_interval_ms: 500,
         standby_retry_ms: 200,
         confirm_timeout_ms: 5_000,
+        leader_lease: Duration::from_secs(10),
         log_format: LogFormat::Text,
         before_delete: None,
     }
@@ -183,6 +212,8 @@ pub struct Relay {
     pub client: RelayServiceClient<Channel>,
     pub metrics_addr: std::net::SocketAddr,
     pub shutdown: CancellationToken,
+    /// The in-process figures, including those `GetStatus` does not carry (holds, quarantine).
+    pub live: Arc<relay_svc::Status>,
     crash: CrashHandle,
     pub task: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
@@ -196,6 +227,7 @@ impl Relay {
         let grpc_addr = app.grpc_addr();
         let metrics_addr = app.metrics_addr();
         let crash = app.crash_handle();
+        let live = app.status();
         let task = tokio::spawn(app.run());
         let client = RelayServiceClient::connect(format!("http://{grpc_addr}"))
             .await
@@ -205,6 +237,7 @@ impl Relay {
             client,
             metrics_addr,
             shutdown,
+            live,
             crash,
             task,
         }
@@ -254,6 +287,8 @@ impl Drop for Relay {
 /// One message as the consumer saw it.
 #[derive(Debug, Clone)]
 pub struct Received {
+    /// When this consumer got it (to measure commit → queue).
+    pub received_at: chrono::DateTime<chrono::Utc>,
     pub routing_key: String,
     pub properties: BasicProperties,
     pub event: OrderEvent,
@@ -334,12 +369,28 @@ impl Consumer {
             while let Some(Ok(d)) = deliveries.next().await {
                 let event = OrderEvent::decode(d.data.as_slice()).expect("body is an OrderEvent");
                 received.lock().expect("lock").push(Received {
+                    received_at: chrono::Utc::now(),
                     routing_key: d.routing_key.to_string(),
                     properties: d.properties,
                     event,
                 });
             }
         });
+    }
+
+    /// Binds the (already consumed) queue with one more routing key: one queue, one consumer,
+    /// so the arrival order stays the queue's order.
+    pub async fn add_binding(&self, binding: &str) {
+        self.channel
+            .queue_bind(
+                self.queue.as_str().into(),
+                self.exchange.as_str().into(),
+                binding.into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .expect("bind queue");
     }
 
     pub fn snapshot(&self) -> Vec<Received> {
@@ -473,4 +524,70 @@ pub fn spawn_writers(
         }
         all
     })
+}
+
+/// A TCP relay that a test can *stall*: connections stay open but no byte is forwarded either
+/// way, as a broker applying flow control (it stops reading publishers' sockets) or a stalled
+/// network looks to the client. Unlike kit's `Proxy`, nothing is closed.
+pub struct StallProxy {
+    addr: std::net::SocketAddr,
+    stalled: tokio::sync::watch::Sender<bool>,
+}
+
+impl StallProxy {
+    pub async fn start(target: &str) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (stalled, _) = tokio::sync::watch::channel(false);
+        let tx = stalled.clone();
+        let target = target.to_owned();
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let Ok(server) = tokio::net::TcpStream::connect(&target).await else {
+                    continue;
+                };
+                let (cr, cw) = client.into_split();
+                let (sr, sw) = server.into_split();
+                tokio::spawn(pump(cr, sw, tx.subscribe()));
+                tokio::spawn(pump(sr, cw, tx.subscribe()));
+            }
+        });
+        Self { addr, stalled }
+    }
+
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.addr
+    }
+
+    pub fn stall(&self) {
+        self.stalled.send_replace(true);
+    }
+
+    pub fn resume(&self) {
+        self.stalled.send_replace(false);
+    }
+}
+
+async fn pump(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    mut stalled: tokio::sync::watch::Receiver<bool>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        // While stalled, hold this chunk and read nothing more: the sender's buffers fill up.
+        if stalled.wait_for(|s| !*s).await.is_err() {
+            return;
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
 }
