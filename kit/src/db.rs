@@ -24,9 +24,10 @@ pub fn options(url: &SecretUrl) -> anyhow::Result<PgConnectOptions> {
 }
 
 /// Parses `url`, creates its database if it does not exist yet, and opens a pool of at most
-/// `max_connections`. Errors name `DATABASE_URL`, the setting an operator has to fix.
-pub async fn connect(url: &SecretUrl, max_connections: u32) -> anyhow::Result<PgPool> {
-    let options = options(url)?;
+/// `max_connections`. Errors name `DATABASE_URL`, the setting an operator has to fix, and never
+/// show its password (a [`SecretUrl`] derefs to the `&str` this takes).
+pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<PgPool> {
+    let options = options(&SecretUrl::from(url))?;
     create_database_if_missing(&options)
         .await
         .context("DATABASE_URL: cannot reach PostgreSQL to create the database")?;
@@ -66,10 +67,17 @@ pub async fn prepare(options: &PgConnectOptions, migrator: &Migrator) -> Result<
         create_database_if_missing(options)
             .await
             .map_err(|e| classify(e, "cannot reach PostgreSQL to create the database"))?;
-        let mut conn = PgConnection::connect_with(options)
+        // A one-connection pool rather than a bare connection: `Migrator::run` on a pool is a
+        // future that can move to another task (start-up may wait in a spawned one).
+        let pool = PgPoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_with(options.clone())
             .await
             .map_err(|e| classify(e.into(), "cannot connect to PostgreSQL"))?;
-        migrator.run(&mut conn).await.map_err(|e| {
+        let migrated = migrator.run(&pool).await;
+        pool.close().await;
+        migrated.map_err(|e| {
             let unreachable = match &e {
                 MigrateError::Execute(e) | MigrateError::ExecuteMigration(e, _) => {
                     is_unavailable(e)
@@ -81,7 +89,6 @@ pub async fn prepare(options: &PgConnectOptions, migrator: &Migrator) -> Result<
                 error: anyhow::Error::new(e).context("running the migrations"),
             }
         })?;
-        let _ = conn.close().await;
         Ok(())
     };
     tokio::time::timeout(CONNECT_TIMEOUT, attempt)

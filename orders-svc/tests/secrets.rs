@@ -14,7 +14,7 @@ const PASSWORD: &str = "s3cr3t-Pw0rd";
 fn bad_urls() -> Vec<String> {
     vec![
         format!("postgres://app:{PASSWORD}@127.0.0.1:notaport/orders"),
-        format!("mysql://app:{PASSWORD}@127.0.0.1/orders"),
+        format!("postgres://app:{PASSWORD}@[::1/orders"),
         format!("postgres://app:{PASSWORD}@127.0.0.1:1/orders"),
         format!("postgres://app@127.0.0.1:1/orders?password={PASSWORD}"),
     ]

@@ -24,6 +24,11 @@
 //!   both publish the same rows, each in chain order per order;
 //! - a lost NOTIFY costs at most `POLL_INTERVAL_MS` of latency.
 //!
+//! **Health** (`grpc.health.v1`, `""` and `relay.v1.RelayService`): SERVING while the orders
+//! database answers a ping, leader or standby alike (a standby is ready to take over);
+//! NOT_SERVING while it does not, and from the moment shutdown starts. The broker is not part of
+//! it: a relay that cannot publish still serves its status and catches up by itself.
+//!
 //! Layout: [`config`], [`db`] (queries and the lock), [`amqp`] (topology, wire format,
 //! publish with confirms), `relay` (the loop and the leader), [`grpc`] (`GetStatus`),
 //! [`status`] (the snapshot and every metric name), [`error`].
@@ -41,6 +46,7 @@ pub mod status;
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use anyhow::Context;
+use outbox_kit::health::{DbProbe, Health, Probe};
 use outbox_proto::relay::v1::relay_service_server::RelayServiceServer;
 use sqlx::postgres::PgPoolOptions;
 use tokio::{net::TcpListener, task::AbortHandle, task::JoinHandle};
@@ -58,6 +64,7 @@ pub struct App {
     status: Arc<Status>,
     server: JoinHandle<Result<(), tonic::transport::Error>>,
     relay: JoinHandle<()>,
+    health: JoinHandle<()>,
 }
 
 impl App {
@@ -84,11 +91,15 @@ impl App {
 
         let status = Arc::new(Status::default());
         let relay = tokio::spawn(
-            relay::Relay::new(cfg, pg, pool.clone(), status.clone(), shutdown.clone()).run(),
+            relay::Relay::new(cfg, pg.clone(), pool.clone(), status.clone(), shutdown.clone()).run(),
         );
 
-        let (health, health_service) = outbox_kit::grpc::health_reporter();
-        outbox_kit::grpc::set_serving::<RelayServiceServer<grpc::RelayGrpc>>(&health).await;
+        let (health, health_service) =
+            Health::new::<RelayServiceServer<grpc::RelayGrpc>>(shutdown.clone()).await;
+        // The first answer is already true: probe once before serving, then keep probing.
+        let mut probe = DbProbe::new(pg);
+        health.set(probe.check().await).await;
+        let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
         let (reflection_v1, reflection_v1alpha) =
             outbox_kit::grpc::reflection(&["relay.v1.RelayService"])?;
         let service = RelayServiceServer::new(grpc::RelayGrpc::new(pool, status.clone()));
@@ -98,9 +109,8 @@ impl App {
                 .add_service(reflection_v1)
                 .add_service(reflection_v1alpha)
                 .add_service(service)
-                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async move {
-                    shutdown.cancelled().await
-                }),
+                // NOT_SERVING first, then stop taking calls.
+                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), health.stopped()),
         );
         tracing::info!(%grpc_addr, %metrics_addr, "relay-svc listening");
         Ok(Self {
@@ -109,6 +119,7 @@ impl App {
             status,
             server,
             relay,
+            health: health_monitor,
         })
     }
 
@@ -131,7 +142,11 @@ impl App {
     /// would (tests). The database and broker connections are dropped, not closed politely.
     pub fn crash_handle(&self) -> CrashHandle {
         CrashHandle {
-            tasks: vec![self.relay.abort_handle(), self.server.abort_handle()],
+            tasks: vec![
+                self.relay.abort_handle(),
+                self.server.abort_handle(),
+                self.health.abort_handle(),
+            ],
         }
     }
 
@@ -140,6 +155,7 @@ impl App {
     pub async fn run(self) -> anyhow::Result<()> {
         self.relay.await.context("relay task")?;
         self.server.await.context("gRPC server task")??;
+        self.health.await.context("health monitor task")?;
         tracing::info!("relay-svc stopped");
         Ok(())
     }
