@@ -118,7 +118,10 @@ pub async fn wait_until_prepared(
         match result {
             Ok(()) => {
                 if backoff.failures() > 0 {
-                    tracing::info!("database reachable again after {} retries", backoff.failures());
+                    tracing::info!(
+                        "database reachable again after {} retries",
+                        backoff.failures()
+                    );
                 }
                 return Ok(true);
             }
@@ -141,9 +144,7 @@ pub async fn wait_until_prepared(
 }
 
 fn classify(e: anyhow::Error, what: &str) -> PrepareError {
-    let unreachable = e
-        .downcast_ref::<sqlx::Error>()
-        .is_some_and(is_unavailable);
+    let unreachable = e.downcast_ref::<sqlx::Error>().is_some_and(is_unavailable);
     PrepareError {
         unreachable,
         error: e.context(what.to_owned()),

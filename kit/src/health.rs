@@ -306,7 +306,11 @@ pub async fn query(addr: SocketAddr) -> Result<bool, String> {
     };
     tokio::time::timeout(HEALTHCHECK_TIMEOUT, ask)
         .await
-        .unwrap_or_else(|_| Err(format!("no answer from {target} within {HEALTHCHECK_TIMEOUT:?}")))
+        .unwrap_or_else(|_| {
+            Err(format!(
+                "no answer from {target} within {HEALTHCHECK_TIMEOUT:?}"
+            ))
+        })
 }
 
 /// `<binary> healthcheck`: prints one line and returns the exit code (0 SERVING, 1 otherwise).

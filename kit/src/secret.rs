@@ -167,7 +167,9 @@ fn redact_query<'a>(tail: &'a str, secrets: &mut Vec<String>) -> Cow<'a, str> {
     let pairs: Vec<Cow<'_, str>> = query
         .split('&')
         .map(|pair| match pair.split_once('=') {
-            Some((key, value)) if key.to_ascii_lowercase().contains("pass") && !value.is_empty() => {
+            Some((key, value))
+                if key.to_ascii_lowercase().contains("pass") && !value.is_empty() =>
+            {
                 secrets.push(value.to_owned());
                 masked = true;
                 Cow::Owned(format!("{key}={MASK}"))
@@ -215,13 +217,28 @@ mod tests {
     fn redaction_table() {
         let cases = [
             // No credentials: unchanged.
-            ("postgres://postgres@127.0.0.1:5432/orders", "postgres://postgres@127.0.0.1:5432/orders"),
+            (
+                "postgres://postgres@127.0.0.1:5432/orders",
+                "postgres://postgres@127.0.0.1:5432/orders",
+            ),
             ("smtp://127.0.0.1:1025", "smtp://127.0.0.1:1025"),
-            ("amqp://host/%2f?heartbeat=10", "amqp://host/%2f?heartbeat=10"),
+            (
+                "amqp://host/%2f?heartbeat=10",
+                "amqp://host/%2f?heartbeat=10",
+            ),
             // user:password@.
-            ("amqp://guest:guest@127.0.0.1:5672/%2f", "amqp://guest:***@127.0.0.1:5672/%2f"),
-            ("postgres://app:s3cret@db:5432/orders", "postgres://app:***@db:5432/orders"),
-            ("smtps://mailer:p%40ss@smtp.example.com:465", "smtps://mailer:***@smtp.example.com:465"),
+            (
+                "amqp://guest:guest@127.0.0.1:5672/%2f",
+                "amqp://guest:***@127.0.0.1:5672/%2f",
+            ),
+            (
+                "postgres://app:s3cret@db:5432/orders",
+                "postgres://app:***@db:5432/orders",
+            ),
+            (
+                "smtps://mailer:p%40ss@smtp.example.com:465",
+                "smtps://mailer:***@smtp.example.com:465",
+            ),
             ("postgres://u:@db/x", "postgres://u:***@db/x"),
             // An unescaped @ in the password: the last @ of the authority ends the userinfo.
             ("postgres://u:p@ss@db/x", "postgres://u:***@db/x"),
@@ -229,10 +246,19 @@ mod tests {
             ("postgres://u:pa/ss@db/x", "postgres://***@db/x"),
             ("amqp://u:pa#ss@host/%2f", "amqp://***@host/%2f"),
             // Password in the query.
-            ("postgres://u@db/x?password=s3cret&sslmode=disable", "postgres://u@db/x?password=***&sslmode=disable"),
-            ("postgres://db/x?sslmode=require&sslpassword=k3y", "postgres://db/x?sslmode=require&sslpassword=***"),
+            (
+                "postgres://u@db/x?password=s3cret&sslmode=disable",
+                "postgres://u@db/x?password=***&sslmode=disable",
+            ),
+            (
+                "postgres://db/x?sslmode=require&sslpassword=k3y",
+                "postgres://db/x?sslmode=require&sslpassword=***",
+            ),
             // Broken or not a URL at all.
-            ("postgres://u:s3cret@db:notaport/x", "postgres://u:***@db:notaport/x"),
+            (
+                "postgres://u:s3cret@db:notaport/x",
+                "postgres://u:***@db:notaport/x",
+            ),
             ("host=db password=s3cret", "***"),
             ("u:s3cret@db", "***"),
             ("not a url", "not a url"),
@@ -258,7 +284,10 @@ mod tests {
             })
             .unwrap_err()
             .to_string();
-        assert!(err.starts_with("DATABASE_URL is not a valid PostgreSQL URL"), "{err}");
+        assert!(
+            err.starts_with("DATABASE_URL is not a valid PostgreSQL URL"),
+            "{err}"
+        );
         assert!(!err.contains("s3cret"), "{err}");
         assert!(err.contains("u:***@db:notaport"), "{err}");
     }

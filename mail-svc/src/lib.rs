@@ -235,7 +235,11 @@ impl Workers {
         let pool = self.consumer.pool.clone();
         let mailer_wake = self.consumer.mailer_wake.clone();
         let consumer = tokio::spawn(self.consumer.run(shutdown.clone()));
-        let mailer = Arc::new(mailer::Mailer::new(pool.clone(), self.transport, mailer_wake));
+        let mailer = Arc::new(mailer::Mailer::new(
+            pool.clone(),
+            self.transport,
+            mailer_wake,
+        ));
         let mailers: Vec<_> = (0..self.mailer_concurrency)
             .map(|_| tokio::spawn(mailer.clone().run(shutdown.clone())))
             .collect();

@@ -72,7 +72,12 @@ async fn health_follows_the_database() {
     }
 
     proxy.cut();
-    let took = wait_for(t.grpc_addr, ServingStatus::NotServing, Duration::from_secs(20)).await;
+    let took = wait_for(
+        t.grpc_addr,
+        ServingStatus::NotServing,
+        Duration::from_secs(20),
+    )
+    .await;
     println!("database cut -> NOT_SERVING in {took:?}");
 
     proxy.restore();
@@ -120,7 +125,10 @@ fn healthcheck(grpc_addr: &str) -> (bool, String) {
         .arg("healthcheck")
         .env_clear()
         .env("GRPC_ADDR", grpc_addr)
-        .env("DATABASE_URL", "postgres://app:pw@nowhere.invalid:5432/orders")
+        .env(
+            "DATABASE_URL",
+            "postgres://app:pw@nowhere.invalid:5432/orders",
+        )
         .output()
         .expect("runs");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -146,7 +154,12 @@ async fn healthcheck_subcommand_exits_0_only_when_serving() {
     assert!(line.contains("SERVING"), "{line}");
 
     proxy.cut();
-    wait_for(t.grpc_addr, ServingStatus::NotServing, Duration::from_secs(20)).await;
+    wait_for(
+        t.grpc_addr,
+        ServingStatus::NotServing,
+        Duration::from_secs(20),
+    )
+    .await;
     let addr = t.grpc_addr.to_string();
     let (ok, line) = tokio::task::spawn_blocking(move || healthcheck(&addr))
         .await

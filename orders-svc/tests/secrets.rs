@@ -60,7 +60,10 @@ fn the_binary_never_prints_the_password() {
     // `--help` shows which variables are set, never their values.
     let out = Command::new(env!("CARGO_BIN_EXE_orders-svc"))
         .arg("--help")
-        .env("DATABASE_URL", format!("postgres://app:{PASSWORD}@db/orders"))
+        .env(
+            "DATABASE_URL",
+            format!("postgres://app:{PASSWORD}@db/orders"),
+        )
         .output()
         .expect("runs");
     let help = String::from_utf8_lossy(&out.stdout);

@@ -91,7 +91,14 @@ impl App {
 
         let status = Arc::new(Status::default());
         let relay = tokio::spawn(
-            relay::Relay::new(cfg, pg.clone(), pool.clone(), status.clone(), shutdown.clone()).run(),
+            relay::Relay::new(
+                cfg,
+                pg.clone(),
+                pool.clone(),
+                status.clone(),
+                shutdown.clone(),
+            )
+            .run(),
         );
 
         let (health, health_service) =

@@ -57,7 +57,10 @@ async fn starts_with_the_database_down_and_health_follows_it() {
     );
     let seq = orders.upsert(1, OrderStatus::Pending).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert!(consumer.seqs().is_empty(), "nothing published without the database");
+    assert!(
+        consumer.seqs().is_empty(),
+        "nothing published without the database"
+    );
     assert!(is(relay.grpc_addr, ServingStatus::NotServing).await);
 
     db.restore();
@@ -76,7 +79,10 @@ async fn starts_with_the_database_down_and_health_follows_it() {
     })
     .await;
     db.restore();
-    wait_until("SERVING again", || is(relay.grpc_addr, ServingStatus::Serving)).await;
+    wait_until("SERVING again", || {
+        is(relay.grpc_addr, ServingStatus::Serving)
+    })
+    .await;
     consumer.cleanup().await;
 }
 
@@ -90,7 +96,10 @@ async fn a_standby_is_serving() {
         &exchange,
     ))
     .await;
-    wait_until("the first relay leads", || async { first.status().await.active }).await;
+    wait_until("the first relay leads", || async {
+        first.status().await.active
+    })
+    .await;
     let second = Relay::start(relay_config(
         &orders.database_url,
         &testing::amqp_url(),
@@ -100,7 +109,10 @@ async fn a_standby_is_serving() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(!second.status().await.active, "the second one stands by");
     assert!(is(first.grpc_addr, ServingStatus::Serving).await, "leader");
-    assert!(is(second.grpc_addr, ServingStatus::Serving).await, "standby");
+    assert!(
+        is(second.grpc_addr, ServingStatus::Serving).await,
+        "standby"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -146,7 +158,10 @@ fn healthcheck(grpc_addr: String) -> (bool, String) {
         .arg("healthcheck")
         .env_clear()
         .env("GRPC_ADDR", grpc_addr)
-        .env("DATABASE_URL", "postgres://app:pw@nowhere.invalid:5432/orders")
+        .env(
+            "DATABASE_URL",
+            "postgres://app:pw@nowhere.invalid:5432/orders",
+        )
         .env("AMQP_URL", "amqp://app:pw@nowhere.invalid:5672/%2f")
         .output()
         .expect("runs");

@@ -23,7 +23,10 @@ fn bad_settings() -> Vec<(&'static str, String)> {
             "DATABASE_URL",
             format!("postgres://app:{PASSWORD}@127.0.0.1:notaport/orders"),
         ),
-        ("DATABASE_URL", format!("postgres://app:{PASSWORD}@[::1/orders")),
+        (
+            "DATABASE_URL",
+            format!("postgres://app:{PASSWORD}@[::1/orders"),
+        ),
         (
             "AMQP_URL",
             format!("amqp://app:{PASSWORD}@127.0.0.1:notaport/%2f"),
@@ -93,14 +96,27 @@ fn the_binary_never_prints_the_password() {
     child.kill().expect("kill the child this test started");
     child.wait().expect("reaped");
     let mut all = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut all).unwrap();
-    child.stderr.take().unwrap().read_to_string(&mut all).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut all)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut all)
+        .unwrap();
     assert!(all.contains("retry"), "it logged its retries: {all}");
     assert!(!all.contains(PASSWORD), "{all}");
 
     let out = Command::new(env!("CARGO_BIN_EXE_relay-svc"))
         .arg("--help")
-        .env("DATABASE_URL", format!("postgres://app:{PASSWORD}@db/orders"))
+        .env(
+            "DATABASE_URL",
+            format!("postgres://app:{PASSWORD}@db/orders"),
+        )
         .env("AMQP_URL", format!("amqp://app:{PASSWORD}@mq/%2f"))
         .output()
         .expect("runs");
