@@ -281,3 +281,25 @@ async fn healthcheck_subcommand_exits_0_only_when_serving() {
     assert!(!ok, "exit 1 on a closed port: {line}");
     names.cleanup().await;
 }
+
+/// Waiting is for a database that is away, not for one that refuses: a login PostgreSQL rejects
+/// stops start-up at once, with an error naming DATABASE_URL.
+#[tokio::test]
+async fn a_refused_login_stops_start_up() {
+    let mut names = Names::new();
+    names.database_url = format!(
+        "postgres://no_such_role_{}@127.0.0.1:5432/{}",
+        std::process::id(),
+        unique("mail_test")
+    );
+    let err = tokio::time::timeout(
+        Duration::from_secs(30),
+        App::build(config(&names), CancellationToken::new()),
+    )
+    .await
+    .expect("does not wait")
+    .expect_err("a refused login is not worth waiting for");
+    let text = format!("{err:#}");
+    assert!(text.contains("DATABASE_URL"), "{text}");
+    println!("{text}");
+}
