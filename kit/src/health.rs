@@ -105,11 +105,6 @@ impl Health {
         }
     }
 
-    /// Whether the status is SERVING right now.
-    pub async fn is_serving(&self) -> bool {
-        *self.last.lock().await == Some(true)
-    }
-
     /// Resolves once shutdown has started *and* the status is NOT_SERVING: give it to the gRPC
     /// server as its shutdown signal, so that clients (and `watch`ers) see NOT_SERVING before
     /// the server stops taking calls.
