@@ -88,13 +88,15 @@ impl Health {
             result
         };
         let serving = result.is_ok();
-        self.write(if serving {
-            ServingStatus::Serving
-        } else {
-            ServingStatus::NotServing
-        })
-        .await;
+        // Only changes are published: every publish is a message to each `Watch` stream, and
+        // the probe runs every second.
         if *last != Some(serving) {
+            self.write(if serving {
+                ServingStatus::Serving
+            } else {
+                ServingStatus::NotServing
+            })
+            .await;
             match &result {
                 Ok(()) => tracing::info!(service = %self.service, "health: SERVING"),
                 Err(reason) => {
