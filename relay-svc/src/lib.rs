@@ -70,7 +70,7 @@ pub struct App {
 impl App {
     /// Validates the config, binds the listeners (port 0 picks free ports) and starts the relay
     /// loop. Neither the database nor the broker has to be up: the relay retries until they are,
-    /// while health and status are served.
+    /// while status is served and health says NOT_SERVING until the database answers.
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
         cfg.validate()?;
         let pg = cfg.pg_options()?;
