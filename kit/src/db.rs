@@ -1,18 +1,33 @@
 //! PostgreSQL bootstrap: each service owns a database, creates it when missing, then migrates.
+//! [`connect`] needs the database now; [`prepare`] and [`wait_until_prepared`] are for services
+//! that start while it is away and wait for it.
 
 use std::{str::FromStr, time::Duration};
 
 use anyhow::Context;
 use sqlx::{
     AssertSqlSafe, ConnectOptions, Connection, PgPool,
+    migrate::{MigrateError, Migrator},
     postgres::{PgConnectOptions, PgConnection, PgPoolOptions},
 };
+use tokio_util::sync::CancellationToken;
+
+use crate::{backoff::Backoff, secret::SecretUrl};
+
+/// How long one attempt to connect (and create and migrate) may take before the database counts
+/// as unreachable: a black-holed address must not hold start-up for the TCP timeout.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Parses `DATABASE_URL`; the error names the setting and never shows the password.
+pub fn options(url: &SecretUrl) -> anyhow::Result<PgConnectOptions> {
+    url.parse("DATABASE_URL", "PostgreSQL URL", PgConnectOptions::from_str)
+}
 
 /// Parses `url`, creates its database if it does not exist yet, and opens a pool of at most
-/// `max_connections`. Errors name `DATABASE_URL`, the setting an operator has to fix.
+/// `max_connections`. Errors name `DATABASE_URL`, the setting an operator has to fix, and never
+/// show its password (a [`SecretUrl`] derefs to the `&str` this takes).
 pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<PgPool> {
-    let options = PgConnectOptions::from_str(url)
-        .with_context(|| format!("DATABASE_URL is not a valid PostgreSQL URL: {url}"))?;
+    let options = options(&SecretUrl::from(url))?;
     create_database_if_missing(&options)
         .await
         .context("DATABASE_URL: cannot reach PostgreSQL to create the database")?;
@@ -24,6 +39,116 @@ pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<PgPool> 
         .connect_with(options)
         .await
         .context("DATABASE_URL: cannot connect to PostgreSQL")
+}
+
+/// A pool that connects on first use, so that a service can start while its database is away.
+pub fn lazy_pool(options: &PgConnectOptions, max_connections: u32) -> PgPool {
+    PgPoolOptions::new()
+        .max_connections(max_connections)
+        // As in `connect`: a caller waits at most this long while the database is away.
+        .acquire_timeout(Duration::from_secs(5))
+        .connect_lazy_with(options.clone())
+}
+
+/// Why [`prepare`] failed.
+#[derive(Debug, thiserror::Error)]
+#[error("DATABASE_URL: {error:#}")]
+pub struct PrepareError {
+    /// True when the database could not be reached (worth waiting for); false for anything
+    /// else (refused credentials, a failed migration): those need a person.
+    pub unreachable: bool,
+    error: anyhow::Error,
+}
+
+/// Creates the database if missing and runs `migrator` on it, over a connection of its own,
+/// within [`CONNECT_TIMEOUT`].
+pub async fn prepare(options: &PgConnectOptions, migrator: &Migrator) -> Result<(), PrepareError> {
+    let attempt = async {
+        create_database_if_missing(options)
+            .await
+            .map_err(|e| classify(e, "cannot reach PostgreSQL to create the database"))?;
+        // A one-connection pool rather than a bare connection: `Migrator::run` on a pool is a
+        // future that can move to another task (start-up may wait in a spawned one).
+        let pool = PgPoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_with(options.clone())
+            .await
+            .map_err(|e| classify(e.into(), "cannot connect to PostgreSQL"))?;
+        let migrated = migrator.run(&pool).await;
+        pool.close().await;
+        migrated.map_err(|e| {
+            let unreachable = match &e {
+                MigrateError::Execute(e) | MigrateError::ExecuteMigration(e, _) => {
+                    is_unavailable(e)
+                }
+                _ => false,
+            };
+            PrepareError {
+                unreachable,
+                error: anyhow::Error::new(e).context("running the migrations"),
+            }
+        })?;
+        Ok(())
+    };
+    tokio::time::timeout(CONNECT_TIMEOUT, attempt)
+        .await
+        .unwrap_or_else(|_| {
+            Err(PrepareError {
+                unreachable: true,
+                error: anyhow::anyhow!("PostgreSQL did not answer within {CONNECT_TIMEOUT:?}"),
+            })
+        })
+}
+
+/// [`prepare`] until it succeeds, retrying with `backoff` (capped, jittered) while the database
+/// is unreachable and logging each retry (`database unreachable, retrying in 1.6s retry=3`).
+/// Returns `Ok(false)` if shutdown came first, and an error for anything that waiting cannot fix.
+pub async fn wait_until_prepared(
+    options: &PgConnectOptions,
+    migrator: &Migrator,
+    mut backoff: Backoff,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<bool> {
+    loop {
+        let result = tokio::select! {
+            _ = shutdown.cancelled() => return Ok(false),
+            r = prepare(options, migrator) => r,
+        };
+        match result {
+            Ok(()) => {
+                if backoff.failures() > 0 {
+                    tracing::info!(
+                        "database reachable again after {} retries",
+                        backoff.failures()
+                    );
+                }
+                return Ok(true);
+            }
+            Err(e) if e.unreachable => {
+                let delay = backoff.next_delay();
+                tracing::warn!(
+                    error = %e,
+                    retry = backoff.failures(),
+                    "database unreachable, retrying in {delay:.1?} retry={}",
+                    backoff.failures()
+                );
+                tokio::select! {
+                    _ = shutdown.cancelled() => return Ok(false),
+                    _ = tokio::time::sleep(delay) => {}
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+fn classify(e: anyhow::Error, what: &str) -> PrepareError {
+    let unreachable = e.downcast_ref::<sqlx::Error>().is_some_and(is_unavailable);
+    PrepareError {
+        unreachable,
+        error: e.context(what.to_owned()),
+    }
 }
 
 async fn create_database_if_missing(options: &PgConnectOptions) -> anyhow::Result<()> {

@@ -1,8 +1,8 @@
-//! gRPC plumbing every service mounts beside its own service: health (`grpc.health.v1`) and server
-//! reflection in both v1 and v1alpha, so grpcurl of any release can list, describe and call it.
+//! gRPC plumbing every service mounts beside its own service: server reflection in both v1 and
+//! v1alpha, so grpcurl of any release can list, describe and call it. Health (`grpc.health.v1`)
+//! is in [`crate::health`].
 
 use anyhow::Context;
-use tonic_health::server::HealthReporter;
 use tonic_reflection::server::{
     v1::{ServerReflection, ServerReflectionServer},
     v1alpha::{
@@ -38,14 +38,4 @@ pub fn reflection(
         .build_v1alpha()
         .context("building gRPC reflection v1alpha")?;
     Ok((v1, v1alpha))
-}
-
-pub use tonic_health::server::health_reporter;
-
-/// Marks `S` and the whole server (the empty service name) as serving.
-pub async fn set_serving<S: tonic::server::NamedService>(reporter: &HealthReporter) {
-    reporter.set_serving::<S>().await;
-    reporter
-        .set_service_status("", tonic_health::ServingStatus::Serving)
-        .await;
 }

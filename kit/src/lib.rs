@@ -4,7 +4,10 @@
 //! - [`shutdown`]: one cancellation token fed by SIGTERM and ctrl-c;
 //! - [`db`]: connect to PostgreSQL, creating the database when it is missing;
 //! - [`email`]: the one rule for customer mail addresses (orders-svc and mail-svc);
-//! - [`grpc`]: gRPC health and server reflection (v1 and v1alpha) for grpcurl;
+//! - [`grpc`]: gRPC server reflection (v1 and v1alpha) for grpcurl;
+//! - [`health`]: `grpc.health.v1` statuses that follow what the service depends on, and the
+//!   `healthcheck` subcommand;
+//! - [`secret`]: [`secret::SecretUrl`], URLs whose password never reaches a log or an error;
 //! - [`metrics`]: the Prometheus recorder and its `/metrics` listener;
 //! - [`backoff`]: capped exponential backoff with jitter for every retry loop;
 //! - [`outbox`]: the outbox table contract between orders-svc and relay-svc;
@@ -14,8 +17,10 @@ pub mod backoff;
 pub mod db;
 pub mod email;
 pub mod grpc;
+pub mod health;
 pub mod metrics;
 pub mod outbox;
+pub mod secret;
 pub mod shutdown;
 pub mod telemetry;
 pub mod trace;

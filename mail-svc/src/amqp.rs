@@ -197,7 +197,7 @@ const DURABLE_QUEUE: QueueDeclareOptions = QueueDeclareOptions {
 /// after its transaction committed.
 #[derive(Debug)]
 pub struct Consumer {
-    pub amqp_url: String,
+    pub amqp_url: outbox_kit::secret::SecretUrl,
     pub topology: Topology,
     pub prefetch: u16,
     /// Deliveries in processing at once.

@@ -5,7 +5,18 @@ use std::{net::SocketAddr, str::FromStr, time::Duration};
 use anyhow::{Context, bail};
 use clap::{Parser, ValueEnum};
 use lettre::message::Mailbox;
-use outbox_kit::telemetry::LogFormat;
+use outbox_kit::{health::Command, secret::SecretUrl, telemetry::LogFormat};
+
+/// The command line: run the service, or `healthcheck` a running one.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "mail-svc", version, about, long_about = None)]
+pub struct Cli {
+    #[command(flatten)]
+    pub config: Config,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
 
 /// Consumes order events from RabbitMQ and sends exactly one mail per event, in each order's order.
 #[derive(Debug, Clone, Parser)]
@@ -20,26 +31,28 @@ pub struct Config {
     pub metrics_addr: SocketAddr,
 
     /// mail-svc's own database (watermarks, held events, mails); created if missing, migrated at
-    /// startup.
+    /// startup (waiting for it while it is unreachable). Printed only with its password masked.
     #[arg(
         long,
         env = "DATABASE_URL",
-        default_value = "postgres://postgres@127.0.0.1:5432/mail"
+        default_value = "postgres://postgres@127.0.0.1:5432/mail",
+        hide_env_values = true
     )]
-    pub database_url: String,
+    pub database_url: SecretUrl,
 
     /// Size of the PostgreSQL connection pool.
     #[arg(long, env = "DB_MAX_CONNECTIONS", default_value_t = 20,
           value_parser = clap::value_parser!(u32).range(2..=1000))]
     pub db_max_connections: u32,
 
-    /// The RabbitMQ broker.
+    /// The RabbitMQ broker. Printed only with its password masked.
     #[arg(
         long,
         env = "AMQP_URL",
-        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
+        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f",
+        hide_env_values = true
     )]
-    pub amqp_url: String,
+    pub amqp_url: SecretUrl,
 
     /// The topic exchange relay-svc publishes order events to (declared here too, durable, so
     /// either service may start first).
@@ -73,9 +86,14 @@ pub struct Config {
     pub mailer: MailerKind,
 
     /// The SMTP server for MAILER=smtp: `smtp://host:port` (plain), `smtp://host:port?tls=required`,
-    /// `smtps://host:port`, with optional `user:password@`.
-    #[arg(long, env = "SMTP_URL", default_value = "smtp://127.0.0.1:1025")]
-    pub smtp_url: String,
+    /// `smtps://host:port`, with optional `user:password@` (printed only with the password masked).
+    #[arg(
+        long,
+        env = "SMTP_URL",
+        default_value = "smtp://127.0.0.1:1025",
+        hide_env_values = true
+    )]
+    pub smtp_url: SecretUrl,
 
     /// The sender of every mail, e.g. `Shop <shop@example.com>`.
     #[arg(
@@ -127,8 +145,9 @@ pub struct Hooks {
 impl Config {
     /// Checks what clap cannot: the error names the setting to fix.
     pub fn validate(&self) -> anyhow::Result<()> {
-        lapin::uri::AMQPUri::from_str(&self.amqp_url)
-            .map_err(|e| anyhow::anyhow!("AMQP_URL is not a valid AMQP URL: {e}"))?;
+        outbox_kit::db::options(&self.database_url)?;
+        self.amqp_url
+            .parse("AMQP_URL", "AMQP URL", lapin::uri::AMQPUri::from_str)?;
         if self.amqp_exchange.trim().is_empty() {
             bail!("AMQP_EXCHANGE must not be empty (the default exchange cannot be bound)");
         }
@@ -141,8 +160,11 @@ impl Config {
         }
         self.from_mailbox()?;
         if self.mailer == MailerKind::Smtp {
-            lettre::AsyncSmtpTransport::<lettre::Tokio1Executor>::from_url(&self.smtp_url)
-                .with_context(|| format!("SMTP_URL is not a valid SMTP URL: {}", self.smtp_url))?;
+            self.smtp_url.parse(
+                "SMTP_URL",
+                "SMTP URL",
+                lettre::AsyncSmtpTransport::<lettre::Tokio1Executor>::from_url,
+            )?;
         }
         if self.mail_hold_alert.is_zero() {
             bail!("MAIL_HOLD_ALERT must be greater than zero");

@@ -45,6 +45,10 @@ pub mod retry;
 use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
+use outbox_kit::{
+    backoff::Backoff,
+    health::{DbProbe, Flag, Health},
+};
 use outbox_proto::mail::v1::mail_service_server::MailServiceServer;
 use sqlx::PgPool;
 use tokio::{
@@ -66,26 +70,39 @@ pub struct App {
     topology: amqp::Topology,
     consuming: watch::Receiver<bool>,
     server: JoinHandle<Result<(), tonic::transport::Error>>,
-    consumer: JoinHandle<()>,
-    mailers: Vec<JoinHandle<()>>,
-    watcher: JoinHandle<()>,
+    workers: JoinHandle<anyhow::Result<()>>,
+    health: JoinHandle<()>,
 }
 
 impl App {
-    /// Validates the settings, connects and migrates the database, binds the listeners (port 0
-    /// picks free ports) and starts the consumer, the mailer and the gRPC server, until
-    /// `shutdown` is cancelled. The broker may be down at startup: the consumer keeps retrying.
+    /// Validates the settings, binds the listeners (port 0 picks free ports) and starts the
+    /// gRPC server, then the consumer, the mailer and the hold watch once the database is
+    /// created and migrated, until `shutdown` is cancelled.
+    ///
+    /// Neither the database nor the broker has to be up: while the database is unreachable the
+    /// service waits (retrying with capped backoff, logging each retry) and reports NOT_SERVING;
+    /// the consumer keeps retrying the broker. Anything waiting cannot fix (a bad setting,
+    /// refused credentials, a failed migration) stops start-up with an error naming the setting.
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
         cfg.validate()?;
         // Install the metrics recorder now: `metrics::counter!` calls made before it exists are
         // dropped (kit's listener only installs it on the first scrape).
         outbox_kit::metrics::handle();
         let transport = mailer::Transport::from_config(&cfg)?;
-        let pool = outbox_kit::db::connect(&cfg.database_url, cfg.db_max_connections).await?;
-        db::MIGRATOR
-            .run(&pool)
-            .await
-            .context("DATABASE_URL: running the mail migrations")?;
+        let pg = outbox_kit::db::options(&cfg.database_url)?;
+        // Lazy: the service runs (and answers NOT_SERVING, and UNAVAILABLE to MailService
+        // calls) while its database is away.
+        let pool = outbox_kit::db::lazy_pool(&pg, cfg.db_max_connections);
+        // One attempt now: when the database is there, everything is migrated before `build`
+        // returns; when it is unreachable, the workers wait for it in the background.
+        let prepared = match outbox_kit::db::prepare(&pg, &db::MIGRATOR).await {
+            Ok(()) => true,
+            Err(e) if e.unreachable => {
+                tracing::warn!(error = %e, "database unreachable at start-up; waiting for it");
+                false
+            }
+            Err(e) => return Err(e.into()),
+        };
 
         let listener = TcpListener::bind(cfg.grpc_addr)
             .await
@@ -95,33 +112,37 @@ impl App {
             outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
 
         let topology = amqp::Topology::new(&cfg.amqp_exchange, &cfg.mail_queue);
-        let mailer_wake = Arc::new(Notify::new());
         let (ready, consuming) = watch::channel(false);
-        let consumer = amqp::Consumer {
-            amqp_url: cfg.amqp_url.clone(),
-            topology: topology.clone(),
-            prefetch: cfg.prefetch,
-            concurrency: usize::from(cfg.consumer_concurrency),
-            pool: pool.clone(),
-            instance: format!("{:016x}", rand::random::<u64>()),
-            mailer_wake: mailer_wake.clone(),
-            ready,
-            trusted_publishers: cfg.trusted_publishers.clone(),
-            hooks: cfg.hooks.clone(),
-        };
-        let consumer = tokio::spawn(consumer.run(shutdown.clone()));
-        let mailer = Arc::new(mailer::Mailer::new(pool.clone(), transport, mailer_wake));
-        let mailers = (0..cfg.mailer_concurrency)
-            .map(|_| tokio::spawn(mailer.clone().run(shutdown.clone())))
-            .collect();
-        let watcher = tokio::spawn(mailer::watch_holds(
-            pool.clone(),
-            cfg.mail_hold_alert,
-            shutdown.clone(),
-        ));
 
-        let (health, health_service) = outbox_kit::grpc::health_reporter();
-        outbox_kit::grpc::set_serving::<MailServiceServer<grpc::MailGrpc>>(&health).await;
+        // SERVING while the database answers and the consumer is consuming.
+        let (health, health_service) =
+            Health::new::<MailServiceServer<grpc::MailGrpc>>(shutdown.clone()).await;
+        let probe = (
+            DbProbe::new(pg.clone()),
+            Flag::new("broker: not consuming", consuming.clone()),
+        );
+        let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
+
+        let workers = Workers {
+            consumer: amqp::Consumer {
+                amqp_url: cfg.amqp_url.clone(),
+                topology: topology.clone(),
+                prefetch: cfg.prefetch,
+                concurrency: usize::from(cfg.consumer_concurrency),
+                pool: pool.clone(),
+                instance: format!("{:016x}", rand::random::<u64>()),
+                mailer_wake: Arc::new(Notify::new()),
+                ready,
+                trusted_publishers: cfg.trusted_publishers.clone(),
+                hooks: cfg.hooks.clone(),
+            },
+            transport,
+            mailer_concurrency: cfg.mailer_concurrency,
+            mail_hold_alert: cfg.mail_hold_alert,
+            pg,
+        };
+        let workers = tokio::spawn(workers.run(prepared, shutdown.clone()));
+
         let (reflection_v1, reflection_v1alpha) =
             outbox_kit::grpc::reflection(&["mail.v1.MailService"])?;
         let service = MailServiceServer::new(grpc::MailGrpc::new(pool.clone()));
@@ -131,9 +152,8 @@ impl App {
                 .add_service(reflection_v1)
                 .add_service(reflection_v1alpha)
                 .add_service(service)
-                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async move {
-                    shutdown.cancelled().await
-                }),
+                // NOT_SERVING first, then stop taking calls.
+                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), health.stopped()),
         );
         tracing::info!(%grpc_addr, %metrics_addr, queue = %topology.queue, mailer = ?cfg.mailer, "mail-svc listening");
         Ok(Self {
@@ -143,9 +163,8 @@ impl App {
             topology,
             consuming,
             server,
-            consumer,
-            mailers,
-            watcher,
+            workers,
+            health: health_monitor,
         })
     }
 
@@ -176,16 +195,71 @@ impl App {
     }
 
     /// Waits until the server, the consumer and the mailer have stopped after shutdown (the
-    /// delivery and the send in flight finish first), then closes the pool.
+    /// delivery and the send in flight finish first), then closes the pool. An error when the
+    /// database could not be prepared for a reason waiting cannot fix (the service then stops).
     pub async fn run(self) -> anyhow::Result<()> {
         self.server.await.context("gRPC server task")??;
-        self.consumer.await.context("consumer task")?;
-        for mailer in self.mailers {
-            mailer.await.context("mailer task")?;
-        }
-        self.watcher.await.context("hold watch task")?;
+        self.workers.await.context("worker tasks")??;
+        self.health.await.context("health monitor task")?;
         self.pool.close().await;
         tracing::info!("mail-svc stopped");
         Ok(())
     }
 }
+
+/// What runs once the database is ready: the consumer, the delivery loops, the hold watch.
+#[derive(Debug)]
+struct Workers {
+    consumer: amqp::Consumer,
+    transport: mailer::Transport,
+    mailer_concurrency: u16,
+    mail_hold_alert: std::time::Duration,
+    pg: sqlx::postgres::PgConnectOptions,
+}
+
+impl Workers {
+    /// Waits for the database unless `prepared`, then runs everything until `shutdown`.
+    async fn run(self, prepared: bool, shutdown: CancellationToken) -> anyhow::Result<()> {
+        if !prepared {
+            let backoff = Backoff::new(DB_WAIT_MIN, DB_WAIT_MAX);
+            match outbox_kit::db::wait_until_prepared(&self.pg, &db::MIGRATOR, backoff, &shutdown)
+                .await
+            {
+                Ok(true) => tracing::info!("database ready; starting the consumer"),
+                Ok(false) => return Ok(()),
+                Err(e) => {
+                    // Waiting cannot fix it: stop the whole service, with the reason.
+                    tracing::error!(error = format!("{e:#}"), "cannot prepare the database");
+                    shutdown.cancel();
+                    return Err(e);
+                }
+            }
+        }
+        let pool = self.consumer.pool.clone();
+        let mailer_wake = self.consumer.mailer_wake.clone();
+        let consumer = tokio::spawn(self.consumer.run(shutdown.clone()));
+        let mailer = Arc::new(mailer::Mailer::new(
+            pool.clone(),
+            self.transport,
+            mailer_wake,
+        ));
+        let mailers: Vec<_> = (0..self.mailer_concurrency)
+            .map(|_| tokio::spawn(mailer.clone().run(shutdown.clone())))
+            .collect();
+        let watcher = tokio::spawn(mailer::watch_holds(
+            pool,
+            self.mail_hold_alert,
+            shutdown.clone(),
+        ));
+        consumer.await.context("consumer task")?;
+        for mailer in mailers {
+            mailer.await.context("mailer task")?;
+        }
+        watcher.await.context("hold watch task")?;
+        Ok(())
+    }
+}
+
+/// Retry delays while waiting for the database at start-up: from 200 ms, doubling, capped at 10 s.
+const DB_WAIT_MIN: std::time::Duration = std::time::Duration::from_millis(200);
+const DB_WAIT_MAX: std::time::Duration = std::time::Duration::from_secs(10);

@@ -80,14 +80,21 @@ async fn health_and_reflection_answer() {
         .await
         .expect("connect");
     for service in ["", "mail.v1.MailService"] {
-        let resp = HealthClient::new(channel.clone())
-            .check(HealthCheckRequest {
-                service: service.into(),
-            })
-            .await
-            .expect("health")
-            .into_inner();
-        assert_eq!(resp.status, 1, "{service:?} is SERVING");
+        // SERVING follows "consuming" within a probe; poll rather than race it.
+        eventually(&format!("{service:?} is SERVING"), 10, || {
+            let channel = channel.clone();
+            async move {
+                let resp = HealthClient::new(channel)
+                    .check(HealthCheckRequest {
+                        service: service.into(),
+                    })
+                    .await
+                    .expect("health")
+                    .into_inner();
+                (resp.status == 1).then_some(())
+            }
+        })
+        .await;
     }
 
     use tokio_stream::StreamExt;

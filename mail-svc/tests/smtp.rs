@@ -18,7 +18,7 @@ async fn smtp_down_then_up_delivers_every_mail_once_in_order() {
     let names = Names::new();
     let mut cfg = config(&names);
     cfg.mailer = MailerKind::Smtp;
-    cfg.smtp_url = format!("smtp://{}", proxy.addr());
+    cfg.smtp_url = format!("smtp://{}", proxy.addr()).into();
     let svc = start(cfg).await;
     let publisher = Publisher::connect(&names.exchange).await;
 
@@ -120,7 +120,7 @@ async fn a_permanently_rejected_mail_is_marked_failed_and_blocks_nothing() {
     let names = Names::new();
     let mut cfg = config(&names);
     cfg.mailer = MailerKind::Smtp;
-    cfg.smtp_url = format!("smtp://{}", sink.addr);
+    cfg.smtp_url = format!("smtp://{}", sink.addr).into();
     let svc = start(cfg).await;
     let publisher = Publisher::connect(&names.exchange).await;
     publisher.proto(&created(1, 9, "bounce@example.com")).await;

@@ -72,7 +72,7 @@ async fn a_refused_session_fails_no_mail_and_opens_the_circuit_until_fixed() {
         let names = Names::new();
         let mut cfg = config(&names);
         cfg.mailer = MailerKind::Smtp;
-        cfg.smtp_url = format!("smtp://shop:secret@{}", smtp.addr);
+        cfg.smtp_url = format!("smtp://shop:secret@{}", smtp.addr).into();
         let svc = start(cfg).await;
         let publisher = Publisher::connect(&names.exchange).await;
 

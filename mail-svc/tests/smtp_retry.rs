@@ -22,7 +22,7 @@ async fn a_greylisted_recipient_holds_back_only_its_own_order() {
     let names = Names::new();
     let mut cfg = config(&names);
     cfg.mailer = MailerKind::Smtp;
-    cfg.smtp_url = format!("smtp://{}", smtp.addr);
+    cfg.smtp_url = format!("smtp://{}", smtp.addr).into();
     let svc = start(cfg).await;
     let publisher = Publisher::connect(&names.exchange).await;
 
@@ -146,7 +146,7 @@ async fn a_rejected_recipient_or_message_fails_only_that_mail() {
     let names = Names::new();
     let mut cfg = config(&names);
     cfg.mailer = MailerKind::Smtp;
-    cfg.smtp_url = format!("smtp://{}", smtp.addr);
+    cfg.smtp_url = format!("smtp://{}", smtp.addr).into();
     let svc = start(cfg).await;
     let publisher = Publisher::connect(&names.exchange).await;
 

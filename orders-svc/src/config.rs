@@ -3,7 +3,18 @@
 use std::net::SocketAddr;
 
 use clap::Parser;
-use outbox_kit::telemetry::LogFormat;
+use outbox_kit::{health::Command, secret::SecretUrl, telemetry::LogFormat};
+
+/// The command line: run the service, or `healthcheck` a running one.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "orders-svc", version, about, long_about = None)]
+pub struct Cli {
+    #[command(flatten)]
+    pub config: Config,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
 
 /// gRPC orders service: writes each order change and its outbox event in one PostgreSQL transaction.
 #[derive(Debug, Clone, Parser)]
@@ -17,13 +28,15 @@ pub struct Config {
     #[arg(long, env = "METRICS_ADDR", default_value = "0.0.0.0:9101")]
     pub metrics_addr: SocketAddr,
 
-    /// The orders database; created if missing, migrated at startup.
+    /// The orders database; created if missing, migrated at startup. Printed only with its
+    /// password masked (`user:***@host`).
     #[arg(
         long,
         env = "DATABASE_URL",
-        default_value = "postgres://postgres@127.0.0.1:5432/orders"
+        default_value = "postgres://postgres@127.0.0.1:5432/orders",
+        hide_env_values = true
     )]
-    pub database_url: String,
+    pub database_url: SecretUrl,
 
     /// Size of the PostgreSQL connection pool.
     #[arg(long, env = "DB_MAX_CONNECTIONS", default_value_t = 32,
@@ -33,4 +46,12 @@ pub struct Config {
     /// Log output: human-readable text or JSON lines. Filter with RUST_LOG.
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+}
+
+impl Config {
+    /// Checks what clap cannot; the error names the setting to fix and never shows a password.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        outbox_kit::db::options(&self.database_url)?;
+        Ok(())
+    }
 }

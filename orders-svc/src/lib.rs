@@ -9,6 +9,11 @@
 //! - [`db`]: migrations and the `Upsert` transaction;
 //! - [`grpc`]: the tonic service;
 //! - [`App`]: wires them into a server with health, reflection and metrics.
+//!
+//! Health (`grpc.health.v1`, for `""` and `orders.v1.OrderService`) is SERVING while the
+//! database answers a ping, NOT_SERVING while it does not and from the moment shutdown starts.
+//! orders-svc needs its database to start (it creates and migrates it first); relay-svc and
+//! mail-svc are the ones that wait.
 
 pub mod config;
 pub mod db;
@@ -19,6 +24,7 @@ pub mod order;
 use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
+use outbox_kit::health::{DbProbe, Health, Probe};
 use outbox_proto::orders::v1::order_service_server::OrderServiceServer;
 use sqlx::PgPool;
 use tokio::{net::TcpListener, sync::Notify, task::JoinHandle};
@@ -35,12 +41,14 @@ pub struct App {
     pool: PgPool,
     server: JoinHandle<Result<(), tonic::transport::Error>>,
     waker: JoinHandle<()>,
+    health: JoinHandle<()>,
 }
 
 impl App {
     /// Connects and migrates the database, binds the listeners (port 0 picks free ports) and
     /// starts serving until `shutdown` is cancelled.
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
+        cfg.validate()?;
         let pool = outbox_kit::db::connect(&cfg.database_url, cfg.db_max_connections).await?;
         db::MIGRATOR
             .run(&pool)
@@ -61,8 +69,12 @@ impl App {
             shutdown.clone(),
         ));
 
-        let (health, health_service) = outbox_kit::grpc::health_reporter();
-        outbox_kit::grpc::set_serving::<OrderServiceServer<grpc::OrdersGrpc>>(&health).await;
+        let (health, health_service) =
+            Health::new::<OrderServiceServer<grpc::OrdersGrpc>>(shutdown.clone()).await;
+        // The first answer is already true: probe once before serving, then keep probing.
+        let mut probe = DbProbe::new(outbox_kit::db::options(&cfg.database_url)?);
+        health.set(probe.check().await).await;
+        let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
         let (reflection_v1, reflection_v1alpha) =
             outbox_kit::grpc::reflection(&["orders.v1.OrderService"])?;
         let orders = OrderServiceServer::new(grpc::OrdersGrpc::new(pool.clone(), relay_waker));
@@ -73,9 +85,8 @@ impl App {
                 .add_service(reflection_v1)
                 .add_service(reflection_v1alpha)
                 .add_service(orders)
-                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async move {
-                    shutdown.cancelled().await
-                }),
+                // NOT_SERVING first, then stop taking calls.
+                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), health.stopped()),
         );
         tracing::info!(%grpc_addr, %metrics_addr, "orders-svc listening");
         Ok(Self {
@@ -84,6 +95,7 @@ impl App {
             pool,
             server,
             waker,
+            health: health_monitor,
         })
     }
 
@@ -106,6 +118,7 @@ impl App {
     pub async fn run(self) -> anyhow::Result<()> {
         self.server.await.context("gRPC server task")??;
         self.waker.await.context("relay waker task")?;
+        self.health.await.context("health monitor task")?;
         self.pool.close().await;
         tracing::info!("orders-svc stopped");
         Ok(())

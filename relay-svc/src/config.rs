@@ -3,7 +3,7 @@
 use std::{net::SocketAddr, str::FromStr, time::Duration};
 
 use clap::Parser;
-use outbox_kit::telemetry::LogFormat;
+use outbox_kit::{health::Command, secret::SecretUrl, telemetry::LogFormat};
 use sqlx::postgres::PgConnectOptions;
 
 use crate::hook::BeforeDelete;
@@ -12,26 +12,40 @@ use crate::hook::BeforeDelete;
 const MIN_LEADER_LEASE: Duration = Duration::from_secs(2);
 const MAX_LEADER_LEASE: Duration = Duration::from_secs(3600);
 
+/// The command line: run the relay, or `healthcheck` a running one.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "relay-svc", version, about, long_about = None)]
+pub struct Cli {
+    #[command(flatten)]
+    pub config: Config,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
 /// Relay: publishes the orders outbox to RabbitMQ with publisher confirms, then deletes what the
 /// broker confirmed. Run several; one holds the leader lock, the others stand by.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "relay-svc", version, about, long_about = None)]
 pub struct Config {
-    /// The orders database (owned and migrated by orders-svc) whose outbox is published.
+    /// The orders database (owned and migrated by orders-svc) whose outbox is published. Printed
+    /// only with its password masked (`user:***@host`).
     #[arg(
         long,
         env = "DATABASE_URL",
-        default_value = "postgres://postgres@127.0.0.1:5432/orders"
+        default_value = "postgres://postgres@127.0.0.1:5432/orders",
+        hide_env_values = true
     )]
-    pub database_url: String,
+    pub database_url: SecretUrl,
 
-    /// The RabbitMQ broker.
+    /// The RabbitMQ broker. Printed only with its password masked.
     #[arg(
         long,
         env = "AMQP_URL",
-        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
+        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f",
+        hide_env_values = true
     )]
-    pub amqp_url: String,
+    pub amqp_url: SecretUrl,
 
     /// The durable topic exchange events are published to (declared at connect).
     #[arg(long, env = "AMQP_EXCHANGE", default_value = "orders.events")]
@@ -98,9 +112,8 @@ impl Config {
     /// Checks what clap cannot; the error names the setting to fix.
     pub fn validate(&self) -> anyhow::Result<()> {
         self.pg_options()?;
-        lapin::uri::AMQPUri::from_str(&self.amqp_url)
-            // The URL is not echoed: it usually carries a password.
-            .map_err(|e| anyhow::anyhow!("AMQP_URL is not a valid AMQP URL: {e}"))?;
+        self.amqp_url
+            .parse("AMQP_URL", "AMQP URL", lapin::uri::AMQPUri::from_str)?;
         if self.amqp_exchange.is_empty() || self.amqp_exchange.len() > 255 {
             anyhow::bail!("AMQP_EXCHANGE must be 1 to 255 bytes long");
         }
@@ -120,11 +133,9 @@ impl Config {
         Ok(())
     }
 
-    /// The parsed `DATABASE_URL`.
+    /// The parsed `DATABASE_URL` (the error names it and never shows the password).
     pub fn pg_options(&self) -> anyhow::Result<PgConnectOptions> {
-        PgConnectOptions::from_str(&self.database_url)
-            // The URL is not echoed: it may carry a password.
-            .map_err(|e| anyhow::anyhow!("DATABASE_URL is not a valid PostgreSQL URL: {e}"))
+        outbox_kit::db::options(&self.database_url)
     }
 
     pub(crate) fn backoff(&self) -> outbox_kit::backoff::Backoff {

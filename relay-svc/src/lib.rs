@@ -32,6 +32,11 @@
 //! - a wave whose connection breaks or times out: its rows stay and go out again;
 //! - a lost NOTIFY costs at most `POLL_INTERVAL_MS` of latency.
 //!
+//! **Health** (`grpc.health.v1`, `""` and `relay.v1.RelayService`): SERVING while the orders
+//! database answers a ping, leader or standby alike (a standby is ready to take over);
+//! NOT_SERVING while it does not, and from the moment shutdown starts. The broker is not part of
+//! it: a relay that cannot publish still serves its status and catches up by itself.
+//!
 //! Layout: [`config`], [`db`] (queries, the lock and the lease check), [`amqp`] (topology, wire
 //! format, publish with confirms, return matching), `lease` (the heartbeat), `relay` (the loop,
 //! the per-row rule table), [`grpc`] (`GetStatus`), [`status`] (the snapshot and every metric
@@ -51,6 +56,7 @@ pub mod status;
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use anyhow::Context;
+use outbox_kit::health::{DbProbe, Health, Probe};
 use outbox_proto::relay::v1::relay_service_server::RelayServiceServer;
 use sqlx::postgres::PgPoolOptions;
 use tokio::{net::TcpListener, task::AbortHandle, task::JoinHandle};
@@ -68,12 +74,13 @@ pub struct App {
     status: Arc<Status>,
     server: JoinHandle<Result<(), tonic::transport::Error>>,
     relay: JoinHandle<()>,
+    health: JoinHandle<()>,
 }
 
 impl App {
     /// Validates the config, binds the listeners (port 0 picks free ports) and starts the relay
     /// loop. Neither the database nor the broker has to be up: the relay retries until they are,
-    /// while health and status are served.
+    /// while status is served and health says NOT_SERVING until the database answers.
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
         cfg.validate()?;
         let pg = cfg.pg_options()?;
@@ -94,11 +101,22 @@ impl App {
 
         let status = Arc::new(Status::default());
         let relay = tokio::spawn(
-            relay::Relay::new(cfg, pg, pool.clone(), status.clone(), shutdown.clone()).run(),
+            relay::Relay::new(
+                cfg,
+                pg.clone(),
+                pool.clone(),
+                status.clone(),
+                shutdown.clone(),
+            )
+            .run(),
         );
 
-        let (health, health_service) = outbox_kit::grpc::health_reporter();
-        outbox_kit::grpc::set_serving::<RelayServiceServer<grpc::RelayGrpc>>(&health).await;
+        let (health, health_service) =
+            Health::new::<RelayServiceServer<grpc::RelayGrpc>>(shutdown.clone()).await;
+        // The first answer is already true: probe once before serving, then keep probing.
+        let mut probe = DbProbe::new(pg);
+        health.set(probe.check().await).await;
+        let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
         let (reflection_v1, reflection_v1alpha) =
             outbox_kit::grpc::reflection(&["relay.v1.RelayService"])?;
         let service = RelayServiceServer::new(grpc::RelayGrpc::new(pool, status.clone()));
@@ -108,9 +126,8 @@ impl App {
                 .add_service(reflection_v1)
                 .add_service(reflection_v1alpha)
                 .add_service(service)
-                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async move {
-                    shutdown.cancelled().await
-                }),
+                // NOT_SERVING first, then stop taking calls.
+                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), health.stopped()),
         );
         tracing::info!(%grpc_addr, %metrics_addr, "relay-svc listening");
         Ok(Self {
@@ -119,6 +136,7 @@ impl App {
             status,
             server,
             relay,
+            health: health_monitor,
         })
     }
 
@@ -141,7 +159,11 @@ impl App {
     /// would (tests). The database and broker connections are dropped, not closed politely.
     pub fn crash_handle(&self) -> CrashHandle {
         CrashHandle {
-            tasks: vec![self.relay.abort_handle(), self.server.abort_handle()],
+            tasks: vec![
+                self.relay.abort_handle(),
+                self.server.abort_handle(),
+                self.health.abort_handle(),
+            ],
         }
     }
 
@@ -150,6 +172,7 @@ impl App {
     pub async fn run(self) -> anyhow::Result<()> {
         self.relay.await.context("relay task")?;
         self.server.await.context("gRPC server task")??;
+        self.health.await.context("health monitor task")?;
         tracing::info!("relay-svc stopped");
         Ok(())
     }

@@ -1,11 +1,19 @@
+use std::process::ExitCode;
+
 use clap::Parser;
-use relay_svc::{App, Config};
+use outbox_kit::health::Command;
+use relay_svc::{App, config::Cli};
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let cfg = Config::parse();
+async fn main() -> anyhow::Result<ExitCode> {
+    let cli = Cli::parse();
+    if let Some(Command::Healthcheck) = cli.command {
+        return Ok(outbox_kit::health::healthcheck("relay-svc", cli.config.grpc_addr).await);
+    }
+    let cfg = cli.config;
     outbox_kit::telemetry::init(cfg.log_format);
     let shutdown = outbox_kit::shutdown::on_signal();
     let app = App::build(cfg, shutdown).await?;
-    app.run().await
+    app.run().await?;
+    Ok(ExitCode::SUCCESS)
 }

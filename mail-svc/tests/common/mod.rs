@@ -88,9 +88,9 @@ pub fn config(names: &Names) -> Config {
     Config {
         grpc_addr: "127.0.0.1:0".parse().expect("addr"),
         metrics_addr: "127.0.0.1:0".parse().expect("addr"),
-        database_url: names.database_url.clone(),
+        database_url: names.database_url.clone().into(),
         db_max_connections: 8,
-        amqp_url: testing::amqp_url(),
+        amqp_url: testing::amqp_url().into(),
         amqp_exchange: names.exchange.clone(),
         mail_queue: names.queue.clone(),
         prefetch: 64,

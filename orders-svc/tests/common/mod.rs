@@ -23,7 +23,7 @@ pub fn config(database_url: String) -> Config {
     Config {
         grpc_addr: "127.0.0.1:0".parse().expect("addr"),
         metrics_addr: "127.0.0.1:0".parse().expect("addr"),
-        database_url,
+        database_url: database_url.into(),
         db_max_connections: 16,
         log_format: LogFormat::Text,
     }

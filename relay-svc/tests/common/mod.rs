@@ -83,7 +83,7 @@ impl Orders {
             orders_svc::Config {
                 grpc_addr: "127.0.0.1:0".parse().expect("addr"),
                 metrics_addr: "127.0.0.1:0".parse().expect("addr"),
-                database_url: database_url.clone(),
+                database_url: database_url.clone().into(),
                 db_max_connections: 16,
                 log_format: LogFormat::Text,
             },
@@ -189,8 +189,8 @@ pub const LIFECYCLE: [OrderStatus; 4] = [
 /// A relay config for tests: port 0, short backoff, quick poll and takeover.
 pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Config {
     Config {
-        database_url: database_url.to_owned(),
-        amqp_url: amqp_url.to_owned(),
+        database_url: database_url.into(),
+        amqp_url: amqp_url.into(),
         amqp_exchange: exchange.to_owned(),
         grpc_addr: "127.0.0.1:0".parse().expect("addr"),
         metrics_addr: "127.0.0.1:0".parse().expect("addr"),

@@ -1,0 +1,73 @@
+//! The DATABASE_URL password never reaches a log, an error or `--help`: neither from the
+//! in-process start-up nor from the real binary.
+
+mod common;
+
+use std::process::Command;
+
+use orders_svc::{App, Config};
+use tokio_util::sync::CancellationToken;
+
+const PASSWORD: &str = "s3cr3t-Pw0rd";
+
+/// URLs that carry the password and cannot be used: unparsable, or leading to a closed port.
+fn bad_urls() -> Vec<String> {
+    vec![
+        format!("postgres://app:{PASSWORD}@127.0.0.1:notaport/orders"),
+        format!("postgres://app:{PASSWORD}@[::1/orders"),
+        format!("postgres://app:{PASSWORD}@127.0.0.1:1/orders"),
+        format!("postgres://app@127.0.0.1:1/orders?password={PASSWORD}"),
+    ]
+}
+
+#[tokio::test]
+async fn start_up_errors_name_the_setting_and_hide_the_password() {
+    for url in bad_urls() {
+        let cfg: Config = common::config(url.clone());
+        let debug = format!("{cfg:?}");
+        assert!(!debug.contains(PASSWORD), "Debug of Config: {debug}");
+        assert!(debug.contains("***"), "{debug}");
+
+        let err = App::build(cfg, CancellationToken::new())
+            .await
+            .expect_err("cannot start");
+        for text in [format!("{err:#}"), format!("{err:?}")] {
+            assert!(text.contains("DATABASE_URL"), "{url}: {text}");
+            assert!(!text.contains(PASSWORD), "{url}: {text}");
+        }
+    }
+}
+
+#[test]
+fn the_binary_never_prints_the_password() {
+    for url in bad_urls() {
+        let out = Command::new(env!("CARGO_BIN_EXE_orders-svc"))
+            .env("DATABASE_URL", &url)
+            .env("GRPC_ADDR", "127.0.0.1:0")
+            .env("METRICS_ADDR", "127.0.0.1:0")
+            .env("RUST_LOG", "debug")
+            .output()
+            .expect("runs");
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.status.success(), "{url}: fails");
+        assert!(all.contains("DATABASE_URL"), "{url}: {all}");
+        assert!(!all.contains(PASSWORD), "{url}: {all}");
+    }
+    // `--help` shows which variables are set, never their values.
+    let out = Command::new(env!("CARGO_BIN_EXE_orders-svc"))
+        .arg("--help")
+        .env(
+            "DATABASE_URL",
+            format!("postgres://app:{PASSWORD}@db/orders"),
+        )
+        .output()
+        .expect("runs");
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("DATABASE_URL"), "{help}");
+    assert!(!help.contains(PASSWORD), "{help}");
+    assert!(help.contains("healthcheck"), "{help}");
+}

@@ -1,0 +1,206 @@
+//! Health that tells the truth: SERVING while the orders database answers (leader and standby
+//! alike), NOT_SERVING while it is cut for real and from the moment shutdown starts; the relay
+//! starts while its database is down and catches up; and the binary's `healthcheck` subcommand.
+
+mod common;
+
+use std::{net::SocketAddr, process::Command, time::Duration};
+
+use common::*;
+use outbox_kit::testing::{self, Proxy};
+use outbox_proto::orders::v1::OrderStatus;
+use tonic_health::pb::{
+    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
+};
+
+const SERVICES: [&str; 2] = ["", "relay.v1.RelayService"];
+
+async fn client(addr: SocketAddr) -> HealthClient<tonic::transport::Channel> {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .expect("uri")
+        .connect()
+        .await
+        .expect("health connects");
+    HealthClient::new(channel)
+}
+
+async fn is(addr: SocketAddr, want: ServingStatus) -> bool {
+    let mut c = client(addr).await;
+    for service in SERVICES {
+        let got = c
+            .check(HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .expect("check")
+            .into_inner()
+            .status;
+        if got != want as i32 {
+            return false;
+        }
+    }
+    true
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn starts_with_the_database_down_and_health_follows_it() {
+    let orders = Orders::start().await;
+    let exchange = testing::unique("relay_ex");
+    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let db = Proxy::start("127.0.0.1:5432").await.expect("proxy");
+    db.cut();
+    let via_proxy = format!("postgres://postgres@{}/{}", db.addr(), orders.database);
+    let relay = Relay::start(relay_config(&via_proxy, &testing::amqp_url(), &exchange)).await;
+    assert!(
+        is(relay.grpc_addr, ServingStatus::NotServing).await,
+        "NOT_SERVING while its database is down"
+    );
+    let seq = orders.upsert(1, OrderStatus::Pending).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        consumer.seqs().is_empty(),
+        "nothing published without the database"
+    );
+    assert!(is(relay.grpc_addr, ServingStatus::NotServing).await);
+
+    db.restore();
+    wait_until("SERVING once the database is up", || {
+        is(relay.grpc_addr, ServingStatus::Serving)
+    })
+    .await;
+    wait_until("the waiting relay publishes", || async {
+        consumer.has_all(&[seq])
+    })
+    .await;
+
+    db.cut();
+    wait_until("NOT_SERVING while the database is cut", || {
+        is(relay.grpc_addr, ServingStatus::NotServing)
+    })
+    .await;
+    db.restore();
+    wait_until("SERVING again", || {
+        is(relay.grpc_addr, ServingStatus::Serving)
+    })
+    .await;
+    consumer.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_standby_is_serving() {
+    let orders = Orders::start().await;
+    let exchange = testing::unique("relay_ex");
+    let first = Relay::start(relay_config(
+        &orders.database_url,
+        &testing::amqp_url(),
+        &exchange,
+    ))
+    .await;
+    wait_until("the first relay leads", || async {
+        first.status().await.active
+    })
+    .await;
+    let second = Relay::start(relay_config(
+        &orders.database_url,
+        &testing::amqp_url(),
+        &exchange,
+    ))
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!second.status().await.active, "the second one stands by");
+    assert!(is(first.grpc_addr, ServingStatus::Serving).await, "leader");
+    assert!(
+        is(second.grpc_addr, ServingStatus::Serving).await,
+        "standby"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn not_serving_as_soon_as_shutdown_starts() {
+    let orders = Orders::start().await;
+    let exchange = testing::unique("relay_ex");
+    let mut relay = Relay::start(relay_config(
+        &orders.database_url,
+        &testing::amqp_url(),
+        &exchange,
+    ))
+    .await;
+    let mut watch = client(relay.grpc_addr)
+        .await
+        .watch(HealthCheckRequest {
+            service: "relay.v1.RelayService".into(),
+        })
+        .await
+        .expect("watch")
+        .into_inner();
+    let first = watch.message().await.expect("stream").expect("first");
+    assert_eq!(first.status, ServingStatus::Serving as i32);
+
+    relay.shutdown.cancel();
+    // The server is still delivering this stream: NOT_SERVING reaches the client before it stops.
+    let next = tokio::time::timeout(Duration::from_secs(10), watch.message())
+        .await
+        .expect("an update within 10s")
+        .expect("stream")
+        .expect("an update before the server stopped");
+    assert_eq!(next.status, ServingStatus::NotServing as i32);
+    drop(watch);
+    tokio::time::timeout(Duration::from_secs(30), relay.stop())
+        .await
+        .expect("stops once the watcher left")
+        .expect("clean stop");
+}
+
+/// Runs `relay-svc healthcheck` with the service's own environment, whose database and broker
+/// lead nowhere: the check must not need them.
+fn healthcheck(grpc_addr: String) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_relay-svc"))
+        .arg("healthcheck")
+        .env_clear()
+        .env("GRPC_ADDR", grpc_addr)
+        .env(
+            "DATABASE_URL",
+            "postgres://app:pw@nowhere.invalid:5432/orders",
+        )
+        .env("AMQP_URL", "amqp://app:pw@nowhere.invalid:5672/%2f")
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(stdout.lines().count(), 1, "one line: {stdout:?}");
+    (out.status.success(), stdout)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn healthcheck_subcommand_exits_0_only_when_serving() {
+    let orders = Orders::start().await;
+    let exchange = testing::unique("relay_ex");
+    let db = Proxy::start("127.0.0.1:5432").await.expect("proxy");
+    let via_proxy = format!("postgres://postgres@{}/{}", db.addr(), orders.database);
+    let mut relay = Relay::start(relay_config(&via_proxy, &testing::amqp_url(), &exchange)).await;
+
+    let any = format!("0.0.0.0:{}", relay.grpc_addr.port());
+    let (ok, line) = tokio::task::spawn_blocking(move || healthcheck(any))
+        .await
+        .unwrap();
+    assert!(ok, "exit 0 while serving: {line}");
+
+    db.cut();
+    wait_until("NOT_SERVING", || {
+        is(relay.grpc_addr, ServingStatus::NotServing)
+    })
+    .await;
+    let addr = relay.grpc_addr.to_string();
+    let (ok, line) = tokio::task::spawn_blocking(move || healthcheck(addr))
+        .await
+        .unwrap();
+    assert!(!ok, "exit 1 while the database is away: {line}");
+    assert!(line.contains("NOT_SERVING"), "{line}");
+    db.restore();
+
+    relay.stop().await.expect("clean stop");
+    let addr = relay.grpc_addr.to_string();
+    let (ok, line) = tokio::task::spawn_blocking(move || healthcheck(addr))
+        .await
+        .unwrap();
+    assert!(!ok, "exit 1 on a closed port: {line}");
+}
