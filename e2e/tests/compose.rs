@@ -14,7 +14,14 @@ fn compose() -> Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/compose.yaml");
     let text = std::fs::read_to_string(path).expect("deploy/compose.yaml exists");
     let mut value: Value = serde_yaml::from_str(&text).expect("compose.yaml parses");
-    value.apply_merge().expect("merge keys resolve");
+    // Anchors that merge other anchors (x-relay merges x-service-defaults) bring a `<<` key of
+    // their own along: resolve until none is left, as compose does.
+    for _ in 0..8 {
+        if !format!("{value:?}").contains("\"<<\"") {
+            break;
+        }
+        value.apply_merge().expect("merge keys resolve");
+    }
     value
 }
 
@@ -55,26 +62,56 @@ fn host_of_url(url: &str) -> String {
     host_port.split(':').next().expect("host").to_owned()
 }
 
-/// Container ports published by `ports` entries (`"host:container"` or `"a-b:container"`).
+/// Container ports published by `ports` entries (`"127.0.0.1:host:container"`).
 fn container_ports(svc: &Value) -> Vec<u16> {
+    port_entries(svc).iter().map(|p| port_of(p)).collect()
+}
+
+fn port_entries(svc: &Value) -> Vec<String> {
     svc["ports"]
         .as_sequence()
         .map(|ports| {
             ports
                 .iter()
-                .map(|p| port_of(p.as_str().expect("port entry is a string")))
+                .map(|p| p.as_str().expect("port entry is a string").to_owned())
                 .collect()
         })
         .unwrap_or_default()
 }
 
-fn check_service(compose: &Value, name: &str, mut command: clap::Command) {
+/// The host port of a `"127.0.0.1:host:container"` entry (`${VAR:-default}` resolved to its default).
+fn host_port(entry: &str) -> String {
+    let host = entry
+        .strip_prefix("127.0.0.1:")
+        .and_then(|rest| rest.rsplit_once(':'))
+        .map(|(host, _)| host)
+        .unwrap_or_else(|| panic!("{entry} is 127.0.0.1:host:container"));
+    match host.strip_prefix("${") {
+        Some(var) => var
+            .split_once(":-")
+            .and_then(|(_, default)| default.strip_suffix('}'))
+            .unwrap_or_else(|| panic!("{entry}: ${{VAR:-default}}"))
+            .to_owned(),
+        None => host.to_owned(),
+    }
+}
+
+fn services(compose: &Value) -> Vec<(String, &Value)> {
+    compose["services"]
+        .as_mapping()
+        .expect("services")
+        .iter()
+        .map(|(k, v)| (k.as_str().expect("service name").to_owned(), v))
+        .collect()
+}
+
+fn check_service(compose: &Value, name: &str, binary: &str, mut command: clap::Command) {
     let svc = service(compose, name);
     let cmd = svc["command"].as_sequence().expect("command is a list");
-    assert_eq!(cmd[0].as_str(), Some(name), "{name} runs its own binary");
+    assert_eq!(cmd[0].as_str(), Some(binary), "{name} runs {binary}");
 
     let env = env_of(svc);
-    let mut args = vec![name.to_owned()];
+    let mut args = vec![binary.to_owned()];
     for (key, value) in &env {
         if NOT_CLAP.contains(&key.as_str()) {
             continue;
@@ -82,7 +119,7 @@ fn check_service(compose: &Value, name: &str, mut command: clap::Command) {
         let arg = command
             .get_arguments()
             .find(|a| a.get_env().and_then(|e| e.to_str()) == Some(key.as_str()))
-            .unwrap_or_else(|| panic!("{name}: {key} is not a setting {name} reads"));
+            .unwrap_or_else(|| panic!("{name}: {key} is not a setting {binary} reads"));
         args.push(format!(
             "--{}",
             arg.get_long().expect("settings have long flags")
@@ -109,11 +146,21 @@ fn check_service(compose: &Value, name: &str, mut command: clap::Command) {
             "{name}: {setting} port is published: {published:?}"
         );
     }
-    let health = format!("{:?}", svc["healthcheck"]["test"]);
-    let grpc_port = port_of(&env["GRPC_ADDR"]);
+    // The health check is the binary's own `healthcheck` subcommand (it reads GRPC_ADDR).
+    let health: Vec<&str> = svc["healthcheck"]["test"]
+        .as_sequence()
+        .expect("healthcheck.test is a list")
+        .iter()
+        .map(|v| v.as_str().expect("string"))
+        .collect();
+    assert_eq!(
+        health,
+        ["CMD", binary, "healthcheck"],
+        "{name}: health check"
+    );
     assert!(
-        health.contains(&format!("/{grpc_port}")),
-        "{name}: health check probes the gRPC port: {health}"
+        command.find_subcommand("healthcheck").is_some(),
+        "{binary} has a healthcheck subcommand"
     );
 
     // URLs point at services of this file, which this one waits for.
@@ -161,20 +208,145 @@ fn check_service(compose: &Value, name: &str, mut command: clap::Command) {
 #[test]
 fn compose_file_agrees_with_the_binaries() {
     let compose = compose();
-    check_service(&compose, "orders-svc", orders_svc::Config::command());
-    check_service(&compose, "relay-svc", relay_svc::Config::command());
-    check_service(&compose, "mail-svc", mail_svc::Config::command());
+    check_service(
+        &compose,
+        "orders-svc",
+        "orders-svc",
+        orders_svc::config::Cli::command(),
+    );
+    for name in ["relay-svc-1", "relay-svc-2"] {
+        check_service(
+            &compose,
+            name,
+            "relay-svc",
+            relay_svc::config::Cli::command(),
+        );
+    }
+    for name in ["mail-svc-1", "mail-svc-2"] {
+        check_service(&compose, name, "mail-svc", mail_svc::config::Cli::command());
+    }
 }
 
 #[test]
-fn replicas_and_shared_settings() {
+fn published_ports_are_loopback_fixed_and_unique() {
     let compose = compose();
-    for name in ["relay-svc", "mail-svc"] {
-        let replicas = service(&compose, name)["deploy"]["replicas"].as_u64();
-        assert_eq!(replicas, Some(2), "{name} runs two replicas");
+    let mut seen = BTreeMap::new();
+    for (name, svc) in services(&compose) {
+        assert!(
+            svc.get("deploy").is_none(),
+            "{name}: no `deploy.replicas` (port ranges with replicas are flaky): one service each"
+        );
+        for entry in port_entries(svc) {
+            let host = host_port(&entry);
+            if let Some(other) = seen.insert(host.clone(), name.clone()) {
+                panic!("host port {host} published by {other} and {name}");
+            }
+        }
     }
-    let relay = env_of(service(&compose, "relay-svc"));
-    let mail = env_of(service(&compose, "mail-svc"));
+    // The gRPC ports the README promises.
+    for (port, name) in [
+        ("50051", "orders-svc"),
+        ("50152", "relay-svc-1"),
+        ("50153", "relay-svc-2"),
+        ("50253", "mail-svc-1"),
+        ("50254", "mail-svc-2"),
+    ] {
+        assert_eq!(
+            seen.get(port).map(String::as_str),
+            Some(name),
+            "port {port}"
+        );
+    }
+    // The infrastructure stays off a local PostgreSQL's and RabbitMQ's ports.
+    for taken in ["5432", "5672"] {
+        assert!(
+            !seen.contains_key(taken),
+            "host port {taken} is left to the machine"
+        );
+    }
+}
+
+#[test]
+fn one_image_built_once_and_pinned_infrastructure() {
+    let compose = compose();
+    let mut builders = Vec::new();
+    for (name, svc) in services(&compose) {
+        let image = svc["image"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name} names its image: {svc:?}"));
+        if svc.get("build").is_some() {
+            builders.push(name.clone());
+            assert_eq!(svc["pull_policy"].as_str(), Some("build"), "{name} builds");
+        } else if image == "outbox:local" {
+            assert_eq!(
+                svc["pull_policy"].as_str(),
+                Some("never"),
+                "{name} runs the built image, never pulls it"
+            );
+        } else {
+            let (_, tag) = image
+                .rsplit_once(':')
+                .unwrap_or_else(|| panic!("{name}: {image} is pinned"));
+            assert!(
+                tag != "latest" && tag.contains('.'),
+                "{name}: {image} is pinned to a minor version"
+            );
+        }
+    }
+    assert_eq!(
+        builders,
+        ["orders-svc"],
+        "exactly one service builds the image"
+    );
+
+    let volumes = &compose["volumes"];
+    for (name, mount) in [
+        ("postgres", "/var/lib/postgresql/data"),
+        ("rabbitmq", "/var/lib/rabbitmq"),
+    ] {
+        let declared = format!("{:?}", service(&compose, name)["volumes"]);
+        let volume = format!("{name}-data");
+        assert!(
+            declared.contains(&format!("{volume}:{mount}")),
+            "{name} keeps its data in a named volume: {declared}"
+        );
+        assert!(volumes.get(volume.as_str()).is_some(), "{volume} declared");
+    }
+    assert_eq!(
+        service(&compose, "rabbitmq")["hostname"].as_str(),
+        Some("rabbitmq"),
+        "RabbitMQ's node name (and data directory) does not change with the container"
+    );
+    let pg_check = format!("{:?}", service(&compose, "postgres")["healthcheck"]["test"]);
+    assert!(
+        pg_check.contains("127.0.0.1"),
+        "PostgreSQL checked over TCP: {pg_check}"
+    );
+}
+
+#[test]
+fn dockerfile_is_what_a_docker_user_expects() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../Dockerfile");
+    let text = std::fs::read_to_string(path).expect("Dockerfile exists");
+    assert!(
+        text.starts_with("# syntax="),
+        "the syntax directive is the first line"
+    );
+    for port in ["50051", "50052", "50053", "9101", "9102", "9103"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("EXPOSE") && l.contains(port)),
+            "EXPOSE {port}"
+        );
+    }
+    assert!(text.contains("strip /out/"), "binaries are stripped");
+}
+
+#[test]
+fn broker_users_and_shared_settings() {
+    let compose = compose();
+    let relay = env_of(service(&compose, "relay-svc-1"));
+    let mail = env_of(service(&compose, "mail-svc-1"));
     let orders = env_of(service(&compose, "orders-svc"));
     assert_eq!(
         relay["DATABASE_URL"], orders["DATABASE_URL"],
@@ -195,4 +367,40 @@ fn replicas_and_shared_settings() {
         mailpit_ports.contains(&port_of(&mail["SMTP_URL"])),
         "SMTP port of the sink matches"
     );
+
+    // Each service connects as its own broker user, defined with least privilege.
+    let user_of = |url: &str| {
+        url.split("://")
+            .nth(1)
+            .and_then(|r| r.split(':').next())
+            .map(str::to_owned)
+    };
+    assert_eq!(user_of(&relay["AMQP_URL"]).as_deref(), Some("relay"));
+    assert_eq!(user_of(&mail["AMQP_URL"]).as_deref(), Some("mail"));
+    let definitions: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../deploy/rabbitmq/definitions.json"
+        ))
+        .expect("definitions.json"),
+    )
+    .expect("definitions.json parses");
+    let permission = |user: &str| {
+        definitions["permissions"]
+            .as_array()
+            .expect("permissions")
+            .iter()
+            .find(|p| p["user"] == user)
+            .unwrap_or_else(|| panic!("{user} has permissions"))
+            .clone()
+    };
+    let exchange = regex_escape(&relay["AMQP_EXCHANGE"]);
+    assert_eq!(permission("relay")["write"], format!("^{exchange}$"));
+    assert_eq!(permission("relay")["read"], "^$");
+    let queue = regex_escape(&mail["MAIL_QUEUE"]);
+    assert_eq!(permission("mail")["write"], format!("^{queue}.*$"));
+}
+
+fn regex_escape(name: &str) -> String {
+    name.replace('.', "\\.")
 }

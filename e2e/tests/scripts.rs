@@ -155,3 +155,188 @@ fn sweep_without_psql_or_rabbitmqctl_is_skipped_with_a_note() {
     assert!(stderr.contains("psql not installed"), "{stderr}");
     assert!(stderr.contains("rabbitmqctl not installed"), "{stderr}");
 }
+
+/// Every variable deploy/local.sh reads (`${NAME…}`) is listed by `deploy/local.sh --help`.
+#[test]
+fn local_sh_help_lists_every_variable_it_reads() {
+    let script = std::fs::read_to_string(repo_root().join("deploy/local.sh")).expect("local.sh");
+    let out = Command::new("/bin/bash")
+        .arg(repo_root().join("deploy/local.sh"))
+        .arg("--help")
+        .output()
+        .expect("local.sh --help runs");
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    let mut read = std::collections::BTreeSet::new();
+    for piece in script.split("${").skip(1) {
+        let name: String = piece
+            .chars()
+            .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+            .collect();
+        // Upper-case names are settings, except the service list and the generated passwords.
+        if name.len() > 1
+            && !["SERVICES", "RELAY_PASSWORD", "MAIL_PASSWORD"].contains(&name.as_str())
+        {
+            read.insert(name);
+        }
+    }
+    assert!(
+        read.contains("RELAY_AMQP_URL"),
+        "found the settings: {read:?}"
+    );
+    for name in read {
+        assert!(help.contains(&name), "--help lists {name}:\n{help}");
+    }
+}
+
+/// deploy/local.sh against the real services: starts the three binaries, reports each one's own
+/// health, refuses a shared setting rather than override it, never signals a pid that no longer
+/// runs its binary, and stops exactly what it started.
+#[tokio::test]
+async fn local_sh_starts_reports_and_stops_only_its_own_processes() {
+    let bin_dir = e2e::stack::Binaries::locate()
+        .expect("binaries")
+        .path("orders-svc")
+        .expect("the services are built")
+        .parent()
+        .expect("bin dir")
+        .to_path_buf();
+    let run_dir = std::env::temp_dir().join(testing::unique("e2e_local"));
+    let free = || e2e::stack::free_addr().expect("free port").to_string();
+    let tag = testing::unique("e2e_test");
+    let local = |command: &str| {
+        let mut cmd = Command::new("/bin/bash");
+        cmd.arg(repo_root().join("deploy/local.sh"))
+            .arg(command)
+            .env("NO_BUILD", "1")
+            .env("BIN_DIR", &bin_dir)
+            .env("RUN_DIR", &run_dir)
+            .env_remove("GRPC_ADDR")
+            .env_remove("METRICS_ADDR")
+            .env_remove("DATABASE_URL")
+            .env_remove("AMQP_URL");
+        cmd
+    };
+    let (orders, relay, mail) = (free(), free(), free());
+    let configure = |cmd: &mut Command| {
+        cmd.env("ORDERS_GRPC_ADDR", &orders)
+            .env("RELAY_GRPC_ADDR", &relay)
+            .env("MAIL_GRPC_ADDR", &mail)
+            .env("ORDERS_METRICS_ADDR", free())
+            .env("RELAY_METRICS_ADDR", free())
+            .env("MAIL_METRICS_ADDR", free())
+            .env(
+                "ORDERS_DATABASE_URL",
+                format!("{}/{tag}_orders", testing::pg_server_url()),
+            )
+            .env(
+                "MAIL_DATABASE_URL",
+                format!("{}/{tag}_mail", testing::pg_server_url()),
+            )
+            .env("RELAY_AMQP_URL", testing::amqp_url())
+            .env("MAIL_AMQP_URL", testing::amqp_url())
+            .env("AMQP_EXCHANGE", format!("{tag}.events"))
+            .env("MAIL_QUEUE", format!("{tag}.mail"));
+    };
+
+    // A shared setting is refused, not silently replaced by per-service values.
+    let mut refused = local("start");
+    configure(&mut refused);
+    let out = refused
+        .env("GRPC_ADDR", "127.0.0.1:1")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ORDERS_GRPC_ADDR"));
+
+    let mut start = local("start");
+    configure(&mut start);
+    let out = start.output().expect("local.sh start runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "start: {out:?}");
+    for addr in [&orders, &relay, &mail] {
+        assert!(stdout.contains(&format!("up on {addr}")), "{stdout}");
+    }
+
+    let mut status = local("status");
+    configure(&mut status);
+    let mut serving = String::new();
+    for _ in 0..60 {
+        let out = status.output().expect("local.sh status runs");
+        serving = String::from_utf8_lossy(&out.stdout).into_owned();
+        if serving.matches("SERVING").count() >= 3 && !serving.contains("NOT_SERVING") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    for svc in ["orders-svc", "relay-svc", "mail-svc"] {
+        let line = serving
+            .lines()
+            .find(|l| l.starts_with(svc))
+            .unwrap_or_else(|| panic!("{svc} in status:\n{serving}"));
+        assert!(
+            line.contains("SERVING") && !line.contains("NOT_SERVING"),
+            "{line}"
+        );
+    }
+
+    // orders-svc's pid file now names an unrelated process (a pid the kernel reused).
+    let pidfile = run_dir.join("orders-svc.pid");
+    let real = std::fs::read_to_string(&pidfile).expect("pid file");
+    let real_pid: i32 = real
+        .lines()
+        .next()
+        .and_then(|l| l.parse().ok())
+        .expect("pid");
+    let mut stranger = Command::new("sleep").arg("60").spawn().expect("sleep");
+    std::fs::write(
+        &pidfile,
+        real.replacen(&real_pid.to_string(), &stranger.id().to_string(), 1),
+    )
+    .expect("rewrite pid file");
+    let out = local("stop").output().expect("local.sh stop runs");
+    assert!(out.status.success(), "stop: {out:?}");
+    assert!(
+        stranger.try_wait().expect("wait").is_none(),
+        "the unrelated process was not signalled"
+    );
+    stranger.kill().ok();
+    stranger.wait().ok();
+    // The relay and the mail service were stopped; orders-svc (whose pid file was replaced) is
+    // still ours to clean up.
+    let out = Command::new("kill")
+        .arg(real_pid.to_string())
+        .status()
+        .expect("kill");
+    assert!(
+        out.success(),
+        "orders-svc was left running, as its pid file no longer named it"
+    );
+    for addr in [&relay, &mail] {
+        assert!(
+            tokio::net::TcpStream::connect(addr.as_str()).await.is_err(),
+            "{addr} closed after stop"
+        );
+    }
+
+    let mut db = pg().await;
+    for suffix in ["orders", "mail"] {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "drop database if exists \"{tag}_{suffix}\" with (force)"
+        )))
+        .execute(&mut db)
+        .await
+        .ok();
+    }
+    let amqp = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+        .await
+        .expect("connect to RabbitMQ");
+    let channel = amqp.create_channel().await.expect("channel");
+    for queue in [format!("{tag}.mail"), format!("{tag}.mail.dead-letter")] {
+        channel
+            .queue_delete(queue.as_str().into(), Default::default())
+            .await
+            .ok();
+    }
+    std::fs::remove_dir_all(&run_dir).ok();
+}
