@@ -75,13 +75,23 @@ impl Broker {
                 &read,
             ]);
         }
-        // The test itself plays the operator (guest) who can do anything in the vhost.
-        rabbitmqctl(&["set_permissions", "-p", &vhost, "guest", ".*", ".*", ".*"]);
+        // The test itself plays the operator who can do anything in the vhost.
+        let (operator, _) = operator();
+        rabbitmqctl(&["set_permissions", "-p", &vhost, &operator, ".*", ".*", ".*"]);
         Self { vhost, relay, mail }
     }
 
+    /// A URL for `user` on the test broker (`TEST_AMQP_URL`'s host and port) in this vhost.
     fn url(&self, user: &str, password: &str) -> String {
-        format!("amqp://{user}:{password}@127.0.0.1:5672/{}", self.vhost)
+        let (_, host) = operator();
+        format!("amqp://{user}:{password}@{host}/{}", self.vhost)
+    }
+
+    /// The test's own account (`TEST_AMQP_URL`), which may do anything, in this vhost.
+    fn operator_url(&self) -> String {
+        let server = testing::amqp_url();
+        let (base, _) = server.rsplit_once('/').expect("TEST_AMQP_URL has a vhost");
+        format!("{base}/{}", self.vhost)
     }
 }
 
@@ -99,6 +109,19 @@ impl Drop for Broker {
                 .ok();
         }
     }
+}
+
+/// The user and the `host:port` of `TEST_AMQP_URL`.
+fn operator() -> (String, String) {
+    let server = testing::amqp_url();
+    let authority = server
+        .split("://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .expect("TEST_AMQP_URL has a host");
+    let (userinfo, host) = authority.rsplit_once('@').unwrap_or(("guest", authority));
+    let user = userinfo.split(':').next().unwrap_or("guest");
+    (user.to_owned(), host.to_owned())
 }
 
 const EXCHANGE: &str = "orders.events";
@@ -232,8 +255,8 @@ async fn each_service_publishes_and_consumes_only_as_its_own_user() {
 
     // An account that may publish (here the operator's) but is not the relay: dead-lettered with
     // the reason, and the order's watermark stays where the real chain left it.
-    let guest = format!("amqp://guest:guest@127.0.0.1:5672/{}", broker.vhost);
-    publish(&guest, EXCHANGE, Some("guest"), forged.as_bytes())
+    let guest = broker.operator_url();
+    publish(&guest, EXCHANGE, Some(&operator().0), forged.as_bytes())
         .await
         .expect("guest may publish");
     let conn = Connection::connect(&guest, ConnectionProperties::default())
