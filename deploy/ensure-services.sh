@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure PostgreSQL (127.0.0.1:5432, user postgres, trust auth for local TCP) and RabbitMQ
 # (127.0.0.1:5672, guest/guest) answer: starts them when installed but stopped, installs them with
-# apt-get when absent. Used by the test command, CI and deploy/local.sh.
+# apt-get when absent; checks the build toolchain first (installs a C toolchain, explains Rust). Used
+# by the test command, CI and deploy/local.sh.
 set -euo pipefail
 
 SUDO=""
@@ -84,6 +85,20 @@ ensure_rabbitmq() {
   wait_port 5672 60 || { log "RabbitMQ did not come up on 127.0.0.1:5672"; exit 1; }
 }
 
+# The build needs Rust (rustup; the workspace's rust-version) and a C toolchain for the crates that
+# compile C (ring, aws-lc): install the latter, explain the former.
+ensure_toolchain() {
+  if ! command -v cargo >/dev/null 2>&1; then
+    log "cargo is not installed: install Rust (>= the rust-version in Cargo.toml) with rustup,"
+    log "  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh   (then open a new shell)"
+    exit 1
+  fi
+  if ! command -v cc >/dev/null 2>&1 || ! command -v pkg-config >/dev/null 2>&1; then
+    apt_install build-essential pkg-config
+  fi
+}
+
+ensure_toolchain
 ensure_postgres
 ensure_rabbitmq
 log "PostgreSQL and RabbitMQ are up"
