@@ -28,6 +28,44 @@ pub fn amqp_url() -> String {
         .unwrap_or_else(|_| "amqp://guest:guest@127.0.0.1:5672/%2f".into())
 }
 
+/// `host:port` of the tests' PostgreSQL server (what a [`Proxy`] in front of it relays to).
+pub fn pg_addr() -> String {
+    split_url(&pg_server_url()).2
+}
+
+/// `host:port` of the tests' RabbitMQ server.
+pub fn amqp_addr() -> String {
+    split_url(&amqp_url()).2
+}
+
+/// The tests' PostgreSQL server, with its credentials, reached at `addr` (e.g. a [`Proxy`]),
+/// database `db`.
+pub fn pg_url_via(addr: impl std::fmt::Display, db: &str) -> String {
+    let (scheme, userinfo, _, _) = split_url(&pg_server_url());
+    format!("{scheme}://{userinfo}{addr}/{db}")
+}
+
+/// The tests' RabbitMQ URL, with its credentials and vhost, reached at `addr` (e.g. a [`Proxy`]).
+pub fn amqp_url_via(addr: impl std::fmt::Display) -> String {
+    let (scheme, userinfo, _, path) = split_url(&amqp_url());
+    format!("{scheme}://{userinfo}{addr}{path}")
+}
+
+/// `scheme://userinfo@host:port/path` → (scheme, `userinfo@` or empty, `host:port`, `/path` or
+/// empty).
+fn split_url(url: &str) -> (String, String, String, String) {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let (userinfo, host) = match authority.rsplit_once('@') {
+        Some((user, host)) => (format!("{user}@"), host),
+        None => (String::new(), authority),
+    };
+    (scheme.into(), userinfo, host.into(), path.into())
+}
+
 /// A name no other test (in this or another process) uses: `prefix_<pid>_<time>_<n>`.
 pub fn unique(prefix: &str) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -45,6 +83,33 @@ pub fn unique(prefix: &str) -> String {
 /// A URL for a fresh database named `unique(prefix)`; the service creates it on startup.
 pub fn fresh_database_url(prefix: &str) -> String {
     format!("{}/{}", pg_server_url(), unique(prefix))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_through_another_address_keep_credentials_and_path() {
+        assert_eq!(
+            split_url("amqp://guest:guest@127.0.0.1:5672/%2f"),
+            (
+                "amqp".into(),
+                "guest:guest@".into(),
+                "127.0.0.1:5672".into(),
+                "/%2f".into()
+            )
+        );
+        assert_eq!(
+            split_url("postgres://127.0.0.1:5432"),
+            (
+                "postgres".into(),
+                String::new(),
+                "127.0.0.1:5432".into(),
+                String::new()
+            )
+        );
+    }
 }
 
 /// A TCP relay to a real server that a test can take down and bring back: while down it closes

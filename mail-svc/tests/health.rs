@@ -52,12 +52,16 @@ async fn wait_for(addr: SocketAddr, want: ServingStatus, what: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn health_follows_the_database_and_the_broker() {
-    let db = Proxy::start("127.0.0.1:5432").await.expect("db proxy");
-    let broker = Proxy::start("127.0.0.1:5672").await.expect("broker proxy");
+    let db = Proxy::start(&outbox_kit::testing::pg_addr())
+        .await
+        .expect("db proxy");
+    let broker = Proxy::start(&outbox_kit::testing::amqp_addr())
+        .await
+        .expect("broker proxy");
     let mut names = Names::new();
-    names.database_url = format!("postgres://postgres@{}/{}", db.addr(), unique("mail_test"));
+    names.database_url = outbox_kit::testing::pg_url_via(db.addr(), &unique("mail_test"));
     let mut cfg = config(&names);
-    cfg.amqp_url = format!("amqp://guest:guest@{}/%2f", broker.addr()).into();
+    cfg.amqp_url = outbox_kit::testing::amqp_url_via(broker.addr()).into();
     let svc = start(cfg).await;
     wait_for(
         svc.grpc_addr,
@@ -142,11 +146,13 @@ async fn not_serving_as_soon_as_shutdown_starts() {
 /// retries, and processes events once the database is back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn starts_while_its_database_is_down_and_catches_up() {
-    let db = Proxy::start("127.0.0.1:5432").await.expect("db proxy");
+    let db = Proxy::start(&outbox_kit::testing::pg_addr())
+        .await
+        .expect("db proxy");
     db.cut();
     let name = unique("mail_test");
     let mut names = Names::new();
-    names.database_url = format!("postgres://postgres@{}/{name}", db.addr());
+    names.database_url = outbox_kit::testing::pg_url_via(db.addr(), &name);
     let shutdown = CancellationToken::new();
     let app = tokio::time::timeout(
         Duration::from_secs(30),
@@ -240,10 +246,12 @@ fn healthcheck(grpc_addr: String) -> (bool, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn healthcheck_subcommand_exits_0_only_when_serving() {
-    let broker = Proxy::start("127.0.0.1:5672").await.expect("broker proxy");
+    let broker = Proxy::start(&outbox_kit::testing::amqp_addr())
+        .await
+        .expect("broker proxy");
     let names = Names::new();
     let mut cfg = config(&names);
-    cfg.amqp_url = format!("amqp://guest:guest@{}/%2f", broker.addr()).into();
+    cfg.amqp_url = outbox_kit::testing::amqp_url_via(broker.addr()).into();
     let svc = start(cfg).await;
     wait_for(
         svc.grpc_addr,
@@ -288,8 +296,9 @@ async fn healthcheck_subcommand_exits_0_only_when_serving() {
 async fn a_refused_login_stops_start_up() {
     let mut names = Names::new();
     names.database_url = format!(
-        "postgres://no_such_role_{}@127.0.0.1:5432/{}",
+        "postgres://no_such_role_{}@{}/{}",
         std::process::id(),
+        outbox_kit::testing::pg_addr(),
         unique("mail_test")
     );
     let err = tokio::time::timeout(

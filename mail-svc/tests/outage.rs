@@ -11,10 +11,12 @@ const EMAIL: &str = "shiro@example.jp";
 
 #[tokio::test]
 async fn database_outage_delays_but_loses_nothing() {
-    let proxy = Proxy::start("127.0.0.1:5432").await.expect("proxy");
+    let proxy = Proxy::start(&outbox_kit::testing::pg_addr())
+        .await
+        .expect("proxy");
     let db = unique("mail_outage_test");
     let mut names = Names::new();
-    names.database_url = format!("postgres://postgres@{}/{db}", proxy.addr());
+    names.database_url = outbox_kit::testing::pg_url_via(proxy.addr(), &db);
     let svc = start(config(&names)).await;
     let publisher = Publisher::connect(&names.exchange).await;
     publisher.proto(&created(1, 5, EMAIL)).await;

@@ -56,13 +56,11 @@ async fn wait_for(addr: SocketAddr, want: ServingStatus, within: Duration) -> Du
 
 #[tokio::test]
 async fn health_follows_the_database() {
-    let proxy = Proxy::start("127.0.0.1:5432").await.expect("proxy");
+    let proxy = Proxy::start(&outbox_kit::testing::pg_addr())
+        .await
+        .expect("proxy");
     let name = unique("orders_health_test");
-    let t = start_with(config(format!(
-        "postgres://postgres@{}/{name}",
-        proxy.addr()
-    )))
-    .await;
+    let t = start_with(config(outbox_kit::testing::pg_url_via(proxy.addr(), &name))).await;
     for service in SERVICES {
         assert_eq!(
             status(t.grpc_addr, service).await,
@@ -138,13 +136,11 @@ fn healthcheck(grpc_addr: &str) -> (bool, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthcheck_subcommand_exits_0_only_when_serving() {
-    let proxy = Proxy::start("127.0.0.1:5432").await.expect("proxy");
+    let proxy = Proxy::start(&outbox_kit::testing::pg_addr())
+        .await
+        .expect("proxy");
     let name = unique("orders_healthcheck_test");
-    let t = start_with(config(format!(
-        "postgres://postgres@{}/{name}",
-        proxy.addr()
-    )))
-    .await;
+    let t = start_with(config(outbox_kit::testing::pg_url_via(proxy.addr(), &name))).await;
     // 0.0.0.0 means "this host": the check goes to loopback.
     let any = format!("0.0.0.0:{}", t.grpc_addr.port());
     let (ok, line) = tokio::task::spawn_blocking(move || healthcheck(&any))

@@ -10,9 +10,11 @@ use tonic::Code;
 
 #[tokio::test]
 async fn database_outage_test_is_unavailable_then_recovers() {
-    let proxy = Proxy::start("127.0.0.1:5432").await.expect("proxy");
+    let proxy = Proxy::start(&outbox_kit::testing::pg_addr())
+        .await
+        .expect("proxy");
     let name = unique("orders_outage_test");
-    let via_proxy = format!("postgres://postgres@{}/{name}", proxy.addr());
+    let via_proxy = outbox_kit::testing::pg_url_via(proxy.addr(), &name);
     let t = start_with(config(via_proxy)).await;
     upsert(&t, 1, OrderStatus::Pending, "a@example.com")
         .await

@@ -47,9 +47,11 @@ async fn starts_with_the_database_down_and_health_follows_it() {
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_ex");
     let consumer = Consumer::start(&exchange, Some("#")).await;
-    let db = Proxy::start("127.0.0.1:5432").await.expect("proxy");
+    let db = Proxy::start(&outbox_kit::testing::pg_addr())
+        .await
+        .expect("proxy");
     db.cut();
-    let via_proxy = format!("postgres://postgres@{}/{}", db.addr(), orders.database);
+    let via_proxy = outbox_kit::testing::pg_url_via(db.addr(), &orders.database);
     let relay = Relay::start(relay_config(&via_proxy, &testing::amqp_url(), &exchange)).await;
     assert!(
         is(relay.grpc_addr, ServingStatus::NotServing).await,
@@ -174,8 +176,10 @@ fn healthcheck(grpc_addr: String) -> (bool, String) {
 async fn healthcheck_subcommand_exits_0_only_when_serving() {
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_ex");
-    let db = Proxy::start("127.0.0.1:5432").await.expect("proxy");
-    let via_proxy = format!("postgres://postgres@{}/{}", db.addr(), orders.database);
+    let db = Proxy::start(&outbox_kit::testing::pg_addr())
+        .await
+        .expect("proxy");
+    let via_proxy = outbox_kit::testing::pg_url_via(db.addr(), &orders.database);
     let mut relay = Relay::start(relay_config(&via_proxy, &testing::amqp_url(), &exchange)).await;
 
     let any = format!("0.0.0.0:{}", relay.grpc_addr.port());

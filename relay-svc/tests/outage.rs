@@ -15,8 +15,10 @@ async fn a_broker_outage_mid_stream_loses_nothing_and_shows_the_backlog() {
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_ex");
     let consumer = Consumer::start(&exchange, Some("#")).await;
-    let broker = Proxy::start("127.0.0.1:5672").await.expect("proxy");
-    let amqp_url = format!("amqp://guest:guest@{}/%2f", broker.addr());
+    let broker = Proxy::start(&outbox_kit::testing::amqp_addr())
+        .await
+        .expect("proxy");
+    let amqp_url = outbox_kit::testing::amqp_url_via(broker.addr());
     let relay = Relay::start(relay_config(&orders.database_url, &amqp_url, &exchange)).await;
 
     // Writers run through the outage; the cut lands while the relay is publishing.
@@ -64,8 +66,10 @@ async fn a_database_outage_is_survived_and_publishing_resumes() {
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_ex");
     let consumer = Consumer::start(&exchange, Some("#")).await;
-    let db = Proxy::start("127.0.0.1:5432").await.expect("proxy");
-    let via_proxy = format!("postgres://postgres@{}/{}", db.addr(), orders.database);
+    let db = Proxy::start(&outbox_kit::testing::pg_addr())
+        .await
+        .expect("proxy");
+    let via_proxy = outbox_kit::testing::pg_url_via(db.addr(), &orders.database);
     let relay = Relay::start(relay_config(&via_proxy, &testing::amqp_url(), &exchange)).await;
 
     let mut events = vec![(1, orders.upsert(1, OrderStatus::Pending).await)];

@@ -40,10 +40,10 @@ async fn a_broker_that_stops_reading_neither_hangs_the_leader_nor_its_shutdown()
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_ex");
     let consumer = Consumer::start(&exchange, Some("#")).await;
-    let broker = StallProxy::start("127.0.0.1:5672").await;
+    let broker = StallProxy::start(&outbox_kit::testing::amqp_addr()).await;
     let mut cfg = relay_config(
         &orders.database_url,
-        &format!("amqp://guest:guest@{}/%2f", broker.addr()),
+        &outbox_kit::testing::amqp_url_via(broker.addr()),
         &exchange,
     );
     cfg.confirm_timeout_ms = 2_000;

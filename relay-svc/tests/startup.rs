@@ -23,9 +23,11 @@ async fn channel(addr: std::net::SocketAddr) -> tonic::transport::Channel {
 async fn serves_health_reflection_and_status_while_the_broker_is_unreachable() {
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_ex");
-    let broker = Proxy::start("127.0.0.1:5672").await.expect("proxy");
+    let broker = Proxy::start(&outbox_kit::testing::amqp_addr())
+        .await
+        .expect("proxy");
     broker.cut();
-    let amqp_url = format!("amqp://guest:guest@{}/%2f", broker.addr());
+    let amqp_url = outbox_kit::testing::amqp_url_via(broker.addr());
     let relay = Relay::start(relay_config(&orders.database_url, &amqp_url, &exchange)).await;
     let seq = orders.upsert(1, OrderStatus::Pending).await;
 
