@@ -128,6 +128,163 @@ pub async fn insert_mail(conn: &mut PgConnection, m: &NewMail<'_>) -> Result<boo
     Ok(done.rows_affected() == 1)
 }
 
+// ---------------------------------------------------------------------------------------------
+// The batch transaction (see `crate::process::apply_batch`): one statement per kind of write.
+
+/// Takes the advisory locks of `order_ids` (see [`lock_order`]) in ONE statement. `order_ids` must
+/// be sorted and distinct: the function scan over the array yields its elements in array order,
+/// so every transaction takes its locks in ascending order and two batches that share orders
+/// (on this or another instance) wait for each other instead of deadlocking.
+pub async fn lock_orders(conn: &mut PgConnection, order_ids: &[i64]) -> Result<(), sqlx::Error> {
+    debug_assert!(order_ids.windows(2).all(|w| w[0] < w[1]));
+    sqlx::query("select count(pg_advisory_xact_lock(id)) from unnest($1::bigint[]) as t(id)")
+        .bind(order_ids)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// The watermarks of `order_ids` (orders without one are absent).
+pub async fn watermarks(
+    conn: &mut PgConnection,
+    order_ids: &[i64],
+) -> Result<Vec<(i64, i64)>, sqlx::Error> {
+    sqlx::query_as("select order_id, last_seq from order_progress where order_id = any($1)")
+        .bind(order_ids)
+        .fetch_all(conn)
+        .await
+}
+
+/// A held event as stored.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct HeldRow {
+    pub seq: i64,
+    pub order_id: i64,
+    pub prev_seq: i64,
+    pub event: Vec<u8>,
+    pub traceparent: Option<String>,
+}
+
+/// Every held event of `order_ids`, lowest seq first.
+pub async fn held_of(
+    conn: &mut PgConnection,
+    order_ids: &[i64],
+) -> Result<Vec<HeldRow>, sqlx::Error> {
+    sqlx::query_as(
+        "select seq, order_id, prev_seq, event, traceparent from held_events
+          where order_id = any($1) order by seq",
+    )
+    .bind(order_ids)
+    .fetch_all(conn)
+    .await
+}
+
+/// Deletes released held events.
+pub async fn unhold(conn: &mut PgConnection, seqs: &[i64]) -> Result<(), sqlx::Error> {
+    sqlx::query("delete from held_events where seq = any($1)")
+        .bind(seqs)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Holds events (see [`hold`]) in one statement; returns the seqs actually stored (a seq already
+/// held is not stored again).
+pub async fn hold_all(conn: &mut PgConnection, holds: &[NewHold]) -> Result<Vec<i64>, sqlx::Error> {
+    let seqs: Vec<i64> = holds.iter().map(|h| h.seq).collect();
+    let orders: Vec<i64> = holds.iter().map(|h| h.order_id).collect();
+    let prevs: Vec<i64> = holds.iter().map(|h| h.prev_seq).collect();
+    let events: Vec<&[u8]> = holds.iter().map(|h| h.event.as_slice()).collect();
+    let tps: Vec<Option<&str>> = holds.iter().map(|h| h.traceparent.as_deref()).collect();
+    sqlx::query_scalar(
+        "insert into held_events (seq, order_id, prev_seq, event, traceparent)
+         select * from unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bytea[], $5::text[])
+         on conflict (seq) do nothing
+         returning seq",
+    )
+    .bind(&seqs)
+    .bind(&orders)
+    .bind(&prevs)
+    .bind(&events)
+    .bind(&tps)
+    .fetch_all(conn)
+    .await
+}
+
+/// An event to hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewHold {
+    pub seq: i64,
+    pub order_id: i64,
+    pub prev_seq: i64,
+    pub event: Vec<u8>,
+    pub traceparent: Option<String>,
+}
+
+/// A mail to queue, owned (for [`insert_mails`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedMail {
+    pub seq: i64,
+    pub order_id: i64,
+    pub event_type: &'static str,
+    pub recipient: String,
+    pub subject: String,
+    pub body: String,
+    pub idempotency_key: String,
+    pub traceparent: Option<String>,
+}
+
+/// Queues mails (see [`insert_mail`]) in one statement, in slice order: `position` is an identity
+/// taken row by row, and the `order by` on the array position makes the rows arrive in that order,
+/// so an order's mails keep their chain order in `position`.
+pub async fn insert_mails(conn: &mut PgConnection, mails: &[OwnedMail]) -> Result<(), sqlx::Error> {
+    let col = |f: fn(&OwnedMail) -> &str| mails.iter().map(f).collect::<Vec<&str>>();
+    let seqs: Vec<i64> = mails.iter().map(|m| m.seq).collect();
+    let orders: Vec<i64> = mails.iter().map(|m| m.order_id).collect();
+    let tps: Vec<Option<&str>> = mails.iter().map(|m| m.traceparent.as_deref()).collect();
+    sqlx::query(
+        "insert into mails (seq, order_id, event_type, recipient, subject, body, idempotency_key,
+                            traceparent)
+         select seq, order_id, event_type, recipient, subject, body, idempotency_key, traceparent
+           from unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[],
+                       $7::text[], $8::text[])
+                with ordinality
+                as t(seq, order_id, event_type, recipient, subject, body, idempotency_key,
+                     traceparent, n)
+          order by n
+         on conflict do nothing",
+    )
+    .bind(&seqs)
+    .bind(&orders)
+    .bind(col(|m| m.event_type))
+    .bind(col(|m| &m.recipient))
+    .bind(col(|m| &m.subject))
+    .bind(col(|m| &m.body))
+    .bind(col(|m| &m.idempotency_key))
+    .bind(&tps)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Moves several orders' watermarks in one statement (`order_ids` distinct).
+pub async fn set_watermarks(
+    conn: &mut PgConnection,
+    order_ids: &[i64],
+    seqs: &[i64],
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "insert into order_progress (order_id, last_seq)
+         select * from unnest($1::bigint[], $2::bigint[])
+         on conflict (order_id) do update set last_seq = excluded.last_seq",
+    )
+    .bind(order_ids)
+    .bind(seqs)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// Adds `n` to this instance's row of counter `name`. Only this instance writes the row, so the
 /// update never waits for another instance.
 pub async fn bump(
@@ -208,6 +365,39 @@ pub async fn claim_next(conn: &mut PgConnection) -> Result<Option<MailRow>, sqlx
     )))
     .fetch_optional(conn)
     .await
+}
+
+/// Claims up to `limit` due mails at once, locked until `conn`'s transaction ends: the claim of
+/// [`claim_next`] (so at most one mail per order, its earliest unsent one), lowest seq first.
+pub async fn claim_batch(conn: &mut PgConnection, limit: i64) -> Result<Vec<MailRow>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "select {MAIL_COLUMNS}
+           from mails m
+          where sent_at is null and failed_at is null
+            and (next_attempt_at is null or next_attempt_at <= now())
+            and not exists (select 1 from mails p
+                             where p.order_id = m.order_id and p.seq < m.seq
+                               and p.sent_at is null and p.failed_at is null)
+          order by seq
+          limit $1
+          for update skip locked"
+    )))
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// Marks claimed mails delivered in one statement (see [`mark_sent`]).
+pub async fn mark_all_sent(conn: &mut PgConnection, seqs: &[i64]) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "update mails set sent_at = clock_timestamp(), attempts = attempts + 1,
+                          next_attempt_at = null
+          where seq = any($1)",
+    )
+    .bind(seqs)
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 /// Marks a claimed mail delivered. A deferred mail keeps its last error (why it was late).

@@ -102,6 +102,8 @@ impl App {
             topology: topology.clone(),
             prefetch: cfg.prefetch,
             concurrency: usize::from(cfg.consumer_concurrency),
+            batch_size: usize::from(cfg.batch_size),
+            batch_window: std::time::Duration::from_millis(cfg.batch_window_ms),
             pool: pool.clone(),
             instance: format!("{:016x}", rand::random::<u64>()),
             mailer_wake: mailer_wake.clone(),
@@ -110,7 +112,10 @@ impl App {
             hooks: cfg.hooks.clone(),
         };
         let consumer = tokio::spawn(consumer.run(shutdown.clone()));
-        let mailer = Arc::new(mailer::Mailer::new(pool.clone(), transport, mailer_wake));
+        let mailer = Arc::new(
+            mailer::Mailer::new(pool.clone(), transport, mailer_wake)
+                .with_batch_size(cfg.batch_size.into()),
+        );
         let mailers = (0..cfg.mailer_concurrency)
             .map(|_| tokio::spawn(mailer.clone().run(shutdown.clone())))
             .collect();
