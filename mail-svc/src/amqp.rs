@@ -18,6 +18,16 @@
 //! redelivered more than [`DELIVERY_LIMIT`] times (e.g. one that crashes the process every time)
 //! lands in the same dead-letter queue instead of cycling forever.
 //!
+//! **Batches.** Deliveries are gathered into batches of up to `BATCH_SIZE`: an idle consumer
+//! starts one at once with what has arrived; while another batch is in flight, a batch waits at
+//! most `BATCH_WINDOW_MS` for more. Each delivery is judged first (publisher, size, format) and
+//! poison is dead-lettered on its own; the rest are applied in one transaction
+//! ([`process::apply_batch`]), retried as a whole on a database error (see [`crate::retry`]) or
+//! applied one by one when an event's data failed it, so that only that event is dead-lettered.
+//! After the commit, chain conflicts are dead-lettered and the others acked together: one
+//! `basic.ack` with `multiple` on the highest tag when no other unsettled delivery of the channel
+//! lies below it (a `multiple` ack settles everything up to its tag), else one ack each.
+//!
 //! **Message size.** RabbitMQ 3.10 has no per-queue limit on a message's size, only the
 //! broker-wide `max_message_size` (default 128 MiB), and lapin assembles a whole message before
 //! handing it over. What a publisher can make one mail-svc buffer is therefore bounded by

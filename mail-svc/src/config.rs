@@ -72,7 +72,7 @@ pub struct Config {
     /// How long a batch may wait for more deliveries, in milliseconds, while an earlier batch is
     /// still in flight. When nothing else is in flight the batch starts at once with what is
     /// ready (no added latency at low load). 0: never wait.
-    #[arg(long, env = "BATCH_WINDOW_MS", default_value_t = 3,
+    #[arg(long, env = "BATCH_WINDOW_MS", default_value_t = 5,
           value_parser = clap::value_parser!(u64).range(0..=1000))]
     pub batch_window_ms: u64,
 

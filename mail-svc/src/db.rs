@@ -1,6 +1,8 @@
 //! Queries and migrations. Every statement of the per-event transaction (see [`crate::process`])
 //! and of the mailer lives here.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 
@@ -144,71 +146,64 @@ pub async fn lock_orders(conn: &mut PgConnection, order_ids: &[i64]) -> Result<(
     Ok(())
 }
 
-/// The watermarks of `order_ids` (orders without one are absent).
-pub async fn watermarks(
+/// What a batch finds for its orders once they are locked, read in ONE statement (one snapshot,
+/// taken after the locks): each order's watermark and its held events.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OrdersState {
+    /// Orders without a watermark are absent.
+    pub watermarks: HashMap<i64, i64>,
+    /// Held events by order.
+    pub held: HashMap<i64, Vec<HeldRow>>,
+}
+
+/// Reads [`OrdersState`] for `order_ids` (locked by [`lock_orders`] in the same transaction).
+pub async fn orders_state(
     conn: &mut PgConnection,
     order_ids: &[i64],
-) -> Result<Vec<(i64, i64)>, sqlx::Error> {
-    sqlx::query_as("select order_id, last_seq from order_progress where order_id = any($1)")
-        .bind(order_ids)
-        .fetch_all(conn)
-        .await
+) -> Result<OrdersState, sqlx::Error> {
+    type Row = (
+        i64,
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+        Option<Vec<u8>>,
+        Option<String>,
+    );
+    let rows: Vec<Row> = sqlx::query_as(
+        "select o.id, p.last_seq, h.seq, h.prev_seq, h.event, h.traceparent
+           from unnest($1::bigint[]) as o(id)
+           left join order_progress p on p.order_id = o.id
+           left join held_events h on h.order_id = o.id",
+    )
+    .bind(order_ids)
+    .fetch_all(conn)
+    .await?;
+    let mut state = OrdersState::default();
+    for (order_id, last_seq, seq, prev_seq, event, traceparent) in rows {
+        if let Some(w) = last_seq {
+            state.watermarks.insert(order_id, w);
+        }
+        if let (Some(seq), Some(prev_seq), Some(event)) = (seq, prev_seq, event) {
+            state.held.entry(order_id).or_default().push(HeldRow {
+                seq,
+                order_id,
+                prev_seq,
+                event,
+                traceparent,
+            });
+        }
+    }
+    Ok(state)
 }
 
 /// A held event as stored.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldRow {
     pub seq: i64,
     pub order_id: i64,
     pub prev_seq: i64,
     pub event: Vec<u8>,
     pub traceparent: Option<String>,
-}
-
-/// Every held event of `order_ids`, lowest seq first.
-pub async fn held_of(
-    conn: &mut PgConnection,
-    order_ids: &[i64],
-) -> Result<Vec<HeldRow>, sqlx::Error> {
-    sqlx::query_as(
-        "select seq, order_id, prev_seq, event, traceparent from held_events
-          where order_id = any($1) order by seq",
-    )
-    .bind(order_ids)
-    .fetch_all(conn)
-    .await
-}
-
-/// Deletes released held events.
-pub async fn unhold(conn: &mut PgConnection, seqs: &[i64]) -> Result<(), sqlx::Error> {
-    sqlx::query("delete from held_events where seq = any($1)")
-        .bind(seqs)
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
-/// Holds events (see [`hold`]) in one statement; returns the seqs actually stored (a seq already
-/// held is not stored again).
-pub async fn hold_all(conn: &mut PgConnection, holds: &[NewHold]) -> Result<Vec<i64>, sqlx::Error> {
-    let seqs: Vec<i64> = holds.iter().map(|h| h.seq).collect();
-    let orders: Vec<i64> = holds.iter().map(|h| h.order_id).collect();
-    let prevs: Vec<i64> = holds.iter().map(|h| h.prev_seq).collect();
-    let events: Vec<&[u8]> = holds.iter().map(|h| h.event.as_slice()).collect();
-    let tps: Vec<Option<&str>> = holds.iter().map(|h| h.traceparent.as_deref()).collect();
-    sqlx::query_scalar(
-        "insert into held_events (seq, order_id, prev_seq, event, traceparent)
-         select * from unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bytea[], $5::text[])
-         on conflict (seq) do nothing
-         returning seq",
-    )
-    .bind(&seqs)
-    .bind(&orders)
-    .bind(&prevs)
-    .bind(&events)
-    .bind(&tps)
-    .fetch_all(conn)
-    .await
 }
 
 /// An event to hold.
@@ -221,7 +216,7 @@ pub struct NewHold {
     pub traceparent: Option<String>,
 }
 
-/// A mail to queue, owned (for [`insert_mails`]).
+/// A mail to queue, owned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnedMail {
     pub seq: i64,
@@ -234,55 +229,101 @@ pub struct OwnedMail {
     pub traceparent: Option<String>,
 }
 
-/// Queues mails (see [`insert_mail`]) in one statement, in slice order: `position` is an identity
-/// taken row by row, and the `order by` on the array position makes the rows arrive in that order,
-/// so an order's mails keep their chain order in `position`.
-pub async fn insert_mails(conn: &mut PgConnection, mails: &[OwnedMail]) -> Result<(), sqlx::Error> {
-    let col = |f: fn(&OwnedMail) -> &str| mails.iter().map(f).collect::<Vec<&str>>();
-    let seqs: Vec<i64> = mails.iter().map(|m| m.seq).collect();
-    let orders: Vec<i64> = mails.iter().map(|m| m.order_id).collect();
-    let tps: Vec<Option<&str>> = mails.iter().map(|m| m.traceparent.as_deref()).collect();
-    sqlx::query(
-        "insert into mails (seq, order_id, event_type, recipient, subject, body, idempotency_key,
-                            traceparent)
-         select seq, order_id, event_type, recipient, subject, body, idempotency_key, traceparent
-           from unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[],
-                       $7::text[], $8::text[])
-                with ordinality
-                as t(seq, order_id, event_type, recipient, subject, body, idempotency_key,
-                     traceparent, n)
-          order by n
-         on conflict do nothing",
-    )
-    .bind(&seqs)
-    .bind(&orders)
-    .bind(col(|m| m.event_type))
-    .bind(col(|m| &m.recipient))
-    .bind(col(|m| &m.subject))
-    .bind(col(|m| &m.body))
-    .bind(col(|m| &m.idempotency_key))
-    .bind(&tps)
-    .execute(conn)
-    .await?;
-    Ok(())
+/// Everything a batch writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BatchWrites {
+    /// In chain order per order.
+    pub mails: Vec<OwnedMail>,
+    pub holds: Vec<NewHold>,
+    /// Stored held events the batch released.
+    pub released: Vec<i64>,
+    /// Distinct orders whose watermark moves, and where to.
+    pub watermark_orders: Vec<i64>,
+    pub watermark_seqs: Vec<i64>,
+    /// Duplicates found (this instance's `skipped` counter).
+    pub skipped: i64,
 }
 
-/// Moves several orders' watermarks in one statement (`order_ids` distinct).
-pub async fn set_watermarks(
+/// Writes a batch in ONE statement (data-modifying CTEs, one round trip): deletes the released
+/// held events, queues the mails (see [`insert_mail`]), holds the waiting events (see [`hold`]),
+/// moves the watermarks and adds to this instance's skip counter. Returns the seqs of the holds
+/// actually stored (a seq held already is not stored again).
+///
+/// The mails are inserted in slice order: `position` is an identity taken row by row, and the
+/// `order by` on the array position makes the rows arrive in that order, so an order's mails
+/// keep their chain order in `position`. The CTEs touch disjoint rows (a released seq is never
+/// held again: a later delivery of it is a duplicate), so sharing one snapshot changes nothing.
+pub async fn write_batch(
     conn: &mut PgConnection,
-    order_ids: &[i64],
-    seqs: &[i64],
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "insert into order_progress (order_id, last_seq)
-         select * from unnest($1::bigint[], $2::bigint[])
-         on conflict (order_id) do update set last_seq = excluded.last_seq",
+    instance: &str,
+    w: &BatchWrites,
+) -> Result<Vec<i64>, sqlx::Error> {
+    let mail_col = |f: fn(&OwnedMail) -> &str| w.mails.iter().map(f).collect::<Vec<&str>>();
+    let mail_seqs: Vec<i64> = w.mails.iter().map(|m| m.seq).collect();
+    let mail_orders: Vec<i64> = w.mails.iter().map(|m| m.order_id).collect();
+    let mail_tps: Vec<Option<&str>> = w.mails.iter().map(|m| m.traceparent.as_deref()).collect();
+    let hold_seqs: Vec<i64> = w.holds.iter().map(|h| h.seq).collect();
+    let hold_orders: Vec<i64> = w.holds.iter().map(|h| h.order_id).collect();
+    let hold_prevs: Vec<i64> = w.holds.iter().map(|h| h.prev_seq).collect();
+    let hold_events: Vec<&[u8]> = w.holds.iter().map(|h| h.event.as_slice()).collect();
+    let hold_tps: Vec<Option<&str>> = w.holds.iter().map(|h| h.traceparent.as_deref()).collect();
+    sqlx::query_scalar(
+        "with released as (
+           delete from held_events where seq = any($1)
+         ),
+         queued as (
+           insert into mails (seq, order_id, event_type, recipient, subject, body,
+                              idempotency_key, traceparent)
+           select seq, order_id, event_type, recipient, subject, body, idempotency_key,
+                  traceparent
+             from unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[],
+                         $7::text[], $8::text[], $9::text[])
+                  with ordinality
+                  as t(seq, order_id, event_type, recipient, subject, body, idempotency_key,
+                       traceparent, n)
+            order by n
+           on conflict do nothing
+         ),
+         moved as (
+           insert into order_progress (order_id, last_seq)
+           select * from unnest($10::bigint[], $11::bigint[])
+           on conflict (order_id) do update set last_seq = excluded.last_seq
+         ),
+         counted as (
+           insert into counters (name, instance, value)
+           select $17, $18, $19 where $19 > 0
+           on conflict (name, instance) do update set value = counters.value + excluded.value
+         ),
+         held as (
+           insert into held_events (seq, order_id, prev_seq, event, traceparent)
+           select * from unnest($12::bigint[], $13::bigint[], $14::bigint[], $15::bytea[],
+                                $16::text[])
+           on conflict (seq) do nothing
+           returning seq
+         )
+         select seq from held",
     )
-    .bind(order_ids)
-    .bind(seqs)
-    .execute(conn)
-    .await?;
-    Ok(())
+    .bind(&w.released)
+    .bind(&mail_seqs)
+    .bind(&mail_orders)
+    .bind(mail_col(|m| m.event_type))
+    .bind(mail_col(|m| &m.recipient))
+    .bind(mail_col(|m| &m.subject))
+    .bind(mail_col(|m| &m.body))
+    .bind(mail_col(|m| &m.idempotency_key))
+    .bind(&mail_tps)
+    .bind(&w.watermark_orders)
+    .bind(&w.watermark_seqs)
+    .bind(&hold_seqs)
+    .bind(&hold_orders)
+    .bind(&hold_prevs)
+    .bind(&hold_events)
+    .bind(&hold_tps)
+    .bind(SKIPPED)
+    .bind(instance)
+    .bind(w.skipped)
+    .fetch_all(conn)
+    .await
 }
 
 /// Adds `n` to this instance's row of counter `name`. Only this instance writes the row, so the

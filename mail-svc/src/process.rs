@@ -1,4 +1,4 @@
-//! The per-event transaction: skip, hold or process, decided under the order's lock.
+//! The transactions: skip, hold or process each event, decided under its order's lock.
 //!
 //! For an event `e` of order `o` with watermark `w` (the seq of `o`'s last processed event,
 //! `None` before the first):
@@ -12,9 +12,10 @@
 //!
 //! All of it is one transaction that starts by taking the order's advisory lock, so deliveries of
 //! the same order on several instances are applied one at a time, and the broker message is
-//! acked only after the commit.
-
-use std::collections::HashMap;
+//! acked only after the commit. [`apply_batch`] does the same for a batch of deliveries in one
+//! transaction (the orders' locks taken in ascending id order), with [`plan_order`] applying the
+//! rule to each order's events in delivery order; [`apply`] is the one-event transaction the
+//! consumer falls back to.
 
 use outbox_kit::trace::TraceParent;
 use prost::Message;
@@ -170,17 +171,10 @@ async fn apply_batch_on(
 
     let mut tx = conn.begin().await?;
     db::lock_orders(&mut tx, &order_ids).await?;
-    let watermarks: HashMap<i64, i64> = db::watermarks(&mut tx, &order_ids)
-        .await?
-        .into_iter()
-        .collect();
-    let mut held: HashMap<i64, Vec<db::HeldRow>> = HashMap::new();
-    for row in db::held_of(&mut tx, &order_ids).await? {
-        held.entry(row.order_id).or_default().push(row);
-    }
+    let mut state = db::orders_state(&mut tx, &order_ids).await?;
 
     let mut outcomes: Vec<Option<Outcome>> = vec![None; items.len()];
-    let mut plan = BatchWrites::default();
+    let mut writes = db::BatchWrites::default();
     for &order_id in &order_ids {
         let events: Vec<(usize, Item<'_>)> = items
             .iter()
@@ -188,91 +182,68 @@ async fn apply_batch_on(
             .filter(|(_, i)| i.event.order_id == order_id)
             .map(|(n, i)| (n, *i))
             .collect();
-        let watermark = watermarks.get(&order_id).copied();
-        match plan_order(
-            watermark,
-            held.remove(&order_id).unwrap_or_default(),
-            &events,
-        ) {
-            Ok(p) => plan.add(watermark, p, &mut outcomes),
+        let watermark = state.watermarks.get(&order_id).copied();
+        let held = state.held.remove(&order_id).unwrap_or_default();
+        match plan_order(watermark, held, &events) {
+            Ok(p) => add(&mut writes, watermark, p, &mut outcomes),
             Err(corrupt) => {
                 tracing::error!("[mail] {corrupt}; applying order {order_id}'s events on their own")
             }
         }
     }
 
-    if !plan.released.is_empty() {
-        db::unhold(&mut tx, &plan.released).await?;
-    }
-    if !plan.mails.is_empty() {
-        db::insert_mails(&mut tx, &plan.mails).await?;
-    }
-    if !plan.holds.is_empty() {
-        let stored = db::hold_all(&mut tx, &plan.holds).await?;
-        // A seq that is held already (for another order: a broken producer reusing seqs) is a
-        // duplicate, as `hold` reports it one by one.
-        for h in &plan.holds {
-            if !stored.contains(&h.seq) {
-                for (n, item) in items.iter().enumerate() {
-                    if item.event.seq == h.seq && matches!(outcomes[n], Some(Outcome::Held { .. }))
-                    {
-                        outcomes[n] = Some(Outcome::Skipped { held: true });
-                        plan.skipped += 1;
-                    }
-                }
+    let stored = db::write_batch(&mut tx, instance, &writes).await?;
+    // A seq that is held already (for another order: a broken producer reusing seqs) is a
+    // duplicate, as `hold` reports it one by one.
+    let mut refused = 0;
+    for h in writes.holds.iter().filter(|h| !stored.contains(&h.seq)) {
+        for (n, item) in items.iter().enumerate() {
+            if item.event.seq == h.seq && matches!(outcomes[n], Some(Outcome::Held { .. })) {
+                outcomes[n] = Some(Outcome::Skipped { held: true });
+                refused += 1;
             }
         }
     }
-    if !plan.watermark_orders.is_empty() {
-        db::set_watermarks(&mut tx, &plan.watermark_orders, &plan.watermark_seqs).await?;
-    }
-    if plan.skipped > 0 {
-        db::bump(&mut tx, instance, db::SKIPPED, plan.skipped).await?;
+    if refused > 0 {
+        db::bump(&mut tx, instance, db::SKIPPED, refused).await?;
     }
     tx.commit().await?;
     Ok(outcomes)
 }
 
-/// The writes of a batch, gathered over its orders.
-#[derive(Debug, Default)]
-struct BatchWrites {
-    mails: Vec<db::OwnedMail>,
-    holds: Vec<db::NewHold>,
-    released: Vec<i64>,
-    watermark_orders: Vec<i64>,
-    watermark_seqs: Vec<i64>,
-    skipped: i64,
-}
-
-impl BatchWrites {
-    fn add(&mut self, watermark: Option<i64>, p: OrderPlan, outcomes: &mut [Option<Outcome>]) {
-        for (ev, tp) in &p.mails {
-            let text = mail::compose(ev);
-            self.mails.push(db::OwnedMail {
-                seq: ev.seq,
-                order_id: ev.order_id,
-                event_type: ev.event_type(),
-                recipient: ev.recipient.clone(),
-                subject: text.subject,
-                body: text.body,
-                idempotency_key: mail::idempotency_key(ev.seq),
-                traceparent: tp.clone(),
-            });
+/// Adds one order's plan to the batch's writes and outcomes.
+fn add(
+    w: &mut db::BatchWrites,
+    watermark: Option<i64>,
+    p: OrderPlan,
+    outcomes: &mut [Option<Outcome>],
+) {
+    for (ev, tp) in &p.mails {
+        let text = mail::compose(ev);
+        w.mails.push(db::OwnedMail {
+            seq: ev.seq,
+            order_id: ev.order_id,
+            event_type: ev.event_type(),
+            recipient: ev.recipient.clone(),
+            subject: text.subject,
+            body: text.body,
+            idempotency_key: mail::idempotency_key(ev.seq),
+            traceparent: tp.clone(),
+        });
+    }
+    w.holds.extend(p.holds);
+    w.released.extend(p.released);
+    if p.watermark != watermark
+        && let Some(seq) = p.watermark
+    {
+        w.watermark_orders.push(p.order_id);
+        w.watermark_seqs.push(seq);
+    }
+    for (n, o) in p.outcomes {
+        if matches!(o, Outcome::Skipped { .. }) {
+            w.skipped += 1;
         }
-        self.holds.extend(p.holds);
-        self.released.extend(p.released);
-        if p.watermark != watermark
-            && let Some(w) = p.watermark
-        {
-            self.watermark_orders.push(p.order_id);
-            self.watermark_seqs.push(w);
-        }
-        for (n, o) in p.outcomes {
-            if matches!(o, Outcome::Skipped { .. }) {
-                self.skipped += 1;
-            }
-            outcomes[n] = Some(o);
-        }
+        outcomes[n] = Some(o);
     }
 }
 
@@ -505,5 +476,134 @@ mod tests {
         assert_eq!(decide(Some(4), 9, Some(7)), Hold(7));
         assert_eq!(decide(Some(4), 9, Some(2)), Conflict);
         assert_eq!(decide(Some(4), 9, None), Conflict);
+    }
+
+    fn ev(seq: i64, prev: Option<i64>) -> Event {
+        use outbox_proto::orders::v1::OrderStatus;
+        Event {
+            seq,
+            order_id: 7,
+            prev_seq: prev,
+            kind: match prev {
+                None => event::Kind::Created,
+                Some(_) => event::Kind::StatusChanged(OrderStatus::Paid),
+            },
+            status: OrderStatus::Paid,
+            recipient: "a@example.com".into(),
+            ts_ms: 1,
+        }
+    }
+
+    /// Mail seqs, new holds, released holds, the watermark after, and the outcomes.
+    type Planned = (Vec<i64>, Vec<i64>, Vec<i64>, Option<i64>, Vec<Outcome>);
+
+    /// Plans `events` (delivered in this order) for order 7.
+    fn plan(watermark: Option<i64>, stored: Vec<db::HeldRow>, events: &[Event]) -> Planned {
+        let items: Vec<(usize, Item<'_>)> = events
+            .iter()
+            .enumerate()
+            .map(|(n, e)| {
+                (
+                    n,
+                    Item {
+                        event: e,
+                        traceparent: None,
+                    },
+                )
+            })
+            .collect();
+        let p = plan_order(watermark, stored, &items).expect("plan");
+        assert_eq!(p.outcomes.len(), events.len());
+        (
+            p.mails.iter().map(|(e, _)| e.seq).collect(),
+            p.holds.iter().map(|h| h.seq).collect(),
+            p.released,
+            p.watermark,
+            p.outcomes.into_iter().map(|(_, o)| o).collect(),
+        )
+    }
+
+    fn stored(seq: i64, prev: i64) -> db::HeldRow {
+        db::HeldRow {
+            seq,
+            order_id: 7,
+            prev_seq: prev,
+            event: ev(seq, Some(prev)).to_proto().encode_to_vec(),
+            traceparent: None,
+        }
+    }
+
+    fn processed(o: &Outcome) -> Vec<i64> {
+        match o {
+            Outcome::Processed(q) => q.iter().map(|q| q.seq).collect(),
+            other => panic!("not processed: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_batch_applies_an_orders_events_as_one_transaction_each_would() {
+        // In chain order.
+        let (mails, holds, released, w, out) =
+            plan(None, vec![], &[ev(1, None), ev(2, Some(1)), ev(3, Some(2))]);
+        assert_eq!(
+            (mails, holds, released, w),
+            (vec![1, 2, 3], vec![], vec![], Some(3))
+        );
+        assert_eq!(
+            out.iter().map(processed).collect::<Vec<_>>(),
+            [[1], [2], [3]]
+        );
+
+        // Reversed: held in the batch, released in the batch, never stored.
+        let (mails, holds, _, w, out) =
+            plan(None, vec![], &[ev(3, Some(2)), ev(2, Some(1)), ev(1, None)]);
+        assert_eq!((mails, holds, w), (vec![1, 2, 3], vec![], Some(3)));
+        assert_eq!(out[0], Outcome::Held { waiting_for: 2 });
+        assert_eq!(out[1], Outcome::Held { waiting_for: 1 });
+        assert_eq!(processed(&out[2]), [1, 2, 3]);
+
+        // A stored hold released; a duplicate of it while held; duplicates after.
+        let (mails, holds, released, w, out) = plan(
+            Some(1),
+            vec![stored(3, 2)],
+            &[ev(3, Some(2)), ev(2, Some(1)), ev(2, Some(1)), ev(1, None)],
+        );
+        assert_eq!(
+            (mails, holds, released, w),
+            (vec![2, 3], vec![], vec![3], Some(3))
+        );
+        assert_eq!(out[0], Outcome::Skipped { held: true });
+        assert_eq!(processed(&out[1]), [2, 3]);
+        assert_eq!(out[2], Outcome::Skipped { held: false });
+        assert_eq!(out[3], Outcome::Skipped { held: false });
+
+        // A duplicate of an event held earlier in the batch; what still waits is stored.
+        let (mails, holds, _, w, out) = plan(Some(1), vec![], &[ev(5, Some(4)), ev(5, Some(4))]);
+        assert_eq!((mails, holds, w), (vec![], vec![5], Some(1)));
+        assert_eq!(out[1], Outcome::Skipped { held: true });
+
+        // A forked chain releases the lowest seq first, as `take_successor` does.
+        let (mails, ..) = plan(Some(1), vec![stored(4, 2), stored(3, 2)], &[ev(2, Some(1))]);
+        assert_eq!(mails, [2, 3]);
+
+        // A conflict changes nothing.
+        let (mails, _, _, w, out) = plan(Some(4), vec![], &[ev(9, None), ev(5, Some(4))]);
+        assert!(matches!(out[0], Outcome::Conflict(_)));
+        assert_eq!((mails, w), (vec![5], Some(5)));
+    }
+
+    #[test]
+    fn a_corrupt_stored_hold_leaves_the_order_out_of_the_batch() {
+        let mut bad = stored(3, 2);
+        bad.event = b"not an event".to_vec();
+        let e = ev(2, Some(1));
+        let items = [(
+            0,
+            Item {
+                event: &e,
+                traceparent: None,
+            },
+        )];
+        assert!(plan_order(Some(1), vec![bad], &items).is_err());
     }
 }

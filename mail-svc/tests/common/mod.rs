@@ -96,7 +96,7 @@ pub fn config(names: &Names) -> Config {
         prefetch: 64,
         consumer_concurrency: 8,
         batch_size: 64,
-        batch_window_ms: 3,
+        batch_window_ms: 5,
         mailer_concurrency: 2,
         mailer: MailerKind::Log,
         smtp_url: "smtp://127.0.0.1:1".into(),
