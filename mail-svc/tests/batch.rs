@@ -526,3 +526,50 @@ async fn two_instances_batching_the_same_orders_events_never_deadlock() {
     );
     names.cleanup().await;
 }
+
+#[tokio::test]
+async fn a_corrupt_held_event_holds_back_only_its_order_not_the_batch() {
+    let names = Names::new();
+    let svc = start(one_at_a_time(&names)).await;
+    let mut db = PgConnection::connect(&names.database_url)
+        .await
+        .expect("connect");
+    // Seq 5 of order 3 waits for seq 4, but its stored bytes are not an event (a manual edit).
+    sqlx::query(
+        "insert into held_events (seq, order_id, prev_seq, event) values (5, 3, 4, 'garbage')",
+    )
+    .execute(&mut db)
+    .await
+    .expect("corrupt hold");
+    let publisher = Publisher::connect(&names.exchange).await;
+    let gate = Gate::close(&names, &publisher, 1).await;
+    publisher.proto(&created(10, 8, EMAIL)).await;
+    publisher.proto(&created(4, 3, EMAIL)).await;
+    publisher.proto(&created(11, 9, EMAIL)).await;
+    gate.open(&names).await;
+
+    // The batch commits without order 3; its event is retried on its own (not dead-lettered).
+    eventually("the rest of the batch processed", 60, || async {
+        (svc.seqs(8).await == [10] && svc.seqs(9).await == [11]).then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(svc.seqs(3).await, Vec::<u64>::new(), "order 3 waits");
+    assert_eq!(svc.status().await.dead_lettered, 0);
+
+    // Repaired: seq 4 goes through and releases seq 5.
+    sqlx::query("update held_events set event = $1 where seq = 5")
+        .bind(changed(5, 4, 3, OrderStatus::Paid, EMAIL).encode_to_vec())
+        .execute(&mut db)
+        .await
+        .expect("repair");
+    eventually("order 3 processed after the repair", 60, || async {
+        (svc.seqs(3).await == [4, 5]).then_some(())
+    })
+    .await;
+    let s = svc.status().await;
+    assert_eq!((s.processed, s.held, s.dead_lettered), (5, 0, 0));
+    svc.stop().await;
+    assert_eq!(ready(&names.queue).await, 0, "every delivery was acked");
+    names.cleanup().await;
+}
