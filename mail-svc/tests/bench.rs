@@ -7,6 +7,10 @@
 //! cargo test -p mail-svc --test bench -- --ignored --nocapture
 //! MAIL_BENCH_EVENTS=50000 MAIL_BENCH_ORDERS=1000 cargo test --release -p mail-svc --test bench -- --ignored --nocapture
 //! ```
+//!
+//! Knobs: `MAIL_BENCH_EVENTS` (20,000), `MAIL_BENCH_ORDERS` (1,000), `MAIL_BENCH_PREFETCH` (64,
+//! the ceiling's and the service's), `MAIL_BENCH_CONCURRENCY` (16), `MAIL_BENCH_WINDOW_MS` (5),
+//! `MAIL_BENCH_SINGLE=0` (skip the `BATCH_SIZE=1` run).
 
 mod common;
 
