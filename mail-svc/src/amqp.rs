@@ -18,6 +18,16 @@
 //! redelivered more than [`DELIVERY_LIMIT`] times (e.g. one that crashes the process every time)
 //! lands in the same dead-letter queue instead of cycling forever.
 //!
+//! **Batches.** Deliveries are gathered into batches of up to `BATCH_SIZE`: an idle consumer
+//! starts one at once with what has arrived; while another batch is in flight, a batch waits at
+//! most `BATCH_WINDOW_MS` for more. Each delivery is judged first (publisher, size, format) and
+//! poison is dead-lettered on its own; the rest are applied in one transaction
+//! ([`process::apply_batch`]), retried as a whole on a database error (see [`crate::retry`]) or
+//! applied one by one when an event's data failed it, so that only that event is dead-lettered.
+//! After the commit, chain conflicts are dead-lettered and the others acked together: one
+//! `basic.ack` with `multiple` on the highest tag when no other unsettled delivery of the channel
+//! lies below it (a `multiple` ack settles everything up to its tag), else one ack each.
+//!
 //! **Message size.** RabbitMQ 3.10 has no per-queue limit on a message's size, only the
 //! broker-wide `max_message_size` (default 128 MiB), and lapin assembles a whole message before
 //! handing it over. What a publisher can make one mail-svc buffer is therefore bounded by
@@ -30,10 +40,10 @@
 //! whose `user_id` differs from the publishing connection's user, so the property names who
 //! published.
 
-use std::{borrow::Cow, sync::Arc, time::Duration};
+use std::{borrow::Cow, collections::BTreeSet, sync::Arc, time::Duration};
 
 use anyhow::{Context, anyhow};
-use futures::{StreamExt, stream::FuturesUnordered};
+use futures::{FutureExt, StreamExt, stream::FuturesUnordered};
 use lapin::{
     BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind,
     message::Delivery,
@@ -200,8 +210,12 @@ pub struct Consumer {
     pub amqp_url: outbox_kit::secret::SecretUrl,
     pub topology: Topology,
     pub prefetch: u16,
-    /// Deliveries in processing at once.
+    /// Batches in processing at once.
     pub concurrency: usize,
+    /// The most deliveries in one batch (one transaction, one ack).
+    pub batch_size: usize,
+    /// How long a batch may wait for more deliveries while another batch is in flight.
+    pub batch_window: Duration,
     pub pool: PgPool,
     /// Names this process's counter rows.
     pub instance: String,
@@ -345,10 +359,26 @@ impl Consumer {
         // the broker restarts): watch the connection too, and start a new session when it is
         // gone.
         let mut watchdog = tokio::time::interval(Duration::from_secs(1));
-        // Deliveries of different orders are processed side by side; acks are per delivery, so
-        // they may complete in any order.
+        // Deliveries are gathered into batches (up to `batch_size`), and up to `concurrency`
+        // batches are processed side by side; a batch's acks may complete before an earlier
+        // batch's.
+        let unsettled = Unsettled::default();
         let mut in_flight = FuturesUnordered::new();
+        let mut gathering: Vec<Delivery> = Vec::with_capacity(self.batch_size);
+        let mut window_end = tokio::time::Instant::now();
         let end = loop {
+            // A batch starts when it is full, when nothing else is in flight (an idle consumer
+            // adds no latency: it takes what is ready), or when its window has passed.
+            if !gathering.is_empty()
+                && in_flight.len() < self.concurrency
+                && (gathering.len() >= self.batch_size
+                    || in_flight.is_empty()
+                    || tokio::time::Instant::now() >= window_end)
+            {
+                let batch = std::mem::replace(&mut gathering, Vec::with_capacity(self.batch_size));
+                in_flight.push(self.handle_batch(&dl, &unsettled, batch, shutdown));
+                continue;
+            }
             tokio::select! {
                 _ = shutdown.cancelled() => break End::Shutdown,
                 _ = watchdog.tick() => {
@@ -363,13 +393,33 @@ impl Consumer {
                         Handled::Crashed => break End::Crashed,
                     }
                 }
-                next = deliveries.next(), if in_flight.len() < self.concurrency => {
+                _ = tokio::time::sleep_until(window_end),
+                    if !gathering.is_empty() && in_flight.len() < self.concurrency => {}
+                next = deliveries.next(), if gathering.len() < self.batch_size => {
                     let delivery = match next {
                         None => return Err(anyhow!("the broker cancelled the consumer")),
                         Some(Err(e)) => return Err(e).context("consuming"),
                         Some(Ok(d)) => d,
                     };
-                    in_flight.push(self.handle(&dl, delivery, shutdown));
+                    if gathering.is_empty() {
+                        window_end = tokio::time::Instant::now() + self.batch_window;
+                    }
+                    unsettled.delivered(delivery.delivery_tag);
+                    gathering.push(delivery);
+                    // And whatever else has arrived already.
+                    while gathering.len() < self.batch_size {
+                        match deliveries.next().now_or_never() {
+                            Some(Some(Ok(d))) => {
+                                unsettled.delivered(d.delivery_tag);
+                                gathering.push(d);
+                            }
+                            Some(None) => {
+                                return Err(anyhow!("the broker cancelled the consumer"));
+                            }
+                            Some(Some(Err(e))) => return Err(e).context("consuming"),
+                            None => break,
+                        }
+                    }
                 }
             }
         };
@@ -387,90 +437,199 @@ impl Consumer {
         Ok(end)
     }
 
-    /// One delivery: judge it (publisher, size, format), then dead-letter or apply, then ack. An
-    /// error means the broker connection is in trouble: the delivery stays unacked and comes
-    /// back.
-    async fn handle(
+    /// One batch of deliveries (see the module docs, "Batches"): judge each (publisher, size,
+    /// format) and dead-letter the poison on its own; apply the rest in one transaction; then
+    /// dead-letter the chain conflicts and ack the others together. An error means the broker
+    /// connection is in trouble: what is not acked yet comes back.
+    async fn handle_batch(
         &self,
         dl: &DeadLetterChannel<'_>,
-        delivery: Delivery,
+        unsettled: &Unsettled,
+        batch: Vec<Delivery>,
         shutdown: &CancellationToken,
     ) -> anyhow::Result<Handled> {
-        let props = &delivery.properties;
-        let traceparent =
-            header_str(props, "traceparent").filter(|v| TraceParent::parse(v).is_some());
-        let trace_id = traceparent
-            .as_deref()
-            .and_then(TraceParent::parse)
-            .map(|t| t.trace_id);
-        let content_type = props.content_type().as_ref().map(|c| c.as_str().to_owned());
-        let user_id = props.user_id().as_ref().map(|u| u.as_str());
-        // Who published it, before anything is read; then the size and the format (see
-        // `event::decode`, which checks the size before parsing).
-        let decoded = event::check_publisher(&self.trusted_publishers, user_id)
-            .and_then(|()| event::decode(content_type.as_deref(), &delivery.data));
-        let span = tracing::info_span!(
-            "event",
-            order_id = tracing::field::Empty,
-            seq = tracing::field::Empty,
-            trace_id = tracing::field::Empty
-        );
-        if let Some(t) = &trace_id {
-            span.record("trace_id", t.as_str());
-        }
-        if let Ok(ev) = &decoded {
-            span.record("order_id", ev.order_id);
-            span.record("seq", ev.seq);
-        }
+        let span = tracing::info_span!("batch", size = batch.len());
         async move {
-            let reason = match decoded {
-                Err(poison) => poison.0,
-                Ok(ev) => match self.apply(&ev, traceparent.as_deref(), shutdown).await {
-                    None => return Ok(Handled::Shutdown),
-                    Some(Ok(())) => {
-                        if self.hooks.crash_after_commit_seq == Some(ev.seq) {
-                            return Ok(Handled::Crashed);
+            let mut valid = Vec::with_capacity(batch.len());
+            for delivery in batch {
+                let (decoded, traceparent) = self.judge(&delivery);
+                match decoded {
+                    Ok(ev) => valid.push(Valid {
+                        delivery,
+                        ev,
+                        traceparent,
+                    }),
+                    Err(poison) => {
+                        let handled = self
+                            .reject(dl, unsettled, &delivery, &poison.0, shutdown)
+                            .await?;
+                        if !matches!(handled, Handled::Acked) {
+                            return Ok(handled);
                         }
-                        broker_call("ack", delivery.ack(BasicAckOptions::default())).await?;
-                        return Ok(Handled::Acked);
                     }
-                    Some(Err(reason)) => reason,
-                },
-            };
-            let reason = bounded_reason(&reason);
-            let seq = delivery
-                .properties
-                .message_id()
-                .as_ref()
-                .map_or("?", |m| m.as_str());
-            tracing::warn!("[mail] dead-letter seq={seq} reason={reason}");
-            let copied = self.dead_letter(dl, &delivery, &reason).await;
-            if !self.count_dead_letter(shutdown).await {
-                // Shutting down: the original is not settled; it comes back and is judged (and
-                // counted) again. If the copy was published, the dead-letter queue has two.
-                return Ok(Handled::Shutdown);
+                }
             }
-            metrics::counter!("mail_dead_lettered_total").increment(1);
-            match copied {
-                Ok(()) => {
-                    broker_call("ack", delivery.ack(BasicAckOptions::default())).await?;
-                }
-                Err(e) => {
-                    // The broker moves it to the same dead-letter queue through the queue's
-                    // x-dead-letter-exchange, with an `x-death` header instead of our reason.
-                    tracing::error!(
-                        error = format!("{e:#}"),
-                        "[mail] dead-letter seq={seq}: the copy could not be published \
-                         {DEAD_LETTER_ATTEMPTS} times; rejecting it so the broker dead-letters it"
+            if valid.is_empty() {
+                return Ok(Handled::Acked);
+            }
+            let items: Vec<process::Item<'_>> = valid
+                .iter()
+                .map(|v| process::Item {
+                    event: &v.ev,
+                    traceparent: v.traceparent.as_deref(),
+                })
+                .collect();
+            // Database errors retry the whole batch, unacked, for as long as it takes, unless an
+            // event's data caused them (see `retry`).
+            let applied = retry::until_done(shutdown, "processing a batch", || {
+                process::apply_batch(&self.pool, &self.instance, &items)
+            })
+            .await;
+            drop(items);
+            let outcomes = match applied {
+                None => return Ok(Handled::Shutdown),
+                Some(Ok(outcomes)) => outcomes,
+                Some(Err(e)) => {
+                    // One event's data fails the whole statement: find it by applying the events
+                    // one by one, so that only the guilty one is dead-lettered.
+                    tracing::warn!(
+                        error = %e,
+                        "[mail] a batch of {} failed on an event's data; applying its events one \
+                         by one",
+                        valid.len()
                     );
-                    let reject = delivery.reject(BasicRejectOptions { requeue: false });
-                    broker_call("reject", reject).await?;
+                    return self.one_by_one(dl, unsettled, valid, shutdown).await;
                 }
+            };
+            let crash_seq = self.hooks.crash_after_commit_seq;
+            let mut crashed = false;
+            let mut acks = Vec::with_capacity(valid.len());
+            let mut conflicts = Vec::new();
+            let mut alone = Vec::new();
+            for (v, outcome) in valid.into_iter().zip(outcomes) {
+                let Some(outcome) = outcome else {
+                    alone.push(v);
+                    continue;
+                };
+                crashed |= crash_seq == Some(v.ev.seq);
+                match self.report(&v.ev, v.traceparent.as_deref(), outcome) {
+                    Ok(()) => acks.push(v.delivery),
+                    Err(reason) => conflicts.push((v.delivery, reason)),
+                }
+            }
+            if crashed {
+                return Ok(Handled::Crashed);
+            }
+            for (delivery, reason) in conflicts {
+                let handled = self
+                    .reject(dl, unsettled, &delivery, &reason, shutdown)
+                    .await?;
+                if !matches!(handled, Handled::Acked) {
+                    return Ok(handled);
+                }
+            }
+            ack_together(unsettled, &acks).await?;
+            if !alone.is_empty() {
+                return self.one_by_one(dl, unsettled, alone, shutdown).await;
             }
             Ok(Handled::Acked)
         }
         .instrument(span)
         .await
+    }
+
+    /// Applies each event in its own transaction, in delivery order, and settles it: the
+    /// fallback for a batch that failed on an event's data, and for the events of an order
+    /// whose held successor is corrupt (they are retried, and logged, until someone repairs it).
+    async fn one_by_one(
+        &self,
+        dl: &DeadLetterChannel<'_>,
+        unsettled: &Unsettled,
+        valid: Vec<Valid>,
+        shutdown: &CancellationToken,
+    ) -> anyhow::Result<Handled> {
+        for v in valid {
+            let span = event_span(&v.ev, v.traceparent.as_deref());
+            let reason = match self
+                .apply(&v.ev, v.traceparent.as_deref(), shutdown)
+                .instrument(span)
+                .await
+            {
+                None => return Ok(Handled::Shutdown),
+                Some(Ok(())) => {
+                    if self.hooks.crash_after_commit_seq == Some(v.ev.seq) {
+                        return Ok(Handled::Crashed);
+                    }
+                    ack_together(unsettled, std::slice::from_ref(&v.delivery)).await?;
+                    continue;
+                }
+                Some(Err(reason)) => reason,
+            };
+            let handled = self
+                .reject(dl, unsettled, &v.delivery, &reason, shutdown)
+                .await?;
+            if !matches!(handled, Handled::Acked) {
+                return Ok(handled);
+            }
+        }
+        Ok(Handled::Acked)
+    }
+
+    /// Judges a delivery before any database work: who published it, then its size and format
+    /// (see `event::decode`, which checks the size before parsing). Also its valid traceparent.
+    fn judge(&self, delivery: &Delivery) -> (Result<Event, event::Poison>, Option<String>) {
+        let props = &delivery.properties;
+        let traceparent =
+            header_str(props, "traceparent").filter(|v| TraceParent::parse(v).is_some());
+        let content_type = props.content_type().as_ref().map(|c| c.as_str().to_owned());
+        let user_id = props.user_id().as_ref().map(|u| u.as_str());
+        let decoded = event::check_publisher(&self.trusted_publishers, user_id)
+            .and_then(|()| event::decode(content_type.as_deref(), &delivery.data));
+        (decoded, traceparent)
+    }
+
+    /// Dead-letters a delivery with `reason`, counts it, and settles it (ack, or a reject the
+    /// broker dead-letters itself when the copy cannot be published).
+    async fn reject(
+        &self,
+        dl: &DeadLetterChannel<'_>,
+        unsettled: &Unsettled,
+        delivery: &Delivery,
+        reason: &str,
+        shutdown: &CancellationToken,
+    ) -> anyhow::Result<Handled> {
+        let reason = bounded_reason(reason);
+        let seq = delivery
+            .properties
+            .message_id()
+            .as_ref()
+            .map_or("?", |m| m.as_str());
+        tracing::warn!("[mail] dead-letter seq={seq} reason={reason}");
+        let copied = self.dead_letter(dl, delivery, &reason).await;
+        if !self.count_dead_letter(shutdown).await {
+            // Shutting down: the original is not settled; it comes back and is judged (and
+            // counted) again. If the copy was published, the dead-letter queue has two.
+            return Ok(Handled::Shutdown);
+        }
+        metrics::counter!("mail_dead_lettered_total").increment(1);
+        match copied {
+            Ok(()) => {
+                broker_call("ack", delivery.ack(BasicAckOptions::default())).await?;
+            }
+            Err(e) => {
+                // The broker moves it to the same dead-letter queue through the queue's
+                // x-dead-letter-exchange, with an `x-death` header instead of our reason.
+                tracing::error!(
+                    error = format!("{e:#}"),
+                    "[mail] dead-letter seq={seq}: the copy could not be published \
+                     {DEAD_LETTER_ATTEMPTS} times; rejecting it so the broker dead-letters it"
+                );
+                let reject = delivery.reject(BasicRejectOptions { requeue: false });
+                broker_call("reject", reject).await?;
+            }
+        }
+        unsettled.settled(&[delivery.delivery_tag]);
+        Ok(Handled::Acked)
     }
 
     /// Adds one to this instance's dead-letter counter row; false when shutdown came first.
@@ -512,10 +671,21 @@ impl Consumer {
             process::apply(&self.pool, &self.instance, ev, traceparent)
         })
         .await?;
-        let outcome = match outcome {
-            Ok(o) => o,
-            Err(e) => return Some(Err(format!("cannot be stored: {e}"))),
-        };
+        match outcome {
+            Ok(o) => Some(self.report(ev, traceparent, o)),
+            Err(e) => Some(Err(format!("cannot be stored: {e}"))),
+        }
+    }
+
+    /// Logs and counts what a committed transaction did with `ev`; `Err(reason)` for a chain
+    /// conflict (nothing was written for it): dead-letter it.
+    fn report(
+        &self,
+        ev: &Event,
+        traceparent: Option<&str>,
+        outcome: Outcome,
+    ) -> Result<(), String> {
+        let _span = event_span(ev, traceparent).entered();
         match outcome {
             Outcome::Processed(queued) => {
                 for q in &queued {
@@ -554,9 +724,9 @@ impl Consumer {
                     ev.order_id
                 );
             }
-            Outcome::Conflict(reason) => return Some(Err(reason)),
+            Outcome::Conflict(reason) => return Err(reason),
         }
-        Some(Ok(()))
+        Ok(())
     }
 
     /// Publishes the message, unchanged but for the headers of [`dead_letter_properties`], to the
@@ -630,6 +800,81 @@ impl Consumer {
         }
         Ok(())
     }
+}
+
+/// A delivery that passed [`Consumer::judge`].
+struct Valid {
+    delivery: Delivery,
+    ev: Event,
+    traceparent: Option<String>,
+}
+
+/// The span of one event's log lines.
+fn event_span(ev: &Event, traceparent: Option<&str>) -> tracing::Span {
+    let span = tracing::info_span!(
+        "event",
+        order_id = ev.order_id,
+        seq = ev.seq,
+        trace_id = tracing::field::Empty
+    );
+    if let Some(t) = traceparent.and_then(TraceParent::parse) {
+        span.record("trace_id", t.trace_id.as_str());
+    }
+    span
+}
+
+/// The delivery tags of this channel that are neither acked nor rejected yet (delivered to this
+/// consumer, waiting for a batch or in one).
+#[derive(Debug, Default)]
+struct Unsettled(std::sync::Mutex<BTreeSet<u64>>);
+
+impl Unsettled {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<u64>> {
+        // Plain data: a panic while holding the lock cannot leave it inconsistent.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn delivered(&self, tag: u64) {
+        self.lock().insert(tag);
+    }
+
+    fn settled(&self, tags: &[u64]) {
+        let mut set = self.lock();
+        for t in tags {
+            set.remove(t);
+        }
+    }
+
+    /// Whether acking `tags` with `multiple` on the highest acks exactly them: every unsettled
+    /// tag up to the highest is one of them (a `multiple` ack settles everything up to its tag on
+    /// the channel, so a lower tag of another batch still in flight must not be below it).
+    fn is_prefix(&self, tags: &[u64]) -> bool {
+        let Some(&max) = tags.iter().max() else {
+            return false;
+        };
+        let mine: BTreeSet<u64> = tags.iter().copied().collect();
+        self.lock().range(..=max).all(|t| mine.contains(t))
+    }
+}
+
+/// Acks committed deliveries together: one `basic.ack` with `multiple` on the highest tag when
+/// no other unsettled delivery lies below it, else one ack each (pipelined on the channel).
+async fn ack_together(unsettled: &Unsettled, deliveries: &[Delivery]) -> anyhow::Result<()> {
+    let tags: Vec<u64> = deliveries.iter().map(|d| d.delivery_tag).collect();
+    let Some(highest) = deliveries.iter().max_by_key(|d| d.delivery_tag) else {
+        return Ok(());
+    };
+    if deliveries.len() > 1 && unsettled.is_prefix(&tags) {
+        let multiple = BasicAckOptions { multiple: true };
+        broker_call("ack", highest.ack(multiple)).await?;
+    } else {
+        let acks = deliveries
+            .iter()
+            .map(|d| broker_call("ack", d.ack(BasicAckOptions::default())));
+        futures::future::try_join_all(acks).await?;
+    }
+    unsettled.settled(&tags);
+    Ok(())
 }
 
 /// `reason`, cut to at most [`MAX_REASON_BYTES`] (at a character boundary) with a note of its

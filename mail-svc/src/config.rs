@@ -75,6 +75,20 @@ pub struct Config {
           value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub consumer_concurrency: u16,
 
+    /// Deliveries applied together in ONE database transaction (one commit, then one ack with
+    /// `multiple`), and mails the log mailer marks sent in one statement. 1: one transaction per
+    /// delivery.
+    #[arg(long, env = "BATCH_SIZE", default_value_t = 64,
+          value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub batch_size: u16,
+
+    /// How long a batch may wait for more deliveries, in milliseconds, while an earlier batch is
+    /// still in flight. When nothing else is in flight the batch starts at once with what is
+    /// ready (no added latency at low load). 0: never wait.
+    #[arg(long, env = "BATCH_WINDOW_MS", default_value_t = 5,
+          value_parser = clap::value_parser!(u64).range(0..=1000))]
+    pub batch_window_ms: u64,
+
     /// Delivery loops sending mails side by side (each mail is one transaction; one order's mails
     /// still go out one after another, in order).
     #[arg(long, env = "MAILER_CONCURRENCY", default_value_t = 4,

@@ -1,6 +1,8 @@
 //! Queries and migrations. Every statement of the per-event transaction (see [`crate::process`])
 //! and of the mailer lives here.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 
@@ -128,6 +130,202 @@ pub async fn insert_mail(conn: &mut PgConnection, m: &NewMail<'_>) -> Result<boo
     Ok(done.rows_affected() == 1)
 }
 
+// ---------------------------------------------------------------------------------------------
+// The batch transaction (see `crate::process::apply_batch`): one statement per kind of write.
+
+/// Takes the advisory locks of `order_ids` (see [`lock_order`]) in ONE statement. `order_ids` must
+/// be sorted and distinct: the function scan over the array yields its elements in array order,
+/// so every transaction takes its locks in ascending order and two batches that share orders
+/// (on this or another instance) wait for each other instead of deadlocking.
+pub async fn lock_orders(conn: &mut PgConnection, order_ids: &[i64]) -> Result<(), sqlx::Error> {
+    debug_assert!(order_ids.windows(2).all(|w| w[0] < w[1]));
+    sqlx::query("select count(pg_advisory_xact_lock(id)) from unnest($1::bigint[]) as t(id)")
+        .bind(order_ids)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// What a batch finds for its orders once they are locked, read in ONE statement (one snapshot,
+/// taken after the locks): each order's watermark and its held events.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OrdersState {
+    /// Orders without a watermark are absent.
+    pub watermarks: HashMap<i64, i64>,
+    /// Held events by order.
+    pub held: HashMap<i64, Vec<HeldRow>>,
+}
+
+/// Reads [`OrdersState`] for `order_ids` (locked by [`lock_orders`] in the same transaction).
+pub async fn orders_state(
+    conn: &mut PgConnection,
+    order_ids: &[i64],
+) -> Result<OrdersState, sqlx::Error> {
+    type Row = (
+        i64,
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+        Option<Vec<u8>>,
+        Option<String>,
+    );
+    let rows: Vec<Row> = sqlx::query_as(
+        "select o.id, p.last_seq, h.seq, h.prev_seq, h.event, h.traceparent
+           from unnest($1::bigint[]) as o(id)
+           left join order_progress p on p.order_id = o.id
+           left join held_events h on h.order_id = o.id",
+    )
+    .bind(order_ids)
+    .fetch_all(conn)
+    .await?;
+    let mut state = OrdersState::default();
+    for (order_id, last_seq, seq, prev_seq, event, traceparent) in rows {
+        if let Some(w) = last_seq {
+            state.watermarks.insert(order_id, w);
+        }
+        if let (Some(seq), Some(prev_seq), Some(event)) = (seq, prev_seq, event) {
+            state.held.entry(order_id).or_default().push(HeldRow {
+                seq,
+                order_id,
+                prev_seq,
+                event,
+                traceparent,
+            });
+        }
+    }
+    Ok(state)
+}
+
+/// A held event as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldRow {
+    pub seq: i64,
+    pub order_id: i64,
+    pub prev_seq: i64,
+    pub event: Vec<u8>,
+    pub traceparent: Option<String>,
+}
+
+/// An event to hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewHold {
+    pub seq: i64,
+    pub order_id: i64,
+    pub prev_seq: i64,
+    pub event: Vec<u8>,
+    pub traceparent: Option<String>,
+}
+
+/// A mail to queue, owned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedMail {
+    pub seq: i64,
+    pub order_id: i64,
+    pub event_type: &'static str,
+    pub recipient: String,
+    pub subject: String,
+    pub body: String,
+    pub idempotency_key: String,
+    pub traceparent: Option<String>,
+}
+
+/// Everything a batch writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BatchWrites {
+    /// In chain order per order.
+    pub mails: Vec<OwnedMail>,
+    pub holds: Vec<NewHold>,
+    /// Stored held events the batch released.
+    pub released: Vec<i64>,
+    /// Distinct orders whose watermark moves, and where to.
+    pub watermark_orders: Vec<i64>,
+    pub watermark_seqs: Vec<i64>,
+    /// Duplicates found (this instance's `skipped` counter).
+    pub skipped: i64,
+}
+
+/// Writes a batch in ONE statement (data-modifying CTEs, one round trip): deletes the released
+/// held events, queues the mails (see [`insert_mail`]), holds the waiting events (see [`hold`]),
+/// moves the watermarks and adds to this instance's skip counter. Returns the seqs of the holds
+/// actually stored (a seq held already is not stored again).
+///
+/// The mails are inserted in slice order: `position` is an identity taken row by row, and the
+/// `order by` on the array position makes the rows arrive in that order, so an order's mails
+/// keep their chain order in `position`. The CTEs touch disjoint rows (a released seq is never
+/// held again: a later delivery of it is a duplicate), so sharing one snapshot changes nothing.
+pub async fn write_batch(
+    conn: &mut PgConnection,
+    instance: &str,
+    w: &BatchWrites,
+) -> Result<Vec<i64>, sqlx::Error> {
+    let mail_col = |f: fn(&OwnedMail) -> &str| w.mails.iter().map(f).collect::<Vec<&str>>();
+    let mail_seqs: Vec<i64> = w.mails.iter().map(|m| m.seq).collect();
+    let mail_orders: Vec<i64> = w.mails.iter().map(|m| m.order_id).collect();
+    let mail_tps: Vec<Option<&str>> = w.mails.iter().map(|m| m.traceparent.as_deref()).collect();
+    let hold_seqs: Vec<i64> = w.holds.iter().map(|h| h.seq).collect();
+    let hold_orders: Vec<i64> = w.holds.iter().map(|h| h.order_id).collect();
+    let hold_prevs: Vec<i64> = w.holds.iter().map(|h| h.prev_seq).collect();
+    let hold_events: Vec<&[u8]> = w.holds.iter().map(|h| h.event.as_slice()).collect();
+    let hold_tps: Vec<Option<&str>> = w.holds.iter().map(|h| h.traceparent.as_deref()).collect();
+    sqlx::query_scalar(
+        "with released as (
+           delete from held_events where seq = any($1)
+         ),
+         queued as (
+           insert into mails (seq, order_id, event_type, recipient, subject, body,
+                              idempotency_key, traceparent)
+           select seq, order_id, event_type, recipient, subject, body, idempotency_key,
+                  traceparent
+             from unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[],
+                         $7::text[], $8::text[], $9::text[])
+                  with ordinality
+                  as t(seq, order_id, event_type, recipient, subject, body, idempotency_key,
+                       traceparent, n)
+            order by n
+           on conflict do nothing
+         ),
+         moved as (
+           insert into order_progress (order_id, last_seq)
+           select * from unnest($10::bigint[], $11::bigint[])
+           on conflict (order_id) do update set last_seq = excluded.last_seq
+         ),
+         counted as (
+           insert into counters (name, instance, value)
+           select $17, $18, $19 where $19 > 0
+           on conflict (name, instance) do update set value = counters.value + excluded.value
+         ),
+         held as (
+           insert into held_events (seq, order_id, prev_seq, event, traceparent)
+           select * from unnest($12::bigint[], $13::bigint[], $14::bigint[], $15::bytea[],
+                                $16::text[])
+           on conflict (seq) do nothing
+           returning seq
+         )
+         select seq from held",
+    )
+    .bind(&w.released)
+    .bind(&mail_seqs)
+    .bind(&mail_orders)
+    .bind(mail_col(|m| m.event_type))
+    .bind(mail_col(|m| &m.recipient))
+    .bind(mail_col(|m| &m.subject))
+    .bind(mail_col(|m| &m.body))
+    .bind(mail_col(|m| &m.idempotency_key))
+    .bind(&mail_tps)
+    .bind(&w.watermark_orders)
+    .bind(&w.watermark_seqs)
+    .bind(&hold_seqs)
+    .bind(&hold_orders)
+    .bind(&hold_prevs)
+    .bind(&hold_events)
+    .bind(&hold_tps)
+    .bind(SKIPPED)
+    .bind(instance)
+    .bind(w.skipped)
+    .fetch_all(conn)
+    .await
+}
+
 /// Adds `n` to this instance's row of counter `name`. Only this instance writes the row, so the
 /// update never waits for another instance.
 pub async fn bump(
@@ -208,6 +406,39 @@ pub async fn claim_next(conn: &mut PgConnection) -> Result<Option<MailRow>, sqlx
     )))
     .fetch_optional(conn)
     .await
+}
+
+/// Claims up to `limit` due mails at once, locked until `conn`'s transaction ends: the claim of
+/// [`claim_next`] (so at most one mail per order, its earliest unsent one), lowest seq first.
+pub async fn claim_batch(conn: &mut PgConnection, limit: i64) -> Result<Vec<MailRow>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "select {MAIL_COLUMNS}
+           from mails m
+          where sent_at is null and failed_at is null
+            and (next_attempt_at is null or next_attempt_at <= now())
+            and not exists (select 1 from mails p
+                             where p.order_id = m.order_id and p.seq < m.seq
+                               and p.sent_at is null and p.failed_at is null)
+          order by seq
+          limit $1
+          for update skip locked"
+    )))
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// Marks claimed mails delivered in one statement (see [`mark_sent`]).
+pub async fn mark_all_sent(conn: &mut PgConnection, seqs: &[i64]) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "update mails set sent_at = clock_timestamp(), attempts = attempts + 1,
+                          next_attempt_at = null
+          where seq = any($1)",
+    )
+    .bind(seqs)
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 /// Marks a claimed mail delivered. A deferred mail keeps its last error (why it was late).

@@ -12,11 +12,13 @@
 //! longer than `MAIL_HOLD_ALERT` raises a warning and the `mail_oldest_held_age_seconds` gauge:
 //! its predecessor may be lost.
 //!
-//! **One transaction per event, then ack.** The decision (skip / hold / process + release) and its
-//! writes (the mail row, the watermark, the held rows, the skip counter) commit together under the
-//! order's advisory lock; the broker message is acked only after the commit. A crash between
-//! commit and ack redelivers the message, which is then skipped. Poison messages are
-//! dead-lettered with an `x-death-reason` header ([`amqp`]).
+//! **Batches: one transaction for up to `BATCH_SIZE` deliveries, then one ack.** The decision
+//! (skip / hold / process + release) of every event of a batch and their writes (the mail rows,
+//! the watermarks, the held rows, the skip counter) commit together under the orders' advisory
+//! locks, with exactly the result of one transaction per event ([`process::apply_batch`]); the
+//! broker messages are acked only after the commit. A crash between commit and ack redelivers the
+//! batch, which is then skipped. Poison messages are judged before the transaction and
+//! dead-lettered on their own with an `x-death-reason` header ([`amqp`]).
 //!
 //! **The duplicate window.** Mails leave through the [`mailer`]: it claims a queued mail, sends
 //! it and marks it sent in one transaction. If the process dies after the server accepted the mail
@@ -25,7 +27,7 @@
 //! drop it. That is the only way a customer can get a mail twice; no mail is ever lost or sent
 //! for an event that does not exist.
 //!
-//! Layout: [`config`], [`event`] (decode + validate), [`process`] (the per-event transaction),
+//! Layout: [`config`], [`event`] (decode + validate), [`process`] (the batch and per-event transactions),
 //! [`retry`] (which database errors are the event's fault, and the retry loop), [`db`] (SQL +
 //! migrations), [`mail`] (the text table), [`mailer`] (delivery + the stuck-hold watch), [`amqp`]
 //! (topology, consumer, dead letters), [`grpc`] (`mail.v1.MailService`), [`error`], and [`App`],
@@ -132,12 +134,15 @@ impl App {
                 pool: pool.clone(),
                 instance: format!("{:016x}", rand::random::<u64>()),
                 mailer_wake: Arc::new(Notify::new()),
+                batch_size: usize::from(cfg.batch_size),
+                batch_window: std::time::Duration::from_millis(cfg.batch_window_ms),
                 ready,
                 trusted_publishers: cfg.trusted_publishers.clone(),
                 hooks: cfg.hooks.clone(),
             },
             transport,
             mailer_concurrency: cfg.mailer_concurrency,
+            mailer_batch: usize::from(cfg.batch_size),
             mail_hold_alert: cfg.mail_hold_alert,
             pg,
         };
@@ -213,6 +218,8 @@ struct Workers {
     consumer: amqp::Consumer,
     transport: mailer::Transport,
     mailer_concurrency: u16,
+    /// Mails the log mailer claims and marks sent in one transaction (BATCH_SIZE).
+    mailer_batch: usize,
     mail_hold_alert: std::time::Duration,
     pg: sqlx::postgres::PgConnectOptions,
 }
@@ -238,11 +245,10 @@ impl Workers {
         let pool = self.consumer.pool.clone();
         let mailer_wake = self.consumer.mailer_wake.clone();
         let consumer = tokio::spawn(self.consumer.run(shutdown.clone()));
-        let mailer = Arc::new(mailer::Mailer::new(
-            pool.clone(),
-            self.transport,
-            mailer_wake,
-        ));
+        let mailer = Arc::new(
+            mailer::Mailer::new(pool.clone(), self.transport, mailer_wake)
+                .with_batch_size(self.mailer_batch),
+        );
         let mailers: Vec<_> = (0..self.mailer_concurrency)
             .map(|_| tokio::spawn(mailer.clone().run(shutdown.clone())))
             .collect();

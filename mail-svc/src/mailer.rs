@@ -398,6 +398,8 @@ pub struct Mailer {
     transport: Transport,
     wake: Arc<Notify>,
     circuit: Circuit,
+    /// Mails the log mailer claims and marks sent in one transaction.
+    batch_size: usize,
 }
 
 /// What one round of the loop did.
@@ -432,7 +434,15 @@ impl Mailer {
             transport,
             wake,
             circuit: Circuit::new(),
+            batch_size: 1,
         }
+    }
+
+    /// Up to `n` mails per transaction for the log mailer (`BATCH_SIZE`). The SMTP mailer sends
+    /// one mail per session and transaction whatever `n` is.
+    pub fn with_batch_size(mut self, n: usize) -> Self {
+        self.batch_size = n.max(1);
+        self
     }
 
     /// The SMTP circuit breaker.
@@ -498,8 +508,11 @@ impl Mailer {
         tracing::info!("[mail] mailer stopped");
     }
 
-    /// Sends the next due mail.
+    /// Sends the next due mail (the log mailer: the next due mails, up to the batch size).
     async fn deliver_next(&self) -> anyhow::Result<Round> {
+        if matches!(self.transport, Transport::Log) && self.batch_size > 1 {
+            return self.log_batch().await;
+        }
         let mut tx = self.pool.begin().await?;
         let Some(m) = db::claim_next(&mut tx).await? else {
             tx.rollback().await?;
@@ -515,6 +528,46 @@ impl Mailer {
             span.record("trace_id", t.trace_id.as_str());
         }
         self.finish(tx, m).instrument(span).await
+    }
+
+    /// The log mailer's round: claims up to `batch_size` due mails (at most one per order, see
+    /// [`db::claim_batch`]), writes them to the log and marks them all sent in one statement and
+    /// one commit. Writing to the log cannot fail, so there is no per-mail outcome to record.
+    async fn log_batch(&self) -> anyhow::Result<Round> {
+        let mut tx = self.pool.begin().await?;
+        let limit = i64::try_from(self.batch_size).unwrap_or(i64::MAX);
+        let mails = db::claim_batch(&mut tx, limit).await?;
+        if mails.is_empty() {
+            tx.rollback().await?;
+            return Ok(Round::Idle);
+        }
+        for m in &mails {
+            let span = tracing::info_span!(
+                "send",
+                seq = m.seq,
+                order_id = m.order_id,
+                trace_id = tracing::field::Empty
+            );
+            if let Some(t) = m.traceparent.as_deref().and_then(TraceParent::parse) {
+                span.record("trace_id", t.trace_id.as_str());
+            }
+            let _ = span.in_scope(|| self.send_log(m));
+        }
+        let seqs: Vec<i64> = mails.iter().map(|m| m.seq).collect();
+        db::mark_all_sent(&mut tx, &seqs).await?;
+        tx.commit().await?;
+        metrics::counter!("mail_sent_total").increment(mails.len() as u64);
+        for m in &mails {
+            tracing::info!(
+                "[mail] delivered seq={} order={} to={}",
+                m.seq,
+                m.order_id,
+                m.recipient
+            );
+        }
+        Ok(Round::Done {
+            reached_server: true,
+        })
     }
 
     /// Sends a claimed mail and records the result in the claiming transaction.
@@ -593,18 +646,20 @@ impl Mailer {
         }
     }
 
+    fn send_log(&self, m: &MailRow) -> Result<(), SendFailure> {
+        tracing::info!(
+            to = %m.recipient,
+            message_id = %mail::message_id(&m.idempotency_key),
+            body = ?m.body,
+            "[mail] (log mailer) {}",
+            m.subject
+        );
+        Ok(())
+    }
+
     async fn send(&self, m: &MailRow) -> Result<(), SendFailure> {
         match &self.transport {
-            Transport::Log => {
-                tracing::info!(
-                    to = %m.recipient,
-                    message_id = %mail::message_id(&m.idempotency_key),
-                    body = ?m.body,
-                    "[mail] (log mailer) {}",
-                    m.subject
-                );
-                Ok(())
-            }
+            Transport::Log => self.send_log(m),
             Transport::Smtp { server, from } => {
                 let (to, message) = build_message(m, from).map_err(|error| SendFailure {
                     stage: Stage::Build,

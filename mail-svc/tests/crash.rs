@@ -15,6 +15,7 @@ async fn redelivery_after_a_crash_between_commit_and_ack_is_skipped() {
     crashing.hooks.crash_after_commit_seq = Some(2);
     // One delivery at a time, so that seq 3 is certainly not processed before the crash.
     crashing.consumer_concurrency = 1;
+    crashing.batch_size = 1;
     let first = start(crashing).await;
     let publisher = Publisher::connect(&names.exchange).await;
 

@@ -95,6 +95,8 @@ pub fn config(names: &Names) -> Config {
         mail_queue: names.queue.clone(),
         prefetch: 64,
         consumer_concurrency: 8,
+        batch_size: 64,
+        batch_window_ms: 5,
         mailer_concurrency: 2,
         mailer: MailerKind::Log,
         smtp_url: "smtp://127.0.0.1:1".into(),
