@@ -7,9 +7,11 @@
 //! - [`config`]: flags and environment variables;
 //! - [`order`]: statuses, the transition table, request validation;
 //! - [`db`]: migrations and the `Upsert` transaction;
+//! - [`batch`]: the group commit that applies concurrent `Upsert`s in one transaction;
 //! - [`grpc`]: the tonic service;
 //! - [`App`]: wires them into a server with health, reflection and metrics.
 
+pub mod batch;
 pub mod config;
 pub mod db;
 pub mod error;
