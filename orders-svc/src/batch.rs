@@ -1,9 +1,10 @@
 //! Group commit of `Upsert` calls: calls that arrive while a transaction is in flight are applied
 //! together in the next one, so one WAL flush and one sequence of round trips serve many calls.
 //!
-//! A single writer task owns the write path. When it becomes free it takes whatever is queued (up
-//! to [`MAX_BATCH`]) and applies it in ONE transaction; there is no timer, so a call on a quiet
-//! service starts its transaction at once (a batch of one). Each call keeps its own outcome:
+//! [`WRITERS`] writer tasks share one queue. A writer that becomes free takes whatever is queued
+//! (up to [`MAX_BATCH`]) and applies it in ONE transaction; there is no timer, so a call on a quiet
+//! service starts its transaction at once. A batch of one runs exactly the single-call
+//! transaction ([`db::upsert`]), so at low load nothing changes. Each call keeps its own outcome:
 //!
 //! - validation happens before a call is queued (`UpsertCommand::parse`), so bad input never
 //!   reaches a batch;
@@ -15,6 +16,13 @@
 //!   COMMIT itself, nobody knows — reported as UNAVAILABLE/INTERNAL exactly like the single-call
 //!   path), and no call is ever answered with success before its change committed.
 //!
+//! Two writers let one batch build while the other waits for its commit (WAL flush). Their
+//! batches may touch the same orders: [`db::lock_orders`] locks in id order and new orders are
+//! inserted in id order, so they wait for each other and never deadlock; two batches creating the
+//! same order settle like two single calls do (the loser rolls back and goes again as an update).
+//! Calls in different batches are concurrent calls: like two concurrent single calls, whichever
+//! locks the order first is applied first.
+//!
 //! One `NOTIFY` (through the relay waker) per committed batch that appended events.
 
 use std::{collections::HashMap, sync::Arc};
@@ -22,7 +30,7 @@ use std::{collections::HashMap, sync::Arc};
 use outbox_proto::orders::events::v1::OrderPayload;
 use prost::Message;
 use sqlx::PgPool;
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{Mutex, Notify, mpsc, oneshot};
 
 use crate::{
     db::{self, EventWrite, OrderRow, UpsertOutcome},
@@ -33,6 +41,9 @@ use crate::{
 /// The most calls one transaction applies. Bounds the statement size and the work lost by one
 /// database error; at 32 concurrent clients batches stay far below it.
 pub const MAX_BATCH: usize = 512;
+
+/// Writer tasks, each with at most one transaction in flight.
+pub const WRITERS: usize = 2;
 
 /// Calls waiting for the writer. Beyond it, callers wait to enqueue (backpressure).
 const QUEUE: usize = 4096;
@@ -52,10 +63,13 @@ pub struct GroupCommit {
 }
 
 impl GroupCommit {
-    /// Spawns the writer on the current runtime.
+    /// Spawns the writers on the current runtime.
     pub fn start(pool: PgPool, relay_waker: Arc<Notify>) -> Self {
         let (queue, rx) = mpsc::channel(QUEUE);
-        tokio::spawn(writer(pool, relay_waker, rx));
+        let rx = Arc::new(Mutex::new(rx));
+        for _ in 0..WRITERS {
+            tokio::spawn(writer(pool.clone(), relay_waker.clone(), rx.clone()));
+        }
         Self { queue }
     }
 
@@ -85,17 +99,29 @@ impl std::fmt::Debug for Job {
     }
 }
 
-async fn writer(pool: PgPool, relay_waker: Arc<Notify>, mut rx: mpsc::Receiver<Job>) {
+async fn writer(pool: PgPool, relay_waker: Arc<Notify>, rx: Arc<Mutex<mpsc::Receiver<Job>>>) {
     let mut jobs = Vec::with_capacity(MAX_BATCH);
-    // `recv_many` waits only while the queue is empty, then takes everything queued (up to the
-    // limit): the calls that arrived while the previous transaction was in flight.
-    while rx.recv_many(&mut jobs, MAX_BATCH).await > 0 {
+    // The free writer holds the receiver; `recv_many` waits only while the queue is empty, then
+    // takes everything queued (up to the limit): the calls that arrived while the other
+    // transactions were in flight.
+    loop {
+        // The guard is released before the batch is applied, so the other writer can take the
+        // calls that arrive meanwhile.
+        let taken = rx.lock().await.recv_many(&mut jobs, MAX_BATCH).await;
+        if taken == 0 {
+            return; // every handle is gone: the service stopped
+        }
         metrics::histogram!("orders_upsert_batch_size").record(jobs.len() as f64);
         let calls: Vec<(&UpsertCommand, Option<&str>)> = jobs
             .iter()
             .map(|j| (&j.cmd, j.traceparent.as_deref()))
             .collect();
-        let results = match apply(&pool, &calls).await {
+        let applied = if let [(cmd, traceparent)] = calls[..] {
+            Ok(vec![db::upsert(&pool, cmd, traceparent).await])
+        } else {
+            apply(&pool, &calls).await
+        };
+        let results = match applied {
             Ok(results) => results,
             Err(e) => {
                 tracing::warn!(error = %e, calls = calls.len(), "group commit failed");

@@ -317,6 +317,9 @@ pub async fn write_round(
                  insert into orders (id, status, customer_email, version, last_event_seq,
                                      created_at, updated_at)
                  select w.id, w.status, w.email, 1, w.seq, w.ev_at, w.ev_at from w where w.is_new
+                 -- In id order, like the row locks: two batches creating the same orders
+                 -- wait for each other instead of deadlocking.
+                 order by w.id
                  on conflict (id) do nothing
                  returning id, status, customer_email, version, last_event_seq, created_at,
                            updated_at
