@@ -161,8 +161,9 @@ async fn apply(
     let mut ids: Vec<i64> = calls.iter().map(|(c, _)| c.id).collect();
     ids.sort_unstable();
     ids.dedup();
-    // One retry is enough: after a lost creation race the row exists and stays existing.
-    'attempt: for _ in 0..2 {
+    // Each lost creation race leaves one more of the batch's orders existing for good (orders are
+    // never deleted), so after at most one retry per order every creation has settled.
+    'attempt: for _ in 0..=ids.len() {
         let mut tx = pool.begin().await?;
         let locked: HashMap<i64, Result<OrderRow, String>> =
             db::lock_orders(&mut tx, &ids).await?.into_iter().collect();

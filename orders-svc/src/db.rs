@@ -39,6 +39,17 @@ pub struct UpsertOutcome {
 }
 
 type RawRow = (i64, String, String, i64, i64, DateTime<Utc>, DateTime<Utc>);
+/// A [`RawRow`] after a "created by this statement" flag.
+type FlaggedRawRow = (
+    bool,
+    i64,
+    String,
+    String,
+    i64,
+    i64,
+    DateTime<Utc>,
+    DateTime<Utc>,
+);
 
 const ORDER_COLUMNS: &str =
     "id, status, customer_email, version, last_event_seq, created_at, updated_at";
@@ -300,7 +311,7 @@ pub async fn write_round(
     let creates: Vec<bool> = events.iter().map(|e| e.create_email.is_some()).collect();
     // `on conflict do nothing` waits for a concurrent creator of the same order to finish and then
     // skips the row; the caller sees fewer created rows than it asked for and starts over.
-    let raws: Vec<(bool, i64, String, String, i64, i64, DateTime<Utc>, DateTime<Utc>)> =
+    let raws: Vec<FlaggedRawRow> =
         sqlx::query_as(
             "with ev as (
                  insert into outbox (aggregate_id, event_type, prev_seq, payload, traceparent)
