@@ -4,9 +4,9 @@
 //! only that call, several calls on one order chain their events, and a database outage fails
 //! exactly the calls whose changes did not commit.
 //!
-//! To make a batch deterministic, the tests park every writer first: a direct transaction holds a
-//! lock the writers' current transactions wait for (`lock table outbox` or one order's row), the
-//! calls under test queue up meanwhile, and releasing the lock lets one writer take them all.
+//! To make a batch deterministic, the tests park every writer first: a direct transaction holds
+//! order rows the writers' current transactions wait for, the calls under test queue up
+//! meanwhile, and releasing the rows lets one writer take them all.
 
 mod common;
 
@@ -62,17 +62,6 @@ async fn wait_blocked(direct: &PgPool, n: i64) {
     panic!("{n} writers never blocked");
 }
 
-/// Holds the outbox so that every writer's next event waits: `share` conflicts with the
-/// `row exclusive` an insert takes.
-async fn plug_outbox(direct: &PgPool) -> Transaction<'static, Postgres> {
-    let mut tx = direct.begin().await.expect("begin");
-    sqlx::query("lock table outbox in share mode")
-        .execute(&mut *tx)
-        .await
-        .expect("lock outbox");
-    tx
-}
-
 /// Holds one order's row, as a concurrent writer would.
 async fn plug_order(direct: &PgPool, id: i64) -> Transaction<'static, Postgres> {
     let mut tx = direct.begin().await.expect("begin");
@@ -84,16 +73,28 @@ async fn plug_order(direct: &PgPool, id: i64) -> Transaction<'static, Postgres> 
     tx
 }
 
-/// Parks every writer on the outbox with a creation of its own (orders 1001, 1002, …).
+/// Parks every writer: each takes a change of an order of its own (1001, 1002, …) whose row a
+/// direct transaction holds. Committing the returned transaction lets them go.
 async fn park_writers(
     t: &TestOrders,
     direct: &PgPool,
 ) -> (Transaction<'static, Postgres>, Vec<Call>) {
-    let plug = plug_outbox(direct).await;
+    let ids: Vec<i64> = (1001..).take(WRITERS).collect();
+    for &id in &ids {
+        upsert(t, id, OrderStatus::Pending, EMAIL)
+            .await
+            .expect("parking order");
+    }
+    let mut plug = direct.begin().await.expect("begin");
+    sqlx::query("select 1 from orders where id = any($1) for update")
+        .bind(&ids)
+        .execute(&mut *plug)
+        .await
+        .expect("lock the parking orders");
     let mut parked = Vec::new();
-    for w in 0..WRITERS as i64 {
-        parked.push(call(t, req(1001 + w, OrderStatus::Pending, EMAIL)));
-        wait_blocked(direct, w + 1).await;
+    for (n, &id) in ids.iter().enumerate() {
+        parked.push(call(t, req(id, OrderStatus::Paid, "")));
+        wait_blocked(direct, n as i64 + 1).await;
     }
     (plug, parked)
 }
@@ -207,7 +208,7 @@ async fn a_forbidden_transition_or_bad_input_fails_only_its_own_call_in_a_group_
         .expect_err("invalid status");
     assert_eq!(err.code(), Code::InvalidArgument);
     let_them_queue(&calls).await;
-    plug.commit().await.expect("release the outbox");
+    plug.commit().await.expect("release the writers");
     for p in parked {
         p.await.expect("task").expect("parked call");
     }
@@ -278,7 +279,7 @@ async fn several_calls_on_one_order_in_one_batch_keep_a_gap_free_chain() {
     )
     .await;
     let_them_queue(&calls).await;
-    plug.commit().await.expect("release the outbox");
+    plug.commit().await.expect("release the writers");
     for p in parked {
         p.await.expect("task").expect("parked call");
     }
@@ -335,6 +336,74 @@ async fn several_calls_on_one_order_in_one_batch_keep_a_gap_free_chain() {
     .await
     .expect("xmin");
     assert_eq!(batch, 1, "one transaction");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_batch_that_loses_a_creation_race_goes_again_as_an_update() {
+    let t = start().await;
+    let direct = t.pool.clone();
+    // Another writer (a second replica) is creating order 9, not committed yet: the same two
+    // statements the service runs.
+    let mut rival = direct.begin().await.expect("begin");
+    sqlx::query(
+        "with ev as (
+             insert into outbox (aggregate_id, event_type, prev_seq, payload, traceparent)
+             values (9, 'OrderCreated', null, $1, null)
+             returning seq, created_at
+         )
+         insert into orders (id, status, customer_email, version, last_event_seq, created_at,
+                             updated_at)
+         select 9, 'pending', $2, 1, ev.seq, ev.created_at, ev.created_at from ev",
+    )
+    .bind(
+        OrderPayload {
+            id: 9,
+            status: OrderStatus::Pending as i32,
+            customer_email: EMAIL.into(),
+            previous_status: 0,
+        }
+        .encode_to_vec(),
+    )
+    .bind(EMAIL)
+    .execute(&mut *rival)
+    .await
+    .expect("rival creation");
+
+    let (plug, parked) = park_writers(&t, &direct).await;
+    // One batch creates 8, 9 and 10 (in id order, so it waits for the rival at 9).
+    let calls = send_in_order(
+        &t,
+        vec![
+            req(10, OrderStatus::Pending, EMAIL),
+            req(9, OrderStatus::Paid, EMAIL),
+            req(8, OrderStatus::Pending, EMAIL),
+        ],
+    )
+    .await;
+    let_them_queue(&calls).await;
+    plug.commit().await.expect("release the writers");
+    for p in parked {
+        p.await.expect("task").expect("parked call");
+    }
+    wait_blocked(&direct, 1).await;
+    rival.commit().await.expect("the rival wins");
+
+    let mut results = Vec::new();
+    for c in calls {
+        results.push(c.await.expect("task").expect("every call succeeds"));
+    }
+    assert!(results[0].created && results[2].created);
+    // Order 9 exists now: the call became a change chained to the rival's creation.
+    assert!(!results[1].created);
+    assert_eq!(results[1].order.as_ref().expect("order").version, 2);
+    for id in [8, 9, 10] {
+        assert_chain(&direct, id).await;
+    }
+    assert_eq!(
+        transactions_of(&direct, &[8, 10]).await,
+        1,
+        "the retried batch committed once"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
