@@ -1,5 +1,8 @@
-//! Queries and migrations. The `Upsert` transaction lives here, in [`upsert`], so that the
-//! service and the benchmark's database ceiling run exactly the same SQL.
+//! Queries and migrations. Two ways to write an `Upsert`:
+//!
+//! - [`upsert`]: one call, one transaction — the benchmark's "one transaction per call" ceiling;
+//! - [`lock_orders`] + [`write_round`]: the statements of a group commit (see `crate::batch`),
+//!   set-based so that one transaction and a fixed number of round trips serve many calls.
 
 use chrono::{DateTime, Utc};
 use outbox_proto::orders::events::v1::{ORDER_CREATED, ORDER_STATUS_CHANGED, OrderPayload};
@@ -36,6 +39,17 @@ pub struct UpsertOutcome {
 }
 
 type RawRow = (i64, String, String, i64, i64, DateTime<Utc>, DateTime<Utc>);
+/// A [`RawRow`] after a "created by this statement" flag.
+type FlaggedRawRow = (
+    bool,
+    i64,
+    String,
+    String,
+    i64,
+    i64,
+    DateTime<Utc>,
+    DateTime<Utc>,
+);
 
 const ORDER_COLUMNS: &str =
     "id, status, customer_email, version, last_event_seq, created_at, updated_at";
@@ -214,6 +228,145 @@ async fn change(
         order,
         created: false,
     })
+}
+
+/// Locks the orders a batch touches and reads them, in ONE statement. The rows are locked in id
+/// order (`order by id` sits below the row locking), so two transactions locking overlapping sets
+/// of orders (two writers, two replicas) wait for each other instead of deadlocking. Ids with no
+/// row are left out: their creation is decided by the caller and raced on the primary key.
+///
+/// A row this version cannot read is returned as `Err(reason)` for its id, so that only the calls
+/// on that order fail.
+pub async fn lock_orders(
+    tx: &mut Transaction<'_, Postgres>,
+    ids: &[i64],
+) -> Result<Vec<(i64, Result<OrderRow, String>)>, Error> {
+    let raws: Vec<RawRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "select {ORDER_COLUMNS} from orders where id = any($1) order by id for update"
+    )))
+    .bind(ids)
+    .fetch_all(&mut **tx)
+    .await?;
+    Ok(raws
+        .into_iter()
+        .map(|raw| {
+            let id = raw.0;
+            let row = to_row(raw).map_err(|e| match e {
+                Error::Corrupt { reason, .. } => reason,
+                other => other.to_string(),
+            });
+            (id, row)
+        })
+        .collect())
+}
+
+/// One event of a [`write_round`]: a new order with its `OrderCreated`, or a status change of a
+/// locked order with its `OrderStatusChanged`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventWrite {
+    pub id: i64,
+    pub status: Status,
+    /// Set for a creation (the new order's email), `None` for a change.
+    pub create_email: Option<String>,
+    /// The order's previous event (`None` for a creation).
+    pub prev_seq: Option<i64>,
+    /// An encoded `OrderPayload`.
+    pub payload: Vec<u8>,
+    pub traceparent: Option<String>,
+}
+
+/// The order rows a round wrote, per order, and whether each was created by it. `None` when a
+/// concurrent creator won the race for one of the round's new orders: the caller must roll back
+/// and go again (the row exists then).
+pub type RoundRows = Option<Vec<(bool, OrderRow)>>;
+
+/// Appends the events of one round and writes their orders, in ONE statement: the outbox rows with
+/// one `insert … select from unnest`, the new orders with one `insert`, the changed orders with one
+/// `update`. Each order appears at most once per round (its next event, if any, is in the next
+/// round: it needs this one's seq as its `prev_seq`). The changed orders must be locked by
+/// [`lock_orders`] in the same transaction.
+pub async fn write_round(
+    tx: &mut Transaction<'_, Postgres>,
+    events: &[EventWrite],
+) -> Result<RoundRows, Error> {
+    let ids: Vec<i64> = events.iter().map(|e| e.id).collect();
+    let types: Vec<&str> = events
+        .iter()
+        .map(|e| {
+            if e.create_email.is_some() {
+                ORDER_CREATED
+            } else {
+                ORDER_STATUS_CHANGED
+            }
+        })
+        .collect();
+    let prev: Vec<Option<i64>> = events.iter().map(|e| e.prev_seq).collect();
+    let payloads: Vec<&[u8]> = events.iter().map(|e| e.payload.as_slice()).collect();
+    let traces: Vec<Option<&str>> = events.iter().map(|e| e.traceparent.as_deref()).collect();
+    let statuses: Vec<&str> = events.iter().map(|e| e.status.as_str()).collect();
+    let emails: Vec<&str> = events
+        .iter()
+        .map(|e| e.create_email.as_deref().unwrap_or(""))
+        .collect();
+    let creates: Vec<bool> = events.iter().map(|e| e.create_email.is_some()).collect();
+    // `on conflict do nothing` waits for a concurrent creator of the same order to finish and then
+    // skips the row; the caller sees fewer created rows than it asked for and starts over.
+    let raws: Vec<FlaggedRawRow> =
+        sqlx::query_as(
+            "with ev as (
+                 insert into outbox (aggregate_id, event_type, prev_seq, payload, traceparent)
+                 select * from unnest($1::bigint[], $2::text[], $3::bigint[], $4::bytea[], $5::text[])
+                 returning seq, aggregate_id, created_at
+             ),
+             w as (
+                 select ev.seq, ev.created_at as ev_at, c.id, c.status, c.email, c.is_new
+                   from ev
+                   join unnest($1::bigint[], $6::text[], $7::text[], $8::bool[])
+                        as c(id, status, email, is_new) on c.id = ev.aggregate_id
+             ),
+             created as (
+                 insert into orders (id, status, customer_email, version, last_event_seq,
+                                     created_at, updated_at)
+                 select w.id, w.status, w.email, 1, w.seq, w.ev_at, w.ev_at from w where w.is_new
+                 -- In id order, like the row locks: two batches creating the same orders
+                 -- wait for each other instead of deadlocking.
+                 order by w.id
+                 on conflict (id) do nothing
+                 returning id, status, customer_email, version, last_event_seq, created_at,
+                           updated_at
+             ),
+             changed as (
+                 update orders o
+                    set status = w.status, version = o.version + 1, last_event_seq = w.seq,
+                        updated_at = w.ev_at
+                   from w
+                  where not w.is_new and o.id = w.id
+                 returning o.id, o.status, o.customer_email, o.version, o.last_event_seq,
+                           o.created_at, o.updated_at
+             )
+             select true, * from created
+             union all
+             select false, * from changed",
+        )
+        .bind(&ids)
+        .bind(&types)
+        .bind(&prev)
+        .bind(&payloads)
+        .bind(&traces)
+        .bind(&statuses)
+        .bind(&emails)
+        .bind(&creates)
+        .fetch_all(&mut **tx)
+        .await?;
+    if raws.len() < events.len() {
+        return Ok(None);
+    }
+    let mut rows = Vec::with_capacity(raws.len());
+    for (created, id, status, email, version, last, created_at, updated_at) in raws {
+        let row = to_row((id, status, email, version, last, created_at, updated_at))?;
+        rows.push((created, row));
+    }
+    Ok(Some(rows))
 }
 
 /// Wakes the relay: `NOTIFY` on the outbox channel. Sent after commit, outside the write

@@ -13,21 +13,25 @@ use tokio::sync::Notify;
 use tonic::{Request, Response, Status};
 
 use crate::{
+    batch::GroupCommit,
     db::{self, OrderRow},
     error::Error,
     order::UpsertCommand,
 };
 
-/// Serves `Upsert` and `GetOrder` from the pool; pokes the relay waker after each event.
+/// Serves `Upsert` through the group commit (which pokes the relay waker after each batch that
+/// appended events) and `GetOrder` from the pool.
 #[derive(Debug, Clone)]
 pub struct OrdersGrpc {
     pool: PgPool,
-    relay_waker: Arc<Notify>,
+    writes: GroupCommit,
 }
 
 impl OrdersGrpc {
+    /// Starts the group commit's writer on the current runtime.
     pub fn new(pool: PgPool, relay_waker: Arc<Notify>) -> Self {
-        Self { pool, relay_waker }
+        let writes = GroupCommit::start(pool.clone(), relay_waker);
+        Self { pool, writes }
     }
 }
 
@@ -48,8 +52,9 @@ impl OrderService for OrdersGrpc {
         tracing::Span::current().record("trace_id", trace.trace_id.as_str());
         let req = request.into_inner();
         let result = async {
+            // Validated before it is queued: bad input never reaches a batch.
             let cmd = UpsertCommand::parse(req.id, req.status, &req.customer_email)?;
-            db::upsert(&self.pool, &cmd, Some(&trace.to_string())).await
+            self.writes.upsert(cmd, Some(trace.to_string())).await
         }
         .await;
         let outcome_label = match &result {
@@ -72,7 +77,6 @@ impl OrderService for OrdersGrpc {
                 created = outcome.created,
                 "event appended"
             );
-            self.relay_waker.notify_one();
         }
         Ok(Response::new(UpsertOrderResponse {
             order: Some(to_proto(&outcome.order)),

@@ -7,6 +7,7 @@
 //! - [`config`]: flags and environment variables;
 //! - [`order`]: statuses, the transition table, request validation;
 //! - [`db`]: migrations and the `Upsert` transaction;
+//! - [`batch`]: the group commit that applies concurrent `Upsert`s in one transaction;
 //! - [`grpc`]: the tonic service;
 //! - [`App`]: wires them into a server with health, reflection and metrics.
 //!
@@ -15,6 +16,7 @@
 //! orders-svc needs its database to start (it creates and migrates it first); relay-svc and
 //! mail-svc are the ones that wait.
 
+pub mod batch;
 pub mod config;
 pub mod db;
 pub mod error;
