@@ -11,6 +11,9 @@
 //!   delivered seqs. An order's next event is only sent once its previous one was confirmed
 //!   delivered, so a nack or a return can never let a later event of an order reach a queue
 //!   before an earlier one.
+//! - **Overlap** ([`Relay::cycle`]): while a full batch is confirmed, the previous batch's
+//!   delete finishes and the next batch is read without the orders in flight; the batch's own
+//!   delete then runs in the background while the next one is published.
 //! - **Per-row problems hold back only their order** (the table in [`decide`]): a row that can
 //!   never be encoded moves to quarantine; a returned or nacked row is retried with its order's
 //!   own backoff while every other order flows at full speed.
