@@ -207,9 +207,11 @@ async fn a_failing_delete_publishes_nothing_twice_and_holds_back_nothing() {
     consumer.cleanup().await;
 }
 
-/// The broker connection is cut while the relay streams full batches (one confirming, the next
-/// already read, the previous one being deleted): nothing is lost, and no order's events reach
-/// the consumer out of chain order; the read-ahead of the broken cycle is dropped and read again.
+/// The broker connection is cut while a batch is being confirmed and the next one has been read:
+/// the relay streams full batches through a proxy that first stalls (the wave in flight waits
+/// for its confirms, the read-ahead completes meanwhile) and is then cut. Nothing is lost, and no
+/// order's events reach the consumer out of chain order: the read-ahead of the broken cycle is
+/// dropped and read again after the batch that was in flight.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_broker_cut_mid_pipeline_loses_and_reorders_nothing() {
     let orders = Orders::start().await;
@@ -217,13 +219,17 @@ async fn a_broker_cut_mid_pipeline_loses_and_reorders_nothing() {
     let consumer = Consumer::start(&exchange, Some("#")).await;
     let events = preload(&orders.pool, 6_000, 100).await;
     let broker = Proxy::start("127.0.0.1:5672").await.expect("proxy");
-    let amqp_url = format!("amqp://guest:guest@{}/%2f", broker.addr());
+    let stall = StallProxy::start(&broker.addr().to_string()).await;
+    let amqp_url = format!("amqp://guest:guest@{}/%2f", stall.addr());
     let relay = Relay::start(relay_config(&orders.database_url, &amqp_url, &exchange)).await;
 
     wait_until("the drain is under way", || async {
         consumer.seqs().len() >= 1_000
     })
     .await;
+    stall.stall();
+    // The wave in flight gets no confirm; the next batch's read (PostgreSQL only) completes.
+    tokio::time::sleep(Duration::from_millis(500)).await;
     broker.cut();
     wait_until("the relay sees the outage", || async {
         relay.status().await.consecutive_failures > 0
@@ -231,6 +237,7 @@ async fn a_broker_cut_mid_pipeline_loses_and_reorders_nothing() {
     .await;
     let left = orders.outbox_seqs().await.len();
     assert!(left > 0, "the cut landed before the drain ended");
+    stall.resume();
     broker.restore();
 
     let all: Vec<u64> = events.iter().map(|(_, s)| *s).collect();
