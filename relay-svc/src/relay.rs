@@ -67,13 +67,29 @@ pub(crate) struct Relay {
     last_backlog_refresh: Option<Instant>,
     /// Orders whose returned or nacked event waits for its retry, each with its own backoff.
     held: HashMap<i64, Hold>,
-    /// The next batch, read while the previous one was being confirmed (see [`Relay::cycle`]).
-    prefetched: Option<Vec<OutboxRow>>,
+    /// The next batch, read and encoded while the previous one was being confirmed (see
+    /// [`Relay::cycle`]).
+    prefetched: Option<Vec<Prepared>>,
     /// The delete of the last confirmed batch, running while the next batch is published.
     deleting: Option<JoinHandle<Undeleted>>,
     /// Confirmed seqs whose delete failed: left out of every read (never published again by
     /// this instance) and deleted again before the next read.
     undeleted: Vec<i64>,
+}
+
+/// A row and its message, or why it can never be encoded.
+type Prepared = (OutboxRow, Result<Outgoing, String>);
+
+fn prepare(rows: Vec<OutboxRow>) -> Vec<Prepared> {
+    rows.into_iter()
+        .map(|row| {
+            let message = Outgoing::from_row(&row).map_err(|e| match e {
+                Error::CorruptRow { reason, .. } => reason,
+                other => other.to_string(),
+            });
+            (row, message)
+        })
+        .collect()
 }
 
 /// Seqs a delete did not remove (empty when it succeeded), and why.
@@ -430,10 +446,10 @@ impl Relay {
                 self.finish_deletes().await?;
                 let rows = db::fetch_batch(&self.pool, self.cfg.batch_size, &held, &self.undeleted)
                     .await?;
-                (rows, false)
+                (prepare(rows), false)
             }
         };
-        let (Some(first), Some(last)) = (batch.first(), batch.last()) else {
+        let (Some((first, _)), Some((last, _))) = (batch.first(), batch.last()) else {
             if held.is_empty() && self.status.quarantined() == 0 && self.undeleted.is_empty() {
                 // Nothing present: that is the backlog, no need to count it (keeps idle load
                 // at two statements per poll: the lock ping and this read).
@@ -485,12 +501,17 @@ impl Relay {
             let mut undeleted = self.undeleted.clone();
             let limit = self.cfg.batch_size;
             let mut skip: Vec<i64> = held;
-            skip.extend(batch.iter().map(|r| r.aggregate_id));
+            skip.extend(batch.iter().map(|(r, _)| r.aggregate_id));
             let count_backlog = more && self.backlog_due();
             async move {
                 let delete_error = settle_deletes(&pool, deleting, &mut undeleted).await;
                 let next = if more {
-                    Some(db::fetch_batch(&pool, limit, &skip, &undeleted).await)
+                    // Encoded here too: the CPU work falls into the wait for the confirms.
+                    Some(
+                        db::fetch_batch(&pool, limit, &skip, &undeleted)
+                            .await
+                            .map(prepare),
+                    )
                 } else {
                     None
                 };
@@ -512,7 +533,7 @@ impl Relay {
             let seqs: Vec<i64> = delivery.delivered.iter().map(|(s, _)| *s).collect();
             self.status.published(&delivery.delivered);
             tracing::info!("relay: published seq={}", seq_ranges(&seqs));
-            log_published_events(&batch, &seqs);
+            log_published_events(batch.iter().map(|(r, _)| r), &seqs);
             for order in &delivery.delivered_orders {
                 self.held.remove(order);
             }
@@ -630,17 +651,17 @@ impl Relay {
     async fn publish_in_waves(
         &self,
         publisher: &Publisher,
-        batch: &[OutboxRow],
+        batch: &[Prepared],
         lease: &Lease,
     ) -> Delivery {
-        let mut waves: Vec<Vec<&OutboxRow>> = Vec::new();
+        let mut waves: Vec<Vec<&Prepared>> = Vec::new();
         let mut per_order: HashMap<i64, usize> = HashMap::new();
-        for row in batch {
-            let k = per_order.entry(row.aggregate_id).or_default();
+        for prepared in batch {
+            let k = per_order.entry(prepared.0.aggregate_id).or_default();
             if waves.len() <= *k {
                 waves.push(Vec::new());
             }
-            waves[*k].push(row);
+            waves[*k].push(prepared);
             *k += 1;
         }
 
@@ -657,23 +678,17 @@ impl Relay {
             }
             let mut rows = Vec::with_capacity(wave.len());
             let mut messages = Vec::with_capacity(wave.len());
-            for row in wave {
+            for (row, message) in wave {
                 if out.broken.is_some() || out.interrupted || blocked.contains(&row.aggregate_id) {
                     out.undelivered += 1;
                     continue;
                 }
-                match Outgoing::from_row(row) {
+                match message {
                     Ok(m) => {
                         rows.push(row);
                         messages.push(m);
                     }
-                    Err(e) => {
-                        let reason = match e {
-                            Error::CorruptRow { reason, .. } => reason,
-                            other => other.to_string(),
-                        };
-                        self.settle(row, decide(Err(&reason)), &mut out, &mut blocked);
-                    }
+                    Err(reason) => self.settle(row, decide(Err(reason)), &mut out, &mut blocked),
                 }
             }
             if messages.is_empty() {
@@ -875,11 +890,12 @@ fn seq_ranges(seqs: &[i64]) -> String {
 
 /// One line per published event with its trace id, so an operator can follow one Upsert's trace
 /// from orders-svc through the relay to mail-svc by grepping the id.
-fn log_published_events(batch: &[db::OutboxRow], published: &[i64]) {
+fn log_published_events<'a>(batch: impl Iterator<Item = &'a OutboxRow>, published: &[i64]) {
     if !tracing::enabled!(tracing::Level::INFO) {
         return;
     }
-    for row in batch.iter().filter(|r| published.contains(&r.seq)) {
+    let published: HashSet<i64> = published.iter().copied().collect();
+    for row in batch.filter(|r| published.contains(&r.seq)) {
         let trace_id = row
             .traceparent
             .as_deref()
