@@ -99,6 +99,23 @@ async fn idle_load_and_latency() {
     consumer.cleanup().await;
 }
 
+/// CPU seconds this process (the relay, and the benchmark's own publisher) has used so far.
+fn cpu_secs() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the parenthesised command: utime and stime are the 12th and 13th.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
         .ok()
@@ -122,8 +139,9 @@ async fn durable_queue(ch: &lapin::Channel) -> String {
 }
 
 /// The ceiling: a plain lapin publisher, persistent messages of the relay's size to a durable
-/// queue, `window` in flight per round of confirms (as the relay's waves). Events/s.
-async fn publish_ceiling(events: i64, window: usize) -> f64 {
+/// queue, `window` in flight per round of confirms (as the relay's waves). Events/s and CPU
+/// seconds of this process per 1,000 events.
+async fn publish_ceiling(events: i64, window: usize) -> (f64, f64) {
     let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
         .await
         .expect("connect");
@@ -145,6 +163,7 @@ async fn publish_ceiling(events: i64, window: usize) -> f64 {
     }
     .encode_to_vec();
     let started = Instant::now();
+    let cpu = cpu_secs();
     let mut sent = 0;
     while sent < events {
         let n = (window as i64).min(events - sent);
@@ -168,16 +187,18 @@ async fn publish_ceiling(events: i64, window: usize) -> f64 {
         sent += n;
     }
     let rate = events as f64 / started.elapsed().as_secs_f64();
+    let cpu = (cpu_secs() - cpu) * 1_000.0 / events as f64;
     ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
         .await
         .expect("delete queue");
     let _ = conn.close(200, "bench done".into()).await;
-    rate
+    (rate, cpu)
 }
 
 /// relay-svc draining `events` rows committed at once over 1,000 orders into a durable queue
-/// (nobody consumes it, as in the ceiling). Events/s.
-async fn relay_drain(events: i64, batch: u32) -> f64 {
+/// (nobody consumes it, as in the ceiling). Events/s and CPU seconds of this process (the
+/// relay; orders-svc idles) per 1,000 events.
+async fn relay_drain(events: i64, batch: u32) -> (f64, f64) {
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_ex");
     let consumer = Consumer::start(&exchange, None).await;
@@ -201,6 +222,7 @@ async fn relay_drain(events: i64, batch: u32) -> f64 {
     wait_until("the relay leads", || async { relay.status().await.active }).await;
     preload(&orders.pool, events, 1_000).await;
     let started = Instant::now();
+    let cpu = cpu_secs();
     sqlx::query("select pg_notify($1, '')")
         .bind(outbox_kit::outbox::NOTIFY_CHANNEL)
         .execute(&orders.pool)
@@ -221,12 +243,13 @@ async fn relay_drain(events: i64, batch: u32) -> f64 {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let rate = events as f64 / started.elapsed().as_secs_f64();
+    let cpu = (cpu_secs() - cpu) * 1_000.0 / events as f64;
     ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
         .await
         .expect("delete queue");
     let _ = conn.close(200, "bench done".into()).await;
     consumer.cleanup().await;
-    rate
+    (rate, cpu)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -237,12 +260,12 @@ async fn drain_against_the_broker_ceiling() {
     let rounds: usize = env_or("RELAY_BENCH_ROUNDS", 3);
     let mut ratios = Vec::new();
     for round in 1..=rounds {
-        let ceiling = publish_ceiling(events, batch as usize).await;
-        let drain = relay_drain(events, batch).await;
+        let (ceiling, ceiling_cpu) = publish_ceiling(events, batch as usize).await;
+        let (drain, drain_cpu) = relay_drain(events, batch).await;
         let ratio = drain / ceiling;
         ratios.push(ratio);
         println!(
-            "round {round}: {events} events, BATCH_SIZE {batch}: broker ceiling {ceiling:.0}/s, relay drain {drain:.0}/s = {:.0}%",
+            "round {round}: {events} events, BATCH_SIZE {batch}: broker ceiling {ceiling:.0}/s ({ceiling_cpu:.2} CPU s/1k), relay drain {drain:.0}/s ({drain_cpu:.2} CPU s/1k) = {:.0}%",
             100.0 * ratio
         );
     }
