@@ -268,7 +268,7 @@ impl Publisher {
     /// time: treat every message as undelivered and reconnect.
     pub async fn publish(
         &self,
-        messages: &[Outgoing],
+        messages: &[&Outgoing],
         timeout: Duration,
     ) -> Result<Vec<Outcome>, Error> {
         tokio::time::timeout(timeout, self.publish_wave(messages))
@@ -276,7 +276,7 @@ impl Publisher {
             .map_err(|_| Error::ConfirmTimeout(timeout))?
     }
 
-    async fn publish_wave(&self, messages: &[Outgoing]) -> Result<Vec<Outcome>, Error> {
+    async fn publish_wave(&self, messages: &[&Outgoing]) -> Result<Vec<Outcome>, Error> {
         let mut confirms = Vec::with_capacity(messages.len());
         for m in messages {
             let confirm = self

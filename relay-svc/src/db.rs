@@ -25,22 +25,31 @@ pub struct OutboxRow {
     pub created_at: DateTime<Utc>,
 }
 
-/// The oldest `limit` rows present, leaving out the orders in `held` (a returned or nacked
-/// event waits for its retry) and every order with a row in quarantine (its later events wait
-/// for an operator). Rows that commit later with a smaller seq are simply found by a later read;
-/// that is why there is no `where seq > $last`. Leaving the stuck orders out *in the query* is
-/// what keeps a few hundred of them at the head of the table from filling every batch.
-pub async fn fetch_batch(pool: &PgPool, limit: u32, held: &[i64]) -> Result<Vec<OutboxRow>, Error> {
+/// The oldest `limit` rows present, leaving out the orders in `skip_orders` (a returned or
+/// nacked event waits for its retry, or the order has an event in the batch being published
+/// right now), the seqs in `skip_seqs` (confirmed, but their delete failed and waits for a
+/// retry) and every order with a row in quarantine (its later events wait for an operator).
+/// Rows that commit later with a smaller seq are simply found by a later read; that is why there
+/// is no `where seq > $last`. Leaving the stuck orders out *in the query* is what keeps a few
+/// hundred of them at the head of the table from filling every batch.
+pub async fn fetch_batch(
+    pool: &PgPool,
+    limit: u32,
+    skip_orders: &[i64],
+    skip_seqs: &[i64],
+) -> Result<Vec<OutboxRow>, Error> {
     sqlx::query_as(
         "select o.seq, o.aggregate_id, o.event_type, o.prev_seq, o.payload, o.traceparent, \
                 o.created_at \
          from outbox o \
          where o.aggregate_id <> all($2) \
+           and o.seq <> all($3) \
            and not exists (select 1 from outbox_quarantine q where q.aggregate_id = o.aggregate_id) \
          order by o.seq limit $1",
     )
     .bind(i64::from(limit))
-    .bind(held)
+    .bind(skip_orders)
+    .bind(skip_seqs)
     .fetch_all(pool)
     .await
     .map_err(Error::from_db)
@@ -81,7 +90,8 @@ pub async fn quarantined(pool: &PgPool) -> Result<u64, Error> {
 }
 
 /// Deletes exactly the seqs the broker confirmed (and that no earlier failure of their order
-/// holds back). Returns how many rows went away (fewer when another instance got there first).
+/// holds back), in one statement per batch. Returns how many rows went away (fewer when another
+/// instance got there first).
 pub async fn delete(pool: &PgPool, seqs: &[i64]) -> Result<u64, Error> {
     let done = sqlx::query("delete from outbox where seq = any($1)")
         .bind(seqs)

@@ -11,6 +11,9 @@
 //!   delivered seqs. An order's next event is only sent once its previous one was confirmed
 //!   delivered, so a nack or a return can never let a later event of an order reach a queue
 //!   before an earlier one.
+//! - **Overlap** ([`Relay::cycle`]): while a full batch is confirmed, the previous batch's
+//!   delete finishes and the next batch is read without the orders in flight; the batch's own
+//!   delete then runs in the background while the next one is published.
 //! - **Per-row problems hold back only their order** (the table in [`decide`]): a row that can
 //!   never be encoded moves to quarantine; a returned or nacked row is retried with its order's
 //!   own backoff while every other order flows at full speed.
@@ -32,6 +35,7 @@ use sqlx::{
     PgConnection, PgPool,
     postgres::{PgConnectOptions, PgListener},
 };
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -63,7 +67,37 @@ pub(crate) struct Relay {
     last_backlog_refresh: Option<Instant>,
     /// Orders whose returned or nacked event waits for its retry, each with its own backoff.
     held: HashMap<i64, Hold>,
+    /// The next batch, read and encoded while the previous one was being confirmed (see
+    /// [`Relay::cycle`]).
+    prefetched: Option<Vec<Prepared>>,
+    /// The delete of the last confirmed batch, running while the next batch is published.
+    deleting: Option<JoinHandle<Undeleted>>,
+    /// Confirmed seqs whose delete failed: left out of every read (never published again by
+    /// this instance) and deleted again before the next read.
+    undeleted: Vec<i64>,
 }
+
+/// A row and its message, or why it can never be encoded.
+type Prepared = (OutboxRow, Result<Outgoing, String>);
+
+fn prepare(rows: Vec<OutboxRow>) -> Vec<Prepared> {
+    rows.into_iter()
+        .map(|row| {
+            let message = Outgoing::from_row(&row).map_err(|e| match e {
+                Error::CorruptRow { reason, .. } => reason,
+                other => other.to_string(),
+            });
+            (row, message)
+        })
+        .collect()
+}
+
+/// Seqs a delete did not remove (empty when it succeeded), and why.
+type Undeleted = (Vec<i64>, Option<Error>);
+
+/// At most this many batches' worth of confirmed seqs may wait for a failing delete; beyond it
+/// the relay stops reading (a failure of the database as a whole) until a delete succeeds.
+const UNDELETED_BATCHES: usize = 8;
 
 /// An order held back by a returned or nacked event.
 #[derive(Debug)]
@@ -149,6 +183,9 @@ impl Relay {
             backoff,
             last_backlog_refresh: None,
             held: HashMap::new(),
+            prefetched: None,
+            deleting: None,
+            undeleted: Vec::new(),
         }
     }
 
@@ -161,8 +198,10 @@ impl Relay {
             tracing::info!("relay: active (holding the leader lock)");
             let lost = self.lead(lock).await;
             self.status.set_active(false);
-            // A new term starts with no holds: the next leader's read decides afresh.
+            // A new term starts with no holds and no read-ahead: the next leader's read decides
+            // afresh.
             self.held.clear();
+            self.prefetched = None;
             self.status.set_held_orders(0);
             match lost {
                 None => break,
@@ -270,6 +309,7 @@ impl Relay {
                 // the session meanwhile. Publish nothing until a ping proves it did not.
                 Err(Unproven::Stale) => {
                     tracing::warn!("relay: leader lease not proven recently, pausing until it is");
+                    self.prefetched = None;
                     tokio::select! {
                         _ = self.shutdown.cancelled() => break None,
                         proven = lease.reproven() => match proven {
@@ -342,6 +382,9 @@ impl Relay {
                 }
             }
         };
+        // The last confirmed batch's delete finishes (bounded): otherwise its rows are published
+        // again by the next leader, a duplicate.
+        let _ = tokio::time::timeout(DB_TIMEOUT, self.finish_deletes()).await;
         // Bounded: a stalled broker or database must not hold up shutdown.
         if let Some(p) = publisher {
             let _ = tokio::time::timeout(DB_TIMEOUT, p.close()).await;
@@ -380,7 +423,15 @@ impl Relay {
             .min()
     }
 
-    /// One read-publish-delete round.
+    /// One read-publish-delete round, overlapped with its neighbours: while this batch's waves
+    /// are sent and confirmed, the previous batch's delete finishes and the next batch is read
+    /// (when this one is full); this batch's delete then runs while the next one is published.
+    ///
+    /// The read-ahead leaves out every order of the batch in flight, so an order is never in two
+    /// batches at once and its next event is still only sent after the previous one was
+    /// confirmed. A read never starts before the earlier deletes ended: a deleted row cannot be
+    /// read again, and a confirmed row whose delete failed is left out by seq until a retry
+    /// removes it.
     #[tracing::instrument(skip_all, fields(first_seq, last_seq, events))]
     async fn cycle(
         &mut self,
@@ -388,9 +439,18 @@ impl Relay {
         lease: &Lease,
     ) -> Result<Cycle, Error> {
         let held = self.held_orders();
-        let batch = db::fetch_batch(&self.pool, self.cfg.batch_size, &held).await?;
-        let (Some(first), Some(last)) = (batch.first(), batch.last()) else {
-            if held.is_empty() && self.status.quarantined() == 0 {
+        // A read-ahead left out the orders of the batch before it: more rows may be waiting.
+        let (batch, read_ahead) = match self.prefetched.take() {
+            Some(rows) => (rows, true),
+            None => {
+                self.finish_deletes().await?;
+                let rows = db::fetch_batch(&self.pool, self.cfg.batch_size, &held, &self.undeleted)
+                    .await?;
+                (prepare(rows), false)
+            }
+        };
+        let (Some((first, _)), Some((last, _))) = (batch.first(), batch.last()) else {
+            if held.is_empty() && self.status.quarantined() == 0 && self.undeleted.is_empty() {
                 // Nothing present: that is the backlog, no need to count it (keeps idle load
                 // at two statements per poll: the lock ping and this read).
                 self.status.set_backlog(db::Backlog::default());
@@ -431,24 +491,73 @@ impl Relay {
             }
         };
 
-        let delivery = self.publish_in_waves(publisher, &batch, lease).await;
+        let full = batch.len() >= self.cfg.batch_size as usize;
+        let more = full || read_ahead;
+        // The read-ahead: after the previous delete, the next batch without this batch's orders
+        // (nor the held ones), and the periodic backlog figures, while this batch is confirmed.
+        let ahead = {
+            let pool = self.pool.clone();
+            let deleting = self.deleting.take();
+            let mut undeleted = self.undeleted.clone();
+            let limit = self.cfg.batch_size;
+            let mut skip: Vec<i64> = held;
+            skip.extend(batch.iter().map(|(r, _)| r.aggregate_id));
+            let count_backlog = more && self.backlog_due();
+            async move {
+                let delete_error = settle_deletes(&pool, deleting, &mut undeleted).await;
+                let next = if more {
+                    // Encoded here too: the CPU work falls into the wait for the confirms.
+                    Some(
+                        db::fetch_batch(&pool, limit, &skip, &undeleted)
+                            .await
+                            .map(prepare),
+                    )
+                } else {
+                    None
+                };
+                let backlog = if count_backlog {
+                    Some(backlog_figures(&pool).await)
+                } else {
+                    None
+                };
+                (undeleted, delete_error, next, backlog)
+            }
+        };
+        let (delivery, (undeleted, delete_error, next, backlog)) =
+            tokio::join!(self.publish_in_waves(publisher, &batch, lease), ahead);
+        self.undeleted = undeleted;
         if let Some(e) = &delivery.broken {
             tracing::warn!(error = %e, "relay: broker connection broken, reconnecting");
         }
         if !delivery.delivered.is_empty() {
             let seqs: Vec<i64> = delivery.delivered.iter().map(|(s, _)| *s).collect();
-            if let Some(hook) = &self.cfg.before_delete {
-                hook.stop(seqs.clone()).await;
-            }
-            // Only after the confirm. If this delete fails (or we crash first), the rows are
-            // published again later: a duplicate, never a loss.
-            db::delete(&self.pool, &seqs).await?;
             self.status.published(&delivery.delivered);
             tracing::info!("relay: published seq={}", seq_ranges(&seqs));
-            log_published_events(&batch, &seqs);
+            log_published_events(batch.iter().map(|(r, _)| r), &seqs);
             for order in &delivery.delivered_orders {
                 self.held.remove(order);
             }
+            if let Some(hook) = &self.cfg.before_delete {
+                hook.stop(seqs.clone()).await;
+            }
+            // Only after the confirm, and in the background while the next batch is published;
+            // the next read waits for it. If it fails, the seqs are left out of reads and
+            // deleted again; if we crash first, the rows are published again later: a
+            // duplicate, never a loss.
+            let pool = self.pool.clone();
+            self.deleting = Some(tokio::spawn(async move {
+                match db::delete(&pool, &seqs).await {
+                    Ok(_) => (Vec::new(), None),
+                    Err(e) => {
+                        tracing::warn!(
+                            error = %e,
+                            "relay: cannot delete the confirmed seq={} (left out of reads, deleted again before the next one)",
+                            seq_ranges(&seqs)
+                        );
+                        (seqs, Some(e))
+                    }
+                }
+            }));
         }
         if !delivery.corrupt.is_empty() {
             let rows: Vec<(i64, String)> = delivery
@@ -484,36 +593,75 @@ impl Relay {
             );
         }
         self.status.set_held_orders(self.held.len());
-        let full = batch.len() >= self.cfg.batch_size as usize;
-        self.refresh_backlog(!full || delivery.undelivered > 0)
-            .await?;
+        if let Some(figures) = backlog {
+            self.set_backlog(figures?);
+        }
+        if !more || delivery.undelivered > 0 {
+            // Exact figures: the deletes first, so that deleted rows are not counted.
+            self.finish_deletes().await?;
+            self.refresh_backlog(true).await?;
+        }
         if let Some(e) = delivery.broken {
             return Err(e);
         }
-        Ok(if delivery.interrupted {
-            Cycle::Interrupted
-        } else if full {
-            Cycle::Full
-        } else {
-            Cycle::Drained
-        })
+        if delivery.interrupted {
+            return Ok(Cycle::Interrupted);
+        }
+        if let Some(e) = delete_error
+            && self.undeleted.len() > UNDELETED_BATCHES * self.cfg.batch_size as usize
+        {
+            return Err(e);
+        }
+        if let Some(next) = next {
+            let next = next?;
+            if !next.is_empty() {
+                self.prefetched = Some(next);
+            }
+        }
+        Ok(if more { Cycle::Full } else { Cycle::Drained })
+    }
+
+    /// Waits for the background delete and deletes again what failed before. A delete that
+    /// fails again leaves its seqs out of reads; beyond [`UNDELETED_BATCHES`] batches of them
+    /// the relay stops reading until the database takes them.
+    async fn finish_deletes(&mut self) -> Result<(), Error> {
+        let deleting = self.deleting.take();
+        let error = settle_deletes(&self.pool, deleting, &mut self.undeleted).await;
+        match error {
+            Some(e) if self.undeleted.len() > UNDELETED_BATCHES * self.cfg.batch_size as usize => {
+                Err(e)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the periodic backlog figures are due (at most every [`BACKLOG_REFRESH`]).
+    fn backlog_due(&self) -> bool {
+        self.last_backlog_refresh
+            .is_none_or(|t| t.elapsed() >= BACKLOG_REFRESH)
+    }
+
+    fn set_backlog(&mut self, (backlog, quarantined): (db::Backlog, u64)) {
+        self.status.set_backlog(backlog);
+        self.status.set_quarantined(quarantined);
+        self.last_backlog_refresh = Some(Instant::now());
     }
 
     /// Publishes `batch` wave by wave (see the module doc) and reports what became of each row.
     async fn publish_in_waves(
         &self,
         publisher: &Publisher,
-        batch: &[OutboxRow],
+        batch: &[Prepared],
         lease: &Lease,
     ) -> Delivery {
-        let mut waves: Vec<Vec<&OutboxRow>> = Vec::new();
+        let mut waves: Vec<Vec<&Prepared>> = Vec::new();
         let mut per_order: HashMap<i64, usize> = HashMap::new();
-        for row in batch {
-            let k = per_order.entry(row.aggregate_id).or_default();
+        for prepared in batch {
+            let k = per_order.entry(prepared.0.aggregate_id).or_default();
             if waves.len() <= *k {
                 waves.push(Vec::new());
             }
-            waves[*k].push(row);
+            waves[*k].push(prepared);
             *k += 1;
         }
 
@@ -530,23 +678,17 @@ impl Relay {
             }
             let mut rows = Vec::with_capacity(wave.len());
             let mut messages = Vec::with_capacity(wave.len());
-            for row in wave {
+            for (row, message) in wave {
                 if out.broken.is_some() || out.interrupted || blocked.contains(&row.aggregate_id) {
                     out.undelivered += 1;
                     continue;
                 }
-                match Outgoing::from_row(row) {
+                match message {
                     Ok(m) => {
                         rows.push(row);
                         messages.push(m);
                     }
-                    Err(e) => {
-                        let reason = match e {
-                            Error::CorruptRow { reason, .. } => reason,
-                            other => other.to_string(),
-                        };
-                        self.settle(row, decide(Err(&reason)), &mut out, &mut blocked);
-                    }
+                    Err(reason) => self.settle(row, decide(Err(reason)), &mut out, &mut blocked),
                 }
             }
             if messages.is_empty() {
@@ -613,18 +755,11 @@ impl Relay {
     /// Updates the backlog figures (always when `force`, else at most every
     /// [`BACKLOG_REFRESH`]), and the quarantine count with them.
     async fn refresh_backlog(&mut self, force: bool) -> Result<(), Error> {
-        if !force
-            && self
-                .last_backlog_refresh
-                .is_some_and(|t| t.elapsed() < BACKLOG_REFRESH)
-        {
+        if !force && !self.backlog_due() {
             return Ok(());
         }
-        let backlog = db::backlog(&self.pool).await?;
-        self.status.set_backlog(backlog);
-        self.status
-            .set_quarantined(db::quarantined(&self.pool).await?);
-        self.last_backlog_refresh = Some(Instant::now());
+        let figures = backlog_figures(&self.pool).await?;
+        self.set_backlog(figures);
         Ok(())
     }
 
@@ -702,6 +837,46 @@ impl Relay {
     }
 }
 
+/// The backlog and the quarantine count.
+async fn backlog_figures(pool: &PgPool) -> Result<(db::Backlog, u64), Error> {
+    Ok((db::backlog(pool).await?, db::quarantined(pool).await?))
+}
+
+/// Waits for `deleting` (adding what it could not delete to `undeleted`), then deletes
+/// `undeleted` again in one statement. Returns the error of a delete that failed; its seqs stay
+/// in `undeleted`.
+async fn settle_deletes(
+    pool: &PgPool,
+    deleting: Option<JoinHandle<Undeleted>>,
+    undeleted: &mut Vec<i64>,
+) -> Option<Error> {
+    let mut error = None;
+    if let Some(task) = deleting {
+        match task.await {
+            Ok((failed, e)) => {
+                undeleted.extend(failed);
+                error = e;
+            }
+            // It panicked: whether its rows went is unknown; at worst they are published
+            // again (a duplicate).
+            Err(e) => tracing::error!(error = %e, "relay: the delete task failed"),
+        }
+    }
+    if error.is_none() && !undeleted.is_empty() {
+        match db::delete(pool, undeleted).await {
+            Ok(_) => {
+                tracing::info!(
+                    "relay: deleted the confirmed seq={} at last",
+                    seq_ranges(undeleted)
+                );
+                undeleted.clear();
+            }
+            Err(e) => error = Some(e),
+        }
+    }
+    error
+}
+
 /// `6..8` for contiguous seqs, `6..12 (5 events)` otherwise (`seqs` non-empty, any order).
 fn seq_ranges(seqs: &[i64]) -> String {
     let min = seqs.iter().min().copied().unwrap_or_default();
@@ -715,11 +890,12 @@ fn seq_ranges(seqs: &[i64]) -> String {
 
 /// One line per published event with its trace id, so an operator can follow one Upsert's trace
 /// from orders-svc through the relay to mail-svc by grepping the id.
-fn log_published_events(batch: &[db::OutboxRow], published: &[i64]) {
+fn log_published_events<'a>(batch: impl Iterator<Item = &'a OutboxRow>, published: &[i64]) {
     if !tracing::enabled!(tracing::Level::INFO) {
         return;
     }
-    for row in batch.iter().filter(|r| published.contains(&r.seq)) {
+    let published: HashSet<i64> = published.iter().copied().collect();
+    for row in batch.filter(|r| published.contains(&r.seq)) {
         let trace_id = row
             .traceparent
             .as_deref()

@@ -1,14 +1,28 @@
 //! Figures, not assertions (ignored by default; run with
 //! `cargo test -p relay-svc --release --test bench -- --ignored --nocapture`):
-//! idle database load of one leader + one standby, and commit-to-consume latency.
+//! idle database load of one leader + one standby, and commit-to-consume latency; and the
+//! relay's drain rate next to the broker ceiling measured in the same run
+//! (`RELAY_BENCH_EVENTS`, `RELAY_BENCH_BATCH` and `RELAY_BENCH_ROUNDS` change its sizes).
 
 mod common;
 
 use std::time::{Duration, Instant};
 
 use common::*;
+use lapin::{
+    BasicProperties, Connection, ConnectionProperties,
+    options::{
+        BasicPublishOptions, ConfirmSelectOptions, QueueBindOptions, QueueDeclareOptions,
+        QueueDeleteOptions,
+    },
+    types::FieldTable,
+};
 use outbox_kit::testing;
-use outbox_proto::orders::v1::OrderStatus;
+use outbox_proto::orders::{
+    events::v1::{ORDER_STATUS_CHANGED, OrderEvent},
+    v1::OrderStatus,
+};
+use prost::Message;
 
 async fn xact_count(orders: &Orders) -> i64 {
     // Every statement the relays run outside a transaction block is one transaction here.
@@ -83,4 +97,251 @@ async fn idle_load_and_latency() {
         t0.elapsed()
     );
     consumer.cleanup().await;
+}
+
+/// CPU seconds this process (the relay, and the benchmark's own publisher) has used so far.
+fn cpu_secs() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the parenthesised command: utime and stime are the 12th and 13th.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+async fn durable_queue(ch: &lapin::Channel) -> String {
+    let queue = testing::unique("relay_bench_q");
+    ch.queue_declare(
+        queue.as_str().into(),
+        QueueDeclareOptions {
+            durable: true,
+            ..Default::default()
+        },
+        FieldTable::default(),
+    )
+    .await
+    .expect("queue");
+    queue
+}
+
+/// The ceiling: a plain lapin publisher, persistent messages of the relay's size to a durable
+/// queue, `window` in flight per round of confirms (as the relay's waves). Events/s and CPU
+/// seconds of this process per 1,000 events.
+async fn publish_ceiling(events: i64, window: usize) -> (f64, f64) {
+    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+        .await
+        .expect("connect");
+    let ch = conn.create_channel().await.expect("channel");
+    let queue = durable_queue(&ch).await;
+    ch.confirm_select(ConfirmSelectOptions::default())
+        .await
+        .expect("confirms");
+    let body = OrderEvent {
+        seq: 1,
+        r#type: ORDER_STATUS_CHANGED.into(),
+        aggregate_id: 1,
+        prev_seq: Some(1),
+        payload: Some(
+            prost::Message::decode(payload(1, OrderStatus::Paid, OrderStatus::Pending).as_slice())
+                .expect("payload"),
+        ),
+        ts_ms: 0,
+    }
+    .encode_to_vec();
+    let started = Instant::now();
+    let cpu = cpu_secs();
+    let mut sent = 0;
+    while sent < events {
+        let n = (window as i64).min(events - sent);
+        let mut confirms = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            confirms.push(
+                ch.basic_publish(
+                    "".into(),
+                    queue.as_str().into(),
+                    BasicPublishOptions::default(),
+                    &body,
+                    BasicProperties::default().with_delivery_mode(2),
+                )
+                .await
+                .expect("publish"),
+            );
+        }
+        for c in confirms {
+            assert!(c.await.expect("confirm").is_ack());
+        }
+        sent += n;
+    }
+    let rate = events as f64 / started.elapsed().as_secs_f64();
+    let cpu = (cpu_secs() - cpu) * 1_000.0 / events as f64;
+    ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+        .await
+        .expect("delete queue");
+    let _ = conn.close(200, "bench done".into()).await;
+    (rate, cpu)
+}
+
+/// The relay's own publisher and wire format without the database: `events` messages built from
+/// outbox rows (1,000 orders) through the topic exchange with `mandatory`, properties and
+/// headers, in waves of `window`. Events/s. Tells the broker's cost of the relay's messages
+/// apart from the relay's database work.
+async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
+    let exchange = testing::unique("relay_ex");
+    let consumer = Consumer::start(&exchange, None).await;
+    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+        .await
+        .expect("connect");
+    let ch = conn.create_channel().await.expect("channel");
+    let queue = durable_queue(&ch).await;
+    ch.queue_bind(
+        queue.as_str().into(),
+        exchange.as_str().into(),
+        "#".into(),
+        QueueBindOptions::default(),
+        FieldTable::default(),
+    )
+    .await
+    .expect("bind");
+    let publisher = relay_svc::amqp::Publisher::connect(
+        &testing::amqp_url(),
+        &exchange,
+        Duration::from_secs(30),
+    )
+    .await
+    .expect("publisher");
+    let body = payload(1, OrderStatus::Paid, OrderStatus::Pending);
+    let messages: Vec<relay_svc::amqp::Outgoing> = (0..events)
+        .map(|i| {
+            relay_svc::amqp::Outgoing::from_row(&relay_svc::db::OutboxRow {
+                seq: i + 1,
+                aggregate_id: 1 + i % 1_000,
+                event_type: ORDER_STATUS_CHANGED.into(),
+                prev_seq: (i >= 1_000).then_some(i + 1 - 1_000),
+                payload: body.clone(),
+                traceparent: None,
+                created_at: chrono::Utc::now(),
+            })
+            .expect("encodes")
+        })
+        .collect();
+    let started = Instant::now();
+    for wave in messages.chunks(window) {
+        let wave: Vec<&relay_svc::amqp::Outgoing> = wave.iter().collect();
+        let outcomes = publisher
+            .publish(&wave, Duration::from_secs(30))
+            .await
+            .expect("wave");
+        assert!(
+            outcomes
+                .iter()
+                .all(|o| *o == relay_svc::amqp::Outcome::Delivered)
+        );
+    }
+    let rate = events as f64 / started.elapsed().as_secs_f64();
+    publisher.close().await;
+    ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+        .await
+        .expect("delete queue");
+    let _ = conn.close(200, "bench done".into()).await;
+    consumer.cleanup().await;
+    rate
+}
+
+/// relay-svc draining `events` rows committed at once over 1,000 orders into a durable queue
+/// (nobody consumes it, as in the ceiling). Events/s and CPU seconds of this process (the
+/// relay; orders-svc idles) per 1,000 events.
+async fn relay_drain(events: i64, batch: u32) -> (f64, f64) {
+    let orders = Orders::start().await;
+    let exchange = testing::unique("relay_ex");
+    let consumer = Consumer::start(&exchange, None).await;
+    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+        .await
+        .expect("connect");
+    let ch = conn.create_channel().await.expect("channel");
+    let queue = durable_queue(&ch).await;
+    ch.queue_bind(
+        queue.as_str().into(),
+        exchange.as_str().into(),
+        "#".into(),
+        QueueBindOptions::default(),
+        FieldTable::default(),
+    )
+    .await
+    .expect("bind");
+    let mut cfg = relay_config(&orders.database_url, &testing::amqp_url(), &exchange);
+    cfg.batch_size = batch;
+    let relay = Relay::start(cfg).await;
+    wait_until("the relay leads", || async { relay.status().await.active }).await;
+    preload(&orders.pool, events, 1_000).await;
+    let started = Instant::now();
+    let cpu = cpu_secs();
+    sqlx::query("select pg_notify($1, '')")
+        .bind(outbox_kit::outbox::NOTIFY_CHANNEL)
+        .execute(&orders.pool)
+        .await
+        .expect("notify");
+    loop {
+        let left: i64 = sqlx::query_scalar("select count(*) from outbox")
+            .fetch_one(&orders.pool)
+            .await
+            .expect("count");
+        if left == 0 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "drain stalled"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let rate = events as f64 / started.elapsed().as_secs_f64();
+    let cpu = (cpu_secs() - cpu) * 1_000.0 / events as f64;
+    ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+        .await
+        .expect("delete queue");
+    let _ = conn.close(200, "bench done".into()).await;
+    consumer.cleanup().await;
+    (rate, cpu)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "prints figures"]
+async fn drain_against_the_broker_ceiling() {
+    let events: i64 = env_or("RELAY_BENCH_EVENTS", 30_000);
+    let batch: u32 = env_or("RELAY_BENCH_BATCH", 256);
+    let rounds: usize = env_or("RELAY_BENCH_ROUNDS", 3);
+    let mut ratios = Vec::new();
+    for round in 1..=rounds {
+        let (ceiling, ceiling_cpu) = publish_ceiling(events, batch as usize).await;
+        let format = relay_format_ceiling(events, batch as usize).await;
+        let (drain, drain_cpu) = relay_drain(events, batch).await;
+        let ratio = drain / ceiling;
+        ratios.push(ratio);
+        println!(
+            "round {round}: {events} events, BATCH_SIZE {batch}: broker ceiling {ceiling:.0}/s ({ceiling_cpu:.2} CPU s/1k), relay's messages without the database {format:.0}/s = {:.0}%, relay drain {drain:.0}/s ({drain_cpu:.2} CPU s/1k) = {:.0}%",
+            100.0 * format / ceiling,
+            100.0 * ratio
+        );
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "relay drain / broker ceiling: median {:.0}% (min {:.0}%, max {:.0}%)",
+        100.0 * ratios[ratios.len() / 2],
+        100.0 * ratios[0],
+        100.0 * ratios[ratios.len() - 1]
+    );
 }

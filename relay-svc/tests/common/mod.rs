@@ -591,3 +591,38 @@ async fn pump(
         }
     }
 }
+
+/// Preloads `events` rows over `orders` chains in one transaction (event i belongs to order
+/// 1 + i % orders); returns every order's chain.
+pub async fn preload(pool: &PgPool, events: i64, orders: i64) -> Vec<(i64, u64)> {
+    let body = payload(1, OrderStatus::Paid, OrderStatus::Pending);
+    let mut tx = pool.begin().await.expect("begin");
+    let first: i64 = sqlx::query_scalar(
+        "with ins as ( \
+             insert into outbox (aggregate_id, event_type, prev_seq, payload) \
+             select 1 + (g % $2), \
+                    case when g < $2 then 'OrderCreated' else 'OrderStatusChanged' end, null, $3 \
+               from generate_series(0, $1 - 1) g \
+             returning seq) \
+         select min(seq) from ins",
+    )
+    .bind(events)
+    .bind(orders)
+    .bind(&body)
+    .fetch_one(&mut *tx)
+    .await
+    .expect("preload");
+    // Identity values of one insert are handed out in row order: chain by position.
+    sqlx::query("update outbox set prev_seq = seq - $1 where seq >= $2 + $1")
+        .bind(orders)
+        .bind(first)
+        .execute(&mut *tx)
+        .await
+        .expect("chain");
+    tx.commit().await.expect("commit");
+    let rows: Vec<(i64, i64)> = sqlx::query_as("select aggregate_id, seq from outbox order by seq")
+        .fetch_all(pool)
+        .await
+        .expect("read back");
+    rows.into_iter().map(|(o, s)| (o, s as u64)).collect()
+}
