@@ -22,8 +22,8 @@ use lapin::{
     BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind,
     options::{
         BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions,
-        ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions, QueueDeclareOptions,
-        QueueDeleteOptions,
+        ConfirmSelectOptions, ExchangeDeclareOptions, ExchangeDeleteOptions, QueueBindOptions,
+        QueueDeclareOptions, QueueDeleteOptions,
     },
     types::{AMQPValue, FieldTable},
 };
@@ -37,6 +37,7 @@ use serde::Serialize;
 use sqlx::PgPool;
 
 use crate::{
+    cpu::{CpuMeter, CpuUse},
     stack::{Stack, StackConfig, db_name},
     stats::Summary,
 };
@@ -60,7 +61,7 @@ pub struct BenchOptions {
     #[arg(long, default_value_t = 256)]
     pub window: usize,
     /// Prefetch for the consumer ceiling (match mail-svc's prefetch).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 256)]
     pub prefetch: u16,
     /// Offered loads (events/s) for the end-to-end latency.
     #[arg(long, value_delimiter = ',', default_value = "100,1000")]
@@ -74,6 +75,13 @@ pub struct BenchOptions {
     /// Seconds to watch an idle stack.
     #[arg(long, default_value_t = 10.0)]
     pub idle_secs: f64,
+    /// How often each ratio and latency measurement is repeated; the table shows the median and
+    /// the spread (min–max), so one unlucky second on a noisy machine cannot decide a verdict.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: u32,
+    /// A smoke run: every section with small sizes, in under two minutes (overrides the sizes).
+    #[arg(long)]
+    pub quick: bool,
     /// Sections to run (1-5).
     #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,5")]
     pub sections: Vec<u8>,
@@ -82,10 +90,24 @@ pub struct BenchOptions {
     pub json: std::path::PathBuf,
 }
 
+impl BenchOptions {
+    /// The sizes `--quick` runs with; other settings are kept.
+    pub fn quick(mut self) -> Self {
+        self.write_secs = 1.0;
+        self.events = 5_000;
+        self.orders = 200;
+        self.e2e_secs = 2.0;
+        self.idle_secs = 2.0;
+        self.max_writers = 16;
+        self
+    }
+}
+
 /// Everything one run measured.
 #[derive(Debug, Default, Serialize)]
 pub struct BenchReport {
     pub machine: Machine,
+    pub runs: u32,
     pub write_path: Vec<WritePath>,
     pub relay_drain: Option<Pair>,
     pub consume: Option<Pair>,
@@ -101,27 +123,108 @@ pub struct Machine {
     pub date: String,
 }
 
+/// One measurement repeated `--runs` times: each run's summary and the CPU it cost.
+#[derive(Debug, Default, Serialize)]
+pub struct Runs {
+    pub runs: Vec<Summary>,
+    pub cpu: Vec<CpuUse>,
+}
+
+/// The median of several runs with their range.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    /// The median (the lower middle one of an even count: no value the runs did not produce)
+    /// and the range of `values`.
+    pub fn of(mut values: Vec<f64>) -> Self {
+        values.sort_by(f64::total_cmp);
+        match (values.first(), values.last()) {
+            (Some(&min), Some(&max)) => Self {
+                median: values[(values.len() - 1) / 2],
+                min,
+                max,
+            },
+            _ => Self::default(),
+        }
+    }
+}
+
+impl Runs {
+    fn push(&mut self, (summary, cpu): (Summary, CpuUse)) {
+        self.runs.push(summary);
+        self.cpu.push(cpu);
+    }
+
+    /// A figure of every run, as median and range.
+    pub fn spread(&self, figure: impl Fn(&Summary) -> f64) -> Spread {
+        Spread::of(self.runs.iter().map(figure).collect())
+    }
+
+    /// CPU seconds per 1,000 operations over all runs together.
+    pub fn cpu_per_1000(&self) -> CpuUse {
+        CpuUse::sum(&self.cpu).per(self.runs.iter().map(|r| r.ops).sum(), 1000.0)
+    }
+}
+
+/// Per-run ratios of a service to its ceiling (runs are paired: each ceiling run is measured
+/// right before its service run).
+pub fn ratio_spread(service: &Runs, ceiling: &Runs) -> Spread {
+    Spread::of(
+        service
+            .runs
+            .iter()
+            .zip(&ceiling.runs)
+            .filter(|(_, c)| c.per_sec > 0.0)
+            .map(|(s, c)| s.per_sec / c.per_sec)
+            .collect(),
+    )
+}
+
 #[derive(Debug, Serialize)]
 pub struct WritePath {
     pub concurrency: usize,
-    pub ceiling: Summary,
-    pub service: Summary,
+    pub ceiling: Runs,
+    pub service: Runs,
 }
 
 /// A stage next to its ceiling.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 pub struct Pair {
-    pub ceiling: Summary,
-    pub service: Summary,
+    pub ceiling: Runs,
+    pub service: Runs,
 }
 
+/// One end-to-end load, repeated.
 #[derive(Debug, Serialize)]
 pub struct EndToEnd {
     /// Offered events/s, or `None` for the closed-loop maximum.
     pub offered: Option<u64>,
+    pub runs: Vec<EndToEndRun>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct EndToEndRun {
     pub achieved_per_sec: f64,
     pub commit_to_publish: Summary,
     pub commit_to_mail: Summary,
+    pub cpu: CpuUse,
+}
+
+impl EndToEnd {
+    pub fn spread(&self, figure: impl Fn(&EndToEndRun) -> f64) -> Spread {
+        Spread::of(self.runs.iter().map(figure).collect())
+    }
+
+    /// CPU seconds per 1,000 events over all runs together.
+    pub fn cpu_per_1000(&self) -> CpuUse {
+        let events = self.runs.iter().map(|r| r.commit_to_mail.ops).sum();
+        CpuUse::sum(self.runs.iter().map(|r| &r.cpu)).per(events, 1000.0)
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -137,17 +240,27 @@ fn progress(msg: impl AsRef<str>) {
 
 /// Runs the selected sections.
 pub async fn run(opts: &BenchOptions) -> anyhow::Result<BenchReport> {
+    let opts = if opts.quick {
+        opts.clone().quick()
+    } else {
+        opts.clone()
+    };
     let mut report = BenchReport {
         machine: machine(),
+        runs: opts.runs,
         ..Default::default()
     };
     let on = |s: u8| opts.sections.contains(&s);
+    let runs = 1..=opts.runs;
     if on(1) {
         for &c in &opts.concurrency {
-            progress(format!("1. write path, C={c}: database ceiling"));
-            let ceiling = write_ceiling(c, opts.write_secs).await?;
-            progress(format!("1. write path, C={c}: Upsert over gRPC"));
-            let service = write_service(c, opts.write_secs).await?;
+            let (mut ceiling, mut service) = (Runs::default(), Runs::default());
+            for run in runs.clone() {
+                progress(format!("1. write path, C={c}, run {run}: database ceiling"));
+                ceiling.push(write_ceiling(c, opts.write_secs).await?);
+                progress(format!("1. write path, C={c}, run {run}: Upsert over gRPC"));
+                service.push(write_service(c, opts.write_secs).await?);
+            }
             report.write_path.push(WritePath {
                 concurrency: c,
                 ceiling,
@@ -156,30 +269,40 @@ pub async fn run(opts: &BenchOptions) -> anyhow::Result<BenchReport> {
         }
     }
     if on(2) {
-        progress(format!(
-            "2. relay drain: broker ceiling, {} messages",
-            opts.events
-        ));
-        let ceiling = publish_ceiling(opts.events, opts.window).await?;
-        progress(format!(
-            "2. relay drain: relay-svc draining {} events",
-            opts.events
-        ));
-        let service = relay_drain(opts.events, opts.orders).await?;
-        report.relay_drain = Some(Pair { ceiling, service });
+        let mut pair = Pair::default();
+        for run in runs.clone() {
+            progress(format!(
+                "2. relay drain, run {run}: broker ceiling, {} messages",
+                opts.events
+            ));
+            pair.ceiling
+                .push(publish_ceiling(opts.events, opts.window).await?);
+            progress(format!(
+                "2. relay drain, run {run}: relay-svc draining {} events",
+                opts.events
+            ));
+            pair.service
+                .push(relay_drain(opts.events, opts.orders).await?);
+        }
+        report.relay_drain = Some(pair);
     }
     if on(3) {
-        progress(format!(
-            "3. consume path: consumer ceiling, {} messages",
-            opts.events
-        ));
-        let ceiling = consume_ceiling(opts.events, opts.prefetch).await?;
-        progress(format!(
-            "3. consume path: mail-svc processing {} events",
-            opts.events
-        ));
-        let service = mail_consume(opts.events, opts.orders).await?;
-        report.consume = Some(Pair { ceiling, service });
+        let mut pair = Pair::default();
+        for run in runs.clone() {
+            progress(format!(
+                "3. consume path, run {run}: consumer ceiling, {} messages",
+                opts.events
+            ));
+            pair.ceiling
+                .push(consume_ceiling(opts.events, opts.prefetch).await?);
+            progress(format!(
+                "3. consume path, run {run}: mail-svc processing {} events",
+                opts.events
+            ));
+            pair.service
+                .push(mail_consume(opts.events, opts.orders, opts.prefetch).await?);
+        }
+        report.consume = Some(pair);
     }
     if on(4) || on(5) {
         let stack = bench_stack(1, 1).await?;
@@ -190,19 +313,25 @@ pub async fn run(opts: &BenchOptions) -> anyhow::Result<BenchReport> {
             report.idle = Some(idle(&stack, opts.idle_secs).await?);
         }
         if on(4) {
-            for &load in &opts.loads {
-                progress(format!("4. end to end at {load} events/s"));
-                report
-                    .end_to_end
-                    .push(end_to_end(&stack, Some(load), opts.e2e_secs, opts.max_writers).await?);
+            let loads = opts.loads.iter().map(|&l| Some(l)).chain([None]);
+            for offered in loads {
+                let mut e = EndToEnd {
+                    offered,
+                    runs: Vec::new(),
+                };
+                for run in runs.clone() {
+                    progress(match offered {
+                        Some(load) => format!("4. end to end at {load} events/s, run {run}"),
+                        None => format!(
+                            "4. end to end, maximum with {} writers, run {run}",
+                            opts.max_writers
+                        ),
+                    });
+                    e.runs
+                        .push(end_to_end(&stack, offered, opts.e2e_secs, opts.max_writers).await?);
+                }
+                report.end_to_end.push(e);
             }
-            progress(format!(
-                "4. end to end, maximum with {} writers",
-                opts.max_writers
-            ));
-            report
-                .end_to_end
-                .push(end_to_end(&stack, None, opts.e2e_secs, opts.max_writers).await?);
         }
     }
     Ok(report)
@@ -284,10 +413,12 @@ where
 const EMAIL: &str = "bench@example.com";
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
-async fn write_ceiling(c: usize, secs: f64) -> anyhow::Result<Summary> {
+async fn write_ceiling(c: usize, secs: f64) -> anyhow::Result<(Summary, CpuUse)> {
     let url = outbox_kit::testing::fresh_database_url("bench_test_ceiling");
     let pool = outbox_kit::db::connect(&url, c as u32).await?;
     orders_db::MIGRATOR.run(&pool).await?;
+    let meter = CpuMeter::new(Vec::new(), vec![db_name(&url)]);
+    let before = meter.sample();
     let summary = run_writers(c, secs, move |_, id, status| {
         let pool = pool.clone();
         async move {
@@ -297,11 +428,12 @@ async fn write_ceiling(c: usize, secs: f64) -> anyhow::Result<Summary> {
         }
     })
     .await?;
+    let cpu = meter.sample().since(&before);
     drop_database(&url).await;
-    Ok(summary)
+    Ok((summary, cpu))
 }
 
-async fn write_service(c: usize, secs: f64) -> anyhow::Result<Summary> {
+async fn write_service(c: usize, secs: f64) -> anyhow::Result<(Summary, CpuUse)> {
     let mut stack = bench_stack(0, 0).await?;
     let mut clients = Vec::new();
     for _ in 0..c {
@@ -309,6 +441,8 @@ async fn write_service(c: usize, secs: f64) -> anyhow::Result<Summary> {
         clients.push(stack.orders_client().await?);
     }
     let clients = Arc::new(clients);
+    let meter = stack.cpu_meter();
+    let before = meter.sample();
     let summary = run_writers(c, secs, move |worker, id, status| {
         let mut client = clients[worker].clone();
         async move {
@@ -323,9 +457,10 @@ async fn write_service(c: usize, secs: f64) -> anyhow::Result<Summary> {
         }
     })
     .await?;
+    let cpu = meter.sample().since(&before);
     stack.stop().await;
     drop_database(&stack.orders_db_url).await;
-    Ok(summary)
+    Ok((summary, cpu))
 }
 
 /// A fresh stack with `relays` relay-svc and `mails` mail-svc, logging warnings only (a benchmark
@@ -402,13 +537,42 @@ fn persistent() -> BasicProperties {
         .with_content_type("application/x-protobuf".into())
 }
 
-/// A plain publisher: persistent messages with confirms, `window` in flight, to a durable queue.
-async fn publish_ceiling(events: u64, window: usize) -> anyhow::Result<Summary> {
-    let conn = amqp().await?;
-    let ch = conn.create_channel().await?;
-    let queue = outbox_kit::testing::unique("bench.ceiling");
+/// The properties relay-svc gives an event (its wire format: message id, type, timestamp, app
+/// id and the chain headers), so the ceiling asks the broker for the same work per message.
+fn event_properties(
+    seq: u64,
+    order: i64,
+    prev_seq: Option<u64>,
+    event_type: &str,
+) -> BasicProperties {
+    let mut headers = FieldTable::default();
+    headers.insert("aggregate_id".into(), AMQPValue::LongLongInt(order));
+    if let Some(p) = prev_seq {
+        headers.insert("prev_seq".into(), AMQPValue::LongLongInt(p as i64));
+    }
+    persistent()
+        .with_message_id(seq.to_string().into())
+        .with_type(event_type.into())
+        .with_timestamp(1_792_076_127)
+        .with_app_id("relay-svc".into())
+        .with_headers(headers)
+}
+
+/// A durable topic exchange with a durable classic queue bound to every key: what the relay
+/// drain publishes into.
+async fn topic_to_queue(ch: &Channel, exchange: &str, queue: &str) -> anyhow::Result<()> {
+    ch.exchange_declare(
+        exchange.into(),
+        ExchangeKind::Topic,
+        ExchangeDeclareOptions {
+            durable: true,
+            ..Default::default()
+        },
+        FieldTable::default(),
+    )
+    .await?;
     ch.queue_declare(
-        queue.as_str().into(),
+        queue.into(),
         QueueDeclareOptions {
             durable: true,
             ..Default::default()
@@ -416,21 +580,46 @@ async fn publish_ceiling(events: u64, window: usize) -> anyhow::Result<Summary> 
         FieldTable::default(),
     )
     .await?;
+    ch.queue_bind(
+        queue.into(),
+        exchange.into(),
+        "#".into(),
+        QueueBindOptions::default(),
+        FieldTable::default(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// A plain publisher doing what relay-svc asks of the broker: persistent, mandatory messages
+/// with the relay's properties to a topic exchange bound to a durable queue, with confirms,
+/// `window` in flight.
+async fn publish_ceiling(events: u64, window: usize) -> anyhow::Result<(Summary, CpuUse)> {
+    let conn = amqp().await?;
+    let ch = conn.create_channel().await?;
+    let queue = outbox_kit::testing::unique("bench.ceiling");
+    let exchange = format!("{queue}.events");
+    topic_to_queue(&ch, &exchange, &queue).await?;
     ch.confirm_select(ConfirmSelectOptions::default()).await?;
     let body = sample_event(1, 1, Some(1)).encode_to_vec();
+    let meter = CpuMeter::default();
+    let before = meter.sample();
     let started = Instant::now();
     let mut sent = 0u64;
     while sent < events {
         let n = (window as u64).min(events - sent);
         let mut confirms = Vec::with_capacity(n as usize);
-        for _ in 0..n {
+        for i in sent..sent + n {
             confirms.push(
                 ch.basic_publish(
-                    "".into(),
-                    queue.as_str().into(),
-                    BasicPublishOptions::default(),
+                    exchange.as_str().into(),
+                    "order.status_changed".into(),
+                    BasicPublishOptions {
+                        mandatory: true,
+                        ..Default::default()
+                    },
                     &body,
-                    persistent(),
+                    event_properties(i + 1, 1, Some(i), ORDER_STATUS_CHANGED),
                 )
                 .await?,
             );
@@ -441,44 +630,21 @@ async fn publish_ceiling(events: u64, window: usize) -> anyhow::Result<Summary> 
         sent += n;
     }
     let summary = Summary::new(events, started.elapsed(), Vec::new());
+    let cpu = meter.sample().since(&before);
     ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
         .await?;
-    Ok(summary)
+    ch.exchange_delete(exchange.as_str().into(), ExchangeDeleteOptions::default())
+        .await?;
+    Ok((summary, cpu))
 }
 
 /// relay-svc draining `events` rows committed at once (`orders` chains, in chain order).
-async fn relay_drain(events: u64, orders: u64) -> anyhow::Result<Summary> {
+async fn relay_drain(events: u64, orders: u64) -> anyhow::Result<(Summary, CpuUse)> {
     let mut stack = bench_stack(1, 0).await?;
     let conn = amqp().await?;
     let ch = conn.create_channel().await?;
     let queue = outbox_kit::testing::unique("bench.drain");
-    ch.exchange_declare(
-        stack.exchange.as_str().into(),
-        ExchangeKind::Topic,
-        ExchangeDeclareOptions {
-            durable: true,
-            ..Default::default()
-        },
-        FieldTable::default(),
-    )
-    .await?;
-    ch.queue_declare(
-        queue.as_str().into(),
-        QueueDeclareOptions {
-            durable: true,
-            ..Default::default()
-        },
-        FieldTable::default(),
-    )
-    .await?;
-    ch.queue_bind(
-        queue.as_str().into(),
-        stack.exchange.as_str().into(),
-        "#".into(),
-        QueueBindOptions::default(),
-        FieldTable::default(),
-    )
-    .await?;
+    topic_to_queue(&ch, &stack.exchange, &queue).await?;
     let pool = PgPool::connect(&stack.orders_db_url).await?;
     let payload = sample_event(1, 1, Some(1))
         .payload
@@ -507,6 +673,8 @@ async fn relay_drain(events: u64, orders: u64) -> anyhow::Result<Summary> {
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
+    let meter = stack.cpu_meter();
+    let before = meter.sample();
     let started = Instant::now();
     sqlx::query("select pg_notify($1, '')")
         .bind(outbox_kit::outbox::NOTIFY_CHANNEL)
@@ -531,11 +699,12 @@ async fn relay_drain(events: u64, orders: u64) -> anyhow::Result<Summary> {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let summary = Summary::new(events, started.elapsed(), Vec::new());
+    let cpu = meter.sample().since(&before);
     ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
         .await?;
     stack.stop().await;
     drop_database(&stack.orders_db_url).await;
-    Ok(summary)
+    Ok((summary, cpu))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -582,7 +751,7 @@ async fn preload(
 }
 
 /// A plain consumer on a pre-loaded quorum queue: ack each message, `prefetch` unacked.
-async fn consume_ceiling(events: u64, prefetch: u16) -> anyhow::Result<Summary> {
+async fn consume_ceiling(events: u64, prefetch: u16) -> anyhow::Result<(Summary, CpuUse)> {
     let conn = amqp().await?;
     let ch = conn.create_channel().await?;
     let queue = outbox_kit::testing::unique("bench.consume");
@@ -616,6 +785,8 @@ async fn consume_ceiling(events: u64, prefetch: u16) -> anyhow::Result<Summary> 
             FieldTable::default(),
         )
         .await?;
+    let meter = CpuMeter::default();
+    let before = meter.sample();
     let started = Instant::now();
     let mut got = 0;
     while got < events {
@@ -624,15 +795,25 @@ async fn consume_ceiling(events: u64, prefetch: u16) -> anyhow::Result<Summary> 
         got += 1;
     }
     let summary = Summary::new(events, started.elapsed(), Vec::new());
+    let cpu = meter.sample().since(&before);
     ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
         .await?;
-    Ok(summary)
+    Ok((summary, cpu))
 }
 
 /// mail-svc working through `events` pre-loaded events for `orders` orders, each order's chain in
 /// order, orders interleaved.
-async fn mail_consume(events: u64, orders: u64) -> anyhow::Result<Summary> {
-    let mut stack = bench_stack(0, 1).await?;
+async fn mail_consume(
+    events: u64,
+    orders: u64,
+    prefetch: u16,
+) -> anyhow::Result<(Summary, CpuUse)> {
+    let mut cfg = StackConfig::new("bench");
+    cfg.relays = 0;
+    cfg.mails = 1;
+    cfg.rust_log = "warn".into();
+    cfg.mail_env.push(("PREFETCH".into(), prefetch.to_string()));
+    let mut stack = Stack::start(cfg).await?;
     // Let mail-svc declare its topology, then stop it and fill its queue.
     stack.mails[0].terminate(Duration::from_secs(10)).await;
     let conn = amqp().await?;
@@ -650,15 +831,7 @@ async fn mail_consume(events: u64, orders: u64) -> anyhow::Result<Summary> {
             } else {
                 "order.created"
             };
-            let mut headers = FieldTable::default();
-            headers.insert("aggregate_id".into(), AMQPValue::LongLongInt(order));
-            if let Some(p) = prev {
-                headers.insert("prev_seq".into(), AMQPValue::LongLongInt(p as i64));
-            }
-            let props = persistent()
-                .with_message_id(seq.to_string().into())
-                .with_type(event.r#type.as_str().into())
-                .with_headers(headers);
+            let props = event_properties(seq, order, prev, &event.r#type);
             (key.to_owned(), event.encode_to_vec(), props)
         },
         events,
@@ -666,6 +839,8 @@ async fn mail_consume(events: u64, orders: u64) -> anyhow::Result<Summary> {
     .await?;
     let started = Instant::now();
     stack.mails[0].start().await?;
+    let meter = stack.cpu_meter();
+    let before = meter.sample();
     let mut client = stack.mail_client(0).await?;
     let mut last_report = Instant::now();
     loop {
@@ -688,10 +863,11 @@ async fn mail_consume(events: u64, orders: u64) -> anyhow::Result<Summary> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let summary = Summary::new(events, started.elapsed(), Vec::new());
+    let cpu = meter.sample().since(&before);
     stack.stop().await;
     drop_database(&stack.orders_db_url).await;
     drop_database(&stack.mail_db_url).await;
-    Ok(summary)
+    Ok((summary, cpu))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -719,7 +895,7 @@ async fn end_to_end(
     offered: Option<u64>,
     secs: f64,
     writers: usize,
-) -> anyhow::Result<EndToEnd> {
+) -> anyhow::Result<EndToEndRun> {
     static BASE: AtomicI64 = AtomicI64::new(1_000_000);
     let base = BASE.fetch_add(100_000_000, Ordering::Relaxed);
     let conn = amqp().await?;
@@ -743,6 +919,8 @@ async fn end_to_end(
     let next = Arc::new(AtomicI64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let errors = Arc::new(AtomicU64::new(0));
+    let meter = stack.cpu_meter();
+    let before = meter.sample();
     let started = Instant::now();
     let deadline = started + Duration::from_secs_f64(secs);
     let mut tasks = Vec::new();
@@ -836,6 +1014,7 @@ async fn end_to_end(
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     let all_done = started.elapsed();
+    let cpu = meter.sample().since(&before);
     consuming.abort();
     let received = received.lock().expect("received").clone();
     let since = |at: &HashMap<u64, SystemTime>| -> Vec<Duration> {
@@ -853,8 +1032,8 @@ async fn end_to_end(
         (Some(a), Some(b)) => b.duration_since(a).unwrap_or(all_done),
         _ => all_done,
     };
-    Ok(EndToEnd {
-        offered,
+    Ok(EndToEndRun {
+        cpu,
         achieved_per_sec: events as f64 / span.as_secs_f64().max(1e-9),
         commit_to_publish: Summary::new(events, load_secs, since(&received)),
         commit_to_mail: Summary::new(events, span, since(&mailed)),
@@ -930,26 +1109,62 @@ async fn idle(stack: &Stack, secs: f64) -> anyhow::Result<Idle> {
 // ---------------------------------------------------------------------------------------------
 // The table
 
-fn ratio(service: f64, ceiling: f64) -> String {
-    if ceiling > 0.0 {
-        format!("{:.0}%", 100.0 * service / ceiling)
+/// `58%` for one run, `58% (55–61)` for several: the median and the range of the per-run ratios.
+fn ratio(r: Spread, runs: u32) -> String {
+    let pct = |v: f64| format!("{:.0}%", 100.0 * v);
+    if runs > 1 {
+        format!(
+            "{} ({:.0}–{:.0})",
+            pct(r.median),
+            100.0 * r.min,
+            100.0 * r.max
+        )
     } else {
-        "-".into()
+        pct(r.median)
     }
 }
 
+/// `1,234 (1,100–1,300)`: a median with its range when there were several runs.
+fn figure(s: Spread, runs: u32, decimals: usize) -> String {
+    if runs > 1 {
+        format!(
+            "{:.d$} ({:.d$}–{:.d$})",
+            s.median,
+            s.min,
+            s.max,
+            d = decimals
+        )
+    } else {
+        format!("{:.d$}", s.median, d = decimals)
+    }
+}
+
+/// `cpu s/1000: mail-svc 0.41, postgres 0.30, …`: where a stage's CPU went, per 1,000 events.
+fn cpu_line(cpu: &CpuUse) -> String {
+    let parts: Vec<String> = cpu.0.iter().map(|(k, v)| format!("{k} {v:.3}")).collect();
+    format!("cpu s per 1,000: {}", parts.join(", "))
+}
+
 /// A throughput stage next to its ceiling.
-fn write_pair(out: &mut String, title: &str, ceiling: &str, service: &str, p: &Pair) {
+fn write_pair(out: &mut String, title: &str, ceiling: &str, service: &str, p: &Pair, runs: u32) {
     use std::fmt::Write;
-    let heading = format!("{title} ({} events)", p.service.ops);
-    let _ = writeln!(out, "\n{heading:<44} events/s          ratio");
-    let _ = writeln!(out, "   {ceiling:<35} {:>10.0}", p.ceiling.per_sec);
+    let ops = p.service.runs.first().map_or(0, |r| r.ops);
+    let heading = format!("{title} ({ops} events)");
+    let _ = writeln!(out, "\n{heading:<44} events/s (median, range)   ratio");
+    let rate = |r: &Summary| r.per_sec;
     let _ = writeln!(
         out,
-        "   {service:<35} {:>10.0}          {}",
-        p.service.per_sec,
-        ratio(p.service.per_sec, p.ceiling.per_sec)
+        "   {ceiling:<40} {:<26}",
+        figure(p.ceiling.spread(rate), runs, 0)
     );
+    let _ = writeln!(out, "      {}", cpu_line(&p.ceiling.cpu_per_1000()));
+    let _ = writeln!(
+        out,
+        "   {service:<40} {:<26} {}",
+        figure(p.service.spread(rate), runs, 0),
+        ratio(ratio_spread(&p.service, &p.ceiling), runs)
+    );
+    let _ = writeln!(out, "      {}", cpu_line(&p.service.cpu_per_1000()));
 }
 
 /// The human-readable table of a report.
@@ -957,40 +1172,51 @@ pub fn table(r: &BenchReport) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let m = &r.machine;
+    let runs = r.runs;
     let _ = writeln!(
         out,
         "\noutbox benchmark, {} — {} cores, {:.0} GiB, {}",
         m.date, m.cores, m.memory_gib, m.cpu
     );
+    let _ = writeln!(
+        out,
+        "each figure: median of {runs} run(s), range in parentheses; cpu: seconds per 1,000 events"
+    );
     if !r.write_path.is_empty() {
         let _ = writeln!(
             out,
-            "\n1. write path (one event per call)          ops/s    p50 ms   p99 ms   ratio"
+            "\n1. write path (one event per call)   ops/s                p50 ms             p99 ms             ratio"
         );
         for w in &r.write_path {
-            let _ = writeln!(
-                out,
-                "   C={:<3} SQL transaction (ceiling)   {:>10.0} {:>9.2} {:>8.2}",
-                w.concurrency, w.ceiling.per_sec, w.ceiling.p50_ms, w.ceiling.p99_ms
-            );
-            let _ = writeln!(
-                out,
-                "   C={:<3} Upsert over gRPC            {:>10.0} {:>9.2} {:>8.2}   {}",
-                w.concurrency,
-                w.service.per_sec,
-                w.service.p50_ms,
-                w.service.p99_ms,
-                ratio(w.service.per_sec, w.ceiling.per_sec)
-            );
+            for (name, side) in [
+                ("SQL transaction (ceiling)", &w.ceiling),
+                ("Upsert over gRPC", &w.service),
+            ] {
+                let _ = writeln!(
+                    out,
+                    "   C={:<3} {name:<27} {:<20} {:<18} {:<18} {}",
+                    w.concurrency,
+                    figure(side.spread(|s| s.per_sec), runs, 0),
+                    figure(side.spread(|s| s.p50_ms), runs, 2),
+                    figure(side.spread(|s| s.p99_ms), runs, 2),
+                    if std::ptr::eq(side, &w.service) {
+                        ratio(ratio_spread(&w.service, &w.ceiling), runs)
+                    } else {
+                        String::new()
+                    }
+                );
+                let _ = writeln!(out, "      {}", cpu_line(&side.cpu_per_1000()));
+            }
         }
     }
     if let Some(p) = &r.relay_drain {
         write_pair(
             &mut out,
             "2. relay drain",
-            "lapin publisher, confirms (ceiling)",
+            "lapin publisher, relay's wire (ceiling)",
             "relay-svc draining the outbox",
             p,
+            runs,
         );
     }
     if let Some(p) = &r.consume {
@@ -1000,12 +1226,13 @@ pub fn table(r: &BenchReport) -> String {
             "lapin consume+ack (ceiling)",
             "mail-svc processing",
             p,
+            runs,
         );
     }
     if !r.end_to_end.is_empty() {
         let _ = writeln!(
             out,
-            "\n4. end to end          achieved/s   commit->publish p50/p99/max ms   commit->mail p50/p99/max ms"
+            "\n4. end to end   achieved/s          commit->publish p50 / p99 ms          commit->mail p50 / p99 ms"
         );
         for e in &r.end_to_end {
             let load = e
@@ -1014,24 +1241,56 @@ pub fn table(r: &BenchReport) -> String {
                 .unwrap_or_else(|| "max".into());
             let _ = writeln!(
                 out,
-                "   offered {:<9} {:>10.0}   {:>8.2} {:>8.2} {:>8.2}        {:>8.2} {:>8.2} {:>8.2}",
+                "   {:<8} {:<19} {:<17} / {:<19} {:<16} / {}",
                 load,
-                e.achieved_per_sec,
-                e.commit_to_publish.p50_ms,
-                e.commit_to_publish.p99_ms,
-                e.commit_to_publish.max_ms,
-                e.commit_to_mail.p50_ms,
-                e.commit_to_mail.p99_ms,
-                e.commit_to_mail.max_ms
+                figure(e.spread(|r| r.achieved_per_sec), runs, 0),
+                figure(e.spread(|r| r.commit_to_publish.p50_ms), runs, 2),
+                figure(e.spread(|r| r.commit_to_publish.p99_ms), runs, 2),
+                figure(e.spread(|r| r.commit_to_mail.p50_ms), runs, 2),
+                figure(e.spread(|r| r.commit_to_mail.p99_ms), runs, 2),
             );
+            let _ = writeln!(out, "      {}", cpu_line(&e.cpu_per_1000()));
         }
     }
     if let Some(i) = &r.idle {
         let _ = writeln!(
             out,
-            "\n5. idle cost over {:.0}s: relay-svc {:.1} queries/s, mail-svc {:.1} queries/s",
+            "\n5. idle cost over {:.1}s: relay-svc {:.1} queries/s, mail-svc {:.1} queries/s",
             i.secs, i.relay_queries_per_sec, i.mail_queries_per_sec
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_is_the_median_and_range_of_the_runs() {
+        let s = Spread::of(vec![0.7, 0.5, 0.9]);
+        assert_eq!((s.median, s.min, s.max), (0.7, 0.5, 0.9));
+        assert_eq!(Spread::of(vec![2.0, 1.0]).median, 1.0);
+        assert_eq!(Spread::of(vec![]), Spread::default());
+        assert_eq!(ratio(s, 3), "70% (50–90)");
+        assert_eq!(ratio(s, 1), "70%");
+    }
+
+    #[test]
+    fn ratios_pair_each_service_run_with_its_own_ceiling() {
+        let run = |per_sec| Summary {
+            per_sec,
+            ..Default::default()
+        };
+        let ceiling = Runs {
+            runs: vec![run(100.0), run(200.0)],
+            cpu: vec![CpuUse::default(); 2],
+        };
+        let service = Runs {
+            runs: vec![run(90.0), run(100.0)],
+            cpu: vec![CpuUse::default(); 2],
+        };
+        let r = ratio_spread(&service, &ceiling);
+        assert_eq!((r.min, r.max), (0.5, 0.9));
+    }
 }

@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod chaos;
+pub mod cpu;
 pub mod demo;
 pub mod stack;
 pub mod stats;

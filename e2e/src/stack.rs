@@ -123,6 +123,11 @@ impl ServiceProc {
         self.wait_ready(Duration::from_secs(60)).await
     }
 
+    /// The running process's pid.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(|c| c.id())
+    }
+
     /// True while the process runs.
     pub fn is_running(&mut self) -> bool {
         self.child
@@ -326,6 +331,27 @@ impl Stack {
             queue,
             log_dir: cfg.log_dir,
         })
+    }
+
+    /// A CPU meter over this stack's running processes and the backends of its databases.
+    pub fn cpu_meter(&self) -> crate::cpu::CpuMeter {
+        let services = std::iter::once(&self.orders)
+            .chain(&self.relays)
+            .chain(&self.mails)
+            .filter_map(|s| {
+                // `relay-svc-2` counts as `relay-svc`: the stage's cost is per kind of service.
+                let kind = s
+                    .name
+                    .rsplit_once('-')
+                    .filter(|(_, n)| n.parse::<u32>().is_ok());
+                let kind = kind.map_or(s.name.as_str(), |(k, _)| k);
+                Some((kind.to_owned(), s.pid()?))
+            })
+            .collect();
+        crate::cpu::CpuMeter::new(
+            services,
+            vec![db_name(&self.orders_db_url), db_name(&self.mail_db_url)],
+        )
     }
 
     pub async fn orders_client(&self) -> anyhow::Result<OrderServiceClient<Channel>> {

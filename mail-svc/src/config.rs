@@ -64,8 +64,10 @@ pub struct Config {
     #[arg(long, env = "MAIL_QUEUE", default_value = "mail-svc.order-events")]
     pub mail_queue: String,
 
-    /// Unacknowledged deliveries the broker may push ahead of the one being processed.
-    #[arg(long, env = "PREFETCH", default_value_t = 64,
+    /// Unacknowledged deliveries the broker may push ahead of the one being processed. It bounds
+    /// the deliveries of all batches in flight together: ≥ 2 × BATCH_SIZE lets the next batch
+    /// fill while one commits.
+    #[arg(long, env = "PREFETCH", default_value_t = 256,
           value_parser = clap::value_parser!(u16).range(1..))]
     pub prefetch: u16,
 

@@ -8,7 +8,7 @@
 //! MAIL_BENCH_EVENTS=50000 MAIL_BENCH_ORDERS=1000 cargo test --release -p mail-svc --test bench -- --ignored --nocapture
 //! ```
 //!
-//! Knobs: `MAIL_BENCH_EVENTS` (20,000), `MAIL_BENCH_ORDERS` (1,000), `MAIL_BENCH_PREFETCH` (64,
+//! Knobs: `MAIL_BENCH_EVENTS` (20,000), `MAIL_BENCH_ORDERS` (1,000), `MAIL_BENCH_PREFETCH` (256,
 //! the ceiling's and the service's), `MAIL_BENCH_CONCURRENCY` (16), `MAIL_BENCH_WINDOW_MS` (5),
 //! `MAIL_BENCH_SINGLE=0` (skip the `BATCH_SIZE=1` run).
 
@@ -168,7 +168,7 @@ async fn mail_svc(n: u64, orders: u64, batch_size: u16) -> f64 {
     cfg.consumer_concurrency = 16;
     cfg.mailer_concurrency = 4;
     cfg.batch_size = batch_size;
-    cfg.prefetch = env_u64("MAIL_BENCH_PREFETCH", 64) as u16;
+    cfg.prefetch = env_u64("MAIL_BENCH_PREFETCH", 256) as u16;
     cfg.consumer_concurrency = env_u64("MAIL_BENCH_CONCURRENCY", 16) as u16;
     cfg.batch_window_ms = env_u64("MAIL_BENCH_WINDOW_MS", 5);
     let started = Instant::now();
@@ -221,7 +221,7 @@ async fn mail_svc(n: u64, orders: u64, batch_size: u16) -> f64 {
 async fn processing_rate_next_to_the_consume_ceiling() {
     let n = env_u64("MAIL_BENCH_EVENTS", 20_000);
     let orders = env_u64("MAIL_BENCH_ORDERS", 1_000);
-    let prefetch = env_u64("MAIL_BENCH_PREFETCH", 64) as u16;
+    let prefetch = env_u64("MAIL_BENCH_PREFETCH", 256) as u16;
     let ceiling = ceiling(n, prefetch).await;
     let batched = mail_svc(n, orders, 64).await;
     // MAIL_BENCH_SINGLE=0 skips the one-transaction-per-event run.

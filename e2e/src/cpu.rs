@@ -1,0 +1,204 @@
+//! CPU time per process from `/proc`, so the benchmark shows which resource each stage spends:
+//! the service processes (by pid), PostgreSQL (its auxiliary processes plus the backends serving
+//! the stage's databases), RabbitMQ (`beam.smp`) and the load generator (this process).
+//!
+//! A backend that exits during a stage takes its CPU time with it; every stage keeps its
+//! connections open until it is measured, so that loss is limited to short-lived connections.
+
+use std::{collections::BTreeMap, fs, sync::OnceLock};
+
+use serde::Serialize;
+
+/// Seconds of CPU (user + system) per process group, e.g. `{"mail-svc": 1.2, "postgres": 3.4}`.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct CpuUse(pub BTreeMap<String, f64>);
+
+impl CpuUse {
+    /// These seconds scaled to `per` units of work out of `done` (e.g. per 1,000 events).
+    pub fn per(&self, done: u64, per: f64) -> CpuUse {
+        let scale = if done > 0 { per / done as f64 } else { 0.0 };
+        CpuUse(self.0.iter().map(|(k, v)| (k.clone(), v * scale)).collect())
+    }
+
+    /// The sum of several measurements, group by group.
+    pub fn sum<'a>(all: impl IntoIterator<Item = &'a CpuUse>) -> CpuUse {
+        let mut total = BTreeMap::new();
+        for cpu in all {
+            for (k, v) in &cpu.0 {
+                *total.entry(k.clone()).or_insert(0.0) += v;
+            }
+        }
+        CpuUse(total)
+    }
+}
+
+/// What to measure: named service processes and the databases whose backends count.
+#[derive(Debug, Clone, Default)]
+pub struct CpuMeter {
+    services: Vec<(String, u32)>,
+    databases: Vec<String>,
+}
+
+/// Cumulative CPU seconds per group at one instant.
+#[derive(Debug, Clone)]
+pub struct CpuSnapshot(BTreeMap<String, f64>);
+
+impl CpuMeter {
+    pub fn new(services: Vec<(String, u32)>, databases: Vec<String>) -> Self {
+        Self {
+            services,
+            databases,
+        }
+    }
+
+    /// Reads the current cumulative CPU seconds of every group.
+    pub fn sample(&self) -> CpuSnapshot {
+        let mut groups: BTreeMap<String, f64> = BTreeMap::new();
+        for (name, pid) in &self.services {
+            *groups.entry(name.clone()).or_insert(0.0) += process_secs(*pid).unwrap_or(0.0);
+        }
+        groups.insert(
+            "load".into(),
+            process_secs(std::process::id()).unwrap_or(0.0),
+        );
+        let (mut postgres, mut rabbitmq) = (0.0, 0.0);
+        for pid in all_pids() {
+            let Some(comm) = read_comm(pid) else { continue };
+            match comm.as_str() {
+                "postgres" if self.counts_postgres(pid) => {
+                    postgres += process_secs(pid).unwrap_or(0.0)
+                }
+                "beam.smp" => rabbitmq += process_secs(pid).unwrap_or(0.0),
+                _ => {}
+            }
+        }
+        groups.insert("postgres".into(), postgres);
+        groups.insert("rabbitmq".into(), rabbitmq);
+        CpuSnapshot(groups)
+    }
+
+    /// Auxiliary processes (WAL writer, checkpointer, autovacuum, …) always count; a client
+    /// backend counts when it serves one of our databases. A backend's title is
+    /// `postgres: [<cluster>:] <user> <db> <host>(<port>) <state>`.
+    fn counts_postgres(&self, pid: u32) -> bool {
+        let Ok(cmdline) = fs::read(format!("/proc/{pid}/cmdline")) else {
+            return false;
+        };
+        let title = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        backend_database(&title).is_none_or(|db| self.databases.iter().any(|d| d == db))
+            // The postmaster (`/usr/lib/postgresql/…/postgres -D …`) does no query work.
+            && title.starts_with("postgres:")
+    }
+}
+
+/// The database a client backend serves, from its process title; `None` for auxiliary processes.
+fn backend_database(title: &str) -> Option<&str> {
+    let words: Vec<&str> = title.split_whitespace().collect();
+    let host = words
+        .iter()
+        .position(|w| *w == "[local]" || (w.contains('(') && w.ends_with(')')))?;
+    host.checked_sub(1).map(|i| words[i])
+}
+
+impl CpuSnapshot {
+    /// CPU seconds spent per group between `earlier` and this snapshot.
+    pub fn since(&self, earlier: &CpuSnapshot) -> CpuUse {
+        CpuUse(
+            self.0
+                .iter()
+                .map(|(k, v)| (k.clone(), (v - earlier.0.get(k).unwrap_or(&0.0)).max(0.0)))
+                .collect(),
+        )
+    }
+}
+
+/// Clock ticks per second for `/proc/<pid>/stat` times (`getconf CLK_TCK`, 100 on Linux).
+fn ticks_per_sec() -> f64 {
+    static TICKS: OnceLock<f64> = OnceLock::new();
+    *TICKS.get_or_init(|| {
+        std::process::Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+            .unwrap_or(100.0)
+    })
+}
+
+/// User + system CPU seconds of one process (its threads included).
+fn process_secs(pid: u32) -> Option<f64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat_ticks(&stat).map(|t| t as f64 / ticks_per_sec())
+}
+
+/// utime + stime from a `/proc/<pid>/stat` line. The command name (field 2) may contain spaces
+/// and parentheses, so fields are counted from its closing parenthesis.
+fn parse_stat_ticks(stat: &str) -> Option<u64> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // fields[0] is field 3 (state): utime is field 14, stime field 15.
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+fn read_comm(pid: u32) -> Option<String> {
+    fs::read_to_string(format!("/proc/{pid}/comm"))
+        .ok()
+        .map(|s| s.trim().to_owned())
+}
+
+fn all_pids() -> Vec<u32> {
+    fs::read_dir("/proc")
+        .map(|dir| {
+            dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_fields_are_counted_after_the_command_name() {
+        let stat = "42 (tokio (rt) x) S 1 42 42 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 4 0 100";
+        assert_eq!(parse_stat_ticks(stat), Some(325));
+        assert_eq!(parse_stat_ticks("garbage"), None);
+    }
+
+    #[test]
+    fn this_process_spends_measurable_cpu() {
+        let meter = CpuMeter::default();
+        let before = meter.sample();
+        let spin = std::time::Instant::now();
+        let mut x = 0u64;
+        while spin.elapsed() < std::time::Duration::from_millis(300) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        let used = meter.sample().since(&before);
+        assert!(used.0["load"] > 0.1, "{used:?}");
+    }
+
+    #[test]
+    fn backend_titles_name_their_database() {
+        let title = "postgres: 15/main: postgres bench_1_2_3 127.0.0.1(5040) idle";
+        assert_eq!(backend_database(title), Some("bench_1_2_3"));
+        assert_eq!(backend_database("postgres: 15/main: walwriter "), None);
+        assert_eq!(
+            backend_database("postgres: app db [local] idle"),
+            Some("db")
+        );
+    }
+
+    #[test]
+    fn per_scales_and_sum_adds() {
+        let a = CpuUse([("x".to_string(), 2.0)].into());
+        let b = CpuUse([("x".to_string(), 1.0), ("y".to_string(), 1.0)].into());
+        let total = CpuUse::sum([&a, &b]);
+        assert_eq!(total.0["x"], 3.0);
+        assert_eq!(total.per(3000, 1000.0).0["x"], 1.0);
+    }
+}

@@ -1,0 +1,92 @@
+//! The benchmark cannot rot: every section runs with tiny sizes, twice, against the real stack,
+//! and the report holds each run, each stage's CPU split and a table naming every section.
+//! Nothing here looks at speed (this machine is noisy; figures belong in the bench's own output).
+
+use e2e::bench::{self, BenchOptions};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_section_runs_with_tiny_sizes() {
+    let opts = BenchOptions {
+        write_secs: 0.3,
+        concurrency: vec![1, 4],
+        events: 300,
+        orders: 30,
+        window: 64,
+        prefetch: 64,
+        loads: vec![50],
+        e2e_secs: 0.5,
+        max_writers: 4,
+        idle_secs: 0.5,
+        runs: 2,
+        quick: false,
+        sections: vec![1, 2, 3, 4, 5],
+        json: std::env::temp_dir().join("unused.json"),
+    };
+    let report = bench::run(&opts).await.expect("the bench runs");
+
+    assert_eq!(report.write_path.len(), 2);
+    for w in &report.write_path {
+        assert_eq!((w.ceiling.runs.len(), w.service.runs.len()), (2, 2));
+        assert!(w.service.runs.iter().all(|r| r.ops > 0 && r.p50_ms > 0.0));
+        // The service's own process is measured next to PostgreSQL and the load generator.
+        let cpu = w.service.cpu_per_1000();
+        for group in ["orders-svc", "postgres", "rabbitmq", "load"] {
+            assert!(cpu.0.contains_key(group), "{group} missing in {cpu:?}");
+        }
+        assert!(cpu.0["postgres"] > 0.0, "{cpu:?}");
+    }
+    for (stage, pair, svc) in [
+        ("relay drain", report.relay_drain.as_ref(), "relay-svc"),
+        ("consume", report.consume.as_ref(), "mail-svc"),
+    ] {
+        let pair = pair.unwrap_or_else(|| panic!("{stage} measured"));
+        assert_eq!(pair.service.runs.len(), 2, "{stage}");
+        assert!(pair.service.runs.iter().all(|r| r.ops == 300), "{stage}");
+        assert!(pair.service.cpu_per_1000().0[svc] > 0.0, "{stage}");
+        assert!(pair.ceiling.cpu_per_1000().0["rabbitmq"] > 0.0, "{stage}");
+    }
+    // One offered load and the maximum, each twice; every committed event was mailed.
+    assert_eq!(report.end_to_end.len(), 2);
+    for e in &report.end_to_end {
+        assert_eq!(e.runs.len(), 2);
+        for run in &e.runs {
+            assert!(run.commit_to_mail.ops > 0);
+            assert_eq!(run.commit_to_mail.ops, run.commit_to_publish.ops);
+        }
+        let cpu = e.cpu_per_1000();
+        for group in ["orders-svc", "relay-svc", "mail-svc"] {
+            assert!(cpu.0[group] > 0.0, "{group} in {cpu:?}");
+        }
+    }
+    assert!(report.idle.is_some());
+
+    let table = bench::table(&report);
+    for heading in [
+        "1. write path",
+        "2. relay drain",
+        "3. consume path",
+        "4. end to end",
+        "5. idle cost",
+        "cpu s per 1,000",
+    ] {
+        assert!(table.contains(heading), "{heading} missing in\n{table}");
+    }
+    println!("{table}");
+}
+
+#[test]
+fn quick_keeps_every_section_and_shrinks_the_sizes() {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        options: BenchOptions,
+    }
+    let full = Cli::parse_from(["bench"]).options;
+    let quick = Cli::parse_from(["bench", "--quick"]).options.quick();
+    assert_eq!(full.sections, quick.sections);
+    assert_eq!(full.runs, quick.runs);
+    assert!(quick.events * 10 <= full.events);
+    assert!(quick.write_secs < full.write_secs && quick.e2e_secs < full.e2e_secs);
+    assert!(Cli::try_parse_from(["bench", "--runs", "0"]).is_err());
+}
