@@ -602,6 +602,10 @@ async fn publish_ceiling(events: u64, window: usize) -> anyhow::Result<(Summary,
     topic_to_queue(&ch, &exchange, &queue).await?;
     ch.confirm_select(ConfirmSelectOptions::default()).await?;
     let body = sample_event(1, 1, Some(1)).encode_to_vec();
+    // relay-svc stamps its connection's user on every message and the broker verifies it.
+    let user = url::Url::parse(&outbox_kit::testing::amqp_url())?
+        .username()
+        .to_owned();
     let meter = CpuMeter::default();
     let before = meter.sample();
     let started = Instant::now();
@@ -619,7 +623,8 @@ async fn publish_ceiling(events: u64, window: usize) -> anyhow::Result<(Summary,
                         ..Default::default()
                     },
                     &body,
-                    event_properties(i + 1, 1, Some(i), ORDER_STATUS_CHANGED),
+                    event_properties(i + 1, 1, Some(i), ORDER_STATUS_CHANGED)
+                        .with_user_id(user.as_str().into()),
                 )
                 .await?,
             );

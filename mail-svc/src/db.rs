@@ -385,31 +385,13 @@ pub async fn list_mails(pool: &PgPool, order_id: i64) -> Result<Vec<MailRow>, sq
     .await
 }
 
-/// Claims the next mail to deliver, locked until `conn`'s transaction ends: the lowest-seq unsent
-/// mail that is due (not deferred to a later `next_attempt_at`) and whose order has no earlier
-/// unsent mail. `skip locked` lets several mailers work side by side; the `not exists` keeps each
-/// order's mails in order even then (while one mailer holds an order's earliest mail, or while that
-/// mail waits for its next attempt, the order's later mails are not eligible for anyone). A
-/// deferred mail is not due, so the claim passes over it to every other order's mails.
-pub async fn claim_next(conn: &mut PgConnection) -> Result<Option<MailRow>, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "select {MAIL_COLUMNS}
-           from mails m
-          where sent_at is null and failed_at is null
-            and (next_attempt_at is null or next_attempt_at <= now())
-            and not exists (select 1 from mails p
-                             where p.order_id = m.order_id and p.seq < m.seq
-                               and p.sent_at is null and p.failed_at is null)
-          order by seq
-          limit 1
-          for update skip locked"
-    )))
-    .fetch_optional(conn)
-    .await
-}
-
-/// Claims up to `limit` due mails at once, locked until `conn`'s transaction ends: the claim of
-/// [`claim_next`] (so at most one mail per order, its earliest unsent one), lowest seq first.
+/// Claims up to `limit` mails to deliver, locked until `conn`'s transaction ends: unsent mails
+/// that are due (not deferred to a later `next_attempt_at`) and whose order has no earlier unsent
+/// mail (so at most one per order, its earliest), lowest seq first. `skip locked` lets several
+/// mailers work side by side; the `not exists` keeps each order's mails in order even then (while
+/// one mailer holds an order's earliest mail, or while that mail waits for its next attempt, the
+/// order's later mails are not eligible for anyone). A deferred mail is not due, so the claim
+/// passes over it to every other order's mails.
 pub async fn claim_batch(conn: &mut PgConnection, limit: i64) -> Result<Vec<MailRow>, sqlx::Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "select {MAIL_COLUMNS}
@@ -428,7 +410,8 @@ pub async fn claim_batch(conn: &mut PgConnection, limit: i64) -> Result<Vec<Mail
     .await
 }
 
-/// Marks claimed mails delivered in one statement (see [`mark_sent`]).
+/// Marks claimed mails delivered in one statement. A deferred mail keeps its last error (why it
+/// was late).
 pub async fn mark_all_sent(conn: &mut PgConnection, seqs: &[i64]) -> Result<(), sqlx::Error> {
     sqlx::query(
         "update mails set sent_at = clock_timestamp(), attempts = attempts + 1,
@@ -436,19 +419,6 @@ pub async fn mark_all_sent(conn: &mut PgConnection, seqs: &[i64]) -> Result<(), 
           where seq = any($1)",
     )
     .bind(seqs)
-    .execute(conn)
-    .await?;
-    Ok(())
-}
-
-/// Marks a claimed mail delivered. A deferred mail keeps its last error (why it was late).
-pub async fn mark_sent(conn: &mut PgConnection, seq: i64) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "update mails set sent_at = clock_timestamp(), attempts = attempts + 1,
-                          next_attempt_at = null
-          where seq = $1",
-    )
-    .bind(seq)
     .execute(conn)
     .await?;
     Ok(())

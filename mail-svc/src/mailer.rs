@@ -1,12 +1,13 @@
 //! The delivery loop: takes queued mails from the database, sends them, marks them sent.
 //!
-//! A mail is claimed (`for update skip locked`, earliest unsent mail of its order only, and only
-//! once it is due), sent, and its outcome recorded in the same transaction, so several instances
-//! share the work without sending a mail twice or an order's mails out of order, and a mail is
-//! never lost: until the mark commits it stays queued. The one duplicate window: the server
-//! accepted the mail and this process dies (or loses the database) before the mark commits; the
-//! mail is sent again, with the same `Message-ID` (`<order-event-<seq>@outbox>`) and
-//! `X-Idempotency-Key`, which a provider can use to drop it.
+//! A round claims up to `BATCH_SIZE` mails (`for update skip locked`, earliest unsent mail of
+//! each order only, and only once it is due), sends them — the SMTP mailer over one session, a
+//! mail transaction each — and records every outcome in the same transaction, committed once. So
+//! several instances share the work without sending a mail twice or an order's mails out of
+//! order, and a mail is never lost: until the mark commits it stays queued. The one duplicate
+//! window: the server accepted a mail and this process dies (or loses the database) before the
+//! round commits; the round's accepted mails are sent again, with the same `Message-ID`
+//! (`<order-event-<seq>@outbox>`) and `X-Idempotency-Key`, which a provider can use to drop them.
 //!
 //! **Who a failure belongs to** ([`verdict`]) depends on the SMTP stage it happened at, not only
 //! on the reply code (lettre reports any 5xx as permanent, at any stage):
@@ -398,7 +399,7 @@ pub struct Mailer {
     transport: Transport,
     wake: Arc<Notify>,
     circuit: Circuit,
-    /// Mails the log mailer claims and marks sent in one transaction.
+    /// Mails claimed, sent (one SMTP session) and recorded in one transaction.
     batch_size: usize,
 }
 
@@ -438,8 +439,8 @@ impl Mailer {
         }
     }
 
-    /// Up to `n` mails per transaction for the log mailer (`BATCH_SIZE`). The SMTP mailer sends
-    /// one mail per session and transaction whatever `n` is.
+    /// Up to `n` mails per round (`BATCH_SIZE`): claimed and recorded in one transaction, and
+    /// for the SMTP mailer sent over one session.
     pub fn with_batch_size(mut self, n: usize) -> Self {
         self.batch_size = n.max(1);
         self
@@ -508,32 +509,9 @@ impl Mailer {
         tracing::info!("[mail] mailer stopped");
     }
 
-    /// Sends the next due mail (the log mailer: the next due mails, up to the batch size).
+    /// One round: the next due mails, up to the batch size (at most one per order, see
+    /// [`db::claim_batch`]), claimed, delivered and recorded in one transaction.
     async fn deliver_next(&self) -> anyhow::Result<Round> {
-        if matches!(self.transport, Transport::Log) && self.batch_size > 1 {
-            return self.log_batch().await;
-        }
-        let mut tx = self.pool.begin().await?;
-        let Some(m) = db::claim_next(&mut tx).await? else {
-            tx.rollback().await?;
-            return Ok(Round::Idle);
-        };
-        let span = tracing::info_span!(
-            "send",
-            seq = m.seq,
-            order_id = m.order_id,
-            trace_id = tracing::field::Empty
-        );
-        if let Some(t) = m.traceparent.as_deref().and_then(TraceParent::parse) {
-            span.record("trace_id", t.trace_id.as_str());
-        }
-        self.finish(tx, m).instrument(span).await
-    }
-
-    /// The log mailer's round: claims up to `batch_size` due mails (at most one per order, see
-    /// [`db::claim_batch`]), writes them to the log and marks them all sent in one statement and
-    /// one commit. Writing to the log cannot fail, so there is no per-mail outcome to record.
-    async fn log_batch(&self) -> anyhow::Result<Round> {
         let mut tx = self.pool.begin().await?;
         let limit = i64::try_from(self.batch_size).unwrap_or(i64::MAX);
         let mails = db::claim_batch(&mut tx, limit).await?;
@@ -541,23 +519,84 @@ impl Mailer {
             tx.rollback().await?;
             return Ok(Round::Idle);
         }
-        for m in &mails {
-            let span = tracing::info_span!(
-                "send",
-                seq = m.seq,
-                order_id = m.order_id,
-                trace_id = tracing::field::Empty
-            );
-            if let Some(t) = m.traceparent.as_deref().and_then(TraceParent::parse) {
-                span.record("trace_id", t.trace_id.as_str());
-            }
-            let _ = span.in_scope(|| self.send_log(m));
+        match &self.transport {
+            Transport::Log => self.log_batch(tx, mails).await,
+            Transport::Smtp { server, from } => self.smtp_batch(tx, mails, server, from).await,
         }
-        let seqs: Vec<i64> = mails.iter().map(|m| m.seq).collect();
-        db::mark_all_sent(&mut tx, &seqs).await?;
-        tx.commit().await?;
-        metrics::counter!("mail_sent_total").increment(mails.len() as u64);
+    }
+
+    /// The log mailer's round: writes the claimed mails to the log and marks them all sent in
+    /// one statement and one commit. Writing to the log cannot fail, so there is no per-mail
+    /// outcome to record.
+    async fn log_batch(
+        &self,
+        tx: sqlx::Transaction<'static, sqlx::Postgres>,
+        mails: Vec<MailRow>,
+    ) -> anyhow::Result<Round> {
         for m in &mails {
+            send_span(m).in_scope(|| self.send_log(m));
+        }
+        let sent: Vec<&MailRow> = mails.iter().collect();
+        self.commit_sent(tx, &sent).await?;
+        Ok(Round::Done {
+            reached_server: true,
+        })
+    }
+
+    /// The SMTP mailer's round: the claimed mails go out over ONE SMTP session, a mail
+    /// transaction each, and every outcome is recorded in the claiming transaction, committed
+    /// once. A session failure ends the round: the mails not yet tried stay queued as they were.
+    /// The duplicate window (see the module doc) covers the round's sent mails until the commit.
+    async fn smtp_batch(
+        &self,
+        mut tx: sqlx::Transaction<'static, sqlx::Postgres>,
+        mails: Vec<MailRow>,
+        server: &SmtpServer,
+        from: &Mailbox,
+    ) -> anyhow::Result<Round> {
+        let mut session = SmtpSession::new(server, from);
+        let mut sent = Vec::with_capacity(mails.len());
+        let mut reached_server = false;
+        let mut session_failure = None;
+        for m in &mails {
+            let span = send_span(m);
+            let Err(failure) = session.send(m).instrument(span.clone()).await else {
+                sent.push(m);
+                continue;
+            };
+            reached_server |= failure.stage != Stage::Build;
+            if self
+                .record_failure(&mut tx, m, &failure)
+                .instrument(span)
+                .await?
+            {
+                session_failure = Some(failure);
+                break;
+            }
+        }
+        session.close().await;
+        self.commit_sent(tx, &sent).await?;
+        Ok(match session_failure {
+            Some(f) => Round::SessionFailed(f),
+            None => Round::Done {
+                reached_server: reached_server || !sent.is_empty(),
+            },
+        })
+    }
+
+    /// Marks `sent` delivered in one statement, commits the round, and logs each delivery.
+    async fn commit_sent(
+        &self,
+        mut tx: sqlx::Transaction<'static, sqlx::Postgres>,
+        sent: &[&MailRow],
+    ) -> anyhow::Result<()> {
+        if !sent.is_empty() {
+            let seqs: Vec<i64> = sent.iter().map(|m| m.seq).collect();
+            db::mark_all_sent(&mut tx, &seqs).await?;
+        }
+        tx.commit().await?;
+        metrics::counter!("mail_sent_total").increment(sent.len() as u64);
+        for m in sent {
             tracing::info!(
                 "[mail] delivered seq={} order={} to={}",
                 m.seq,
@@ -565,38 +604,20 @@ impl Mailer {
                 m.recipient
             );
         }
-        Ok(Round::Done {
-            reached_server: true,
-        })
+        Ok(())
     }
 
-    /// Sends a claimed mail and records the result in the claiming transaction.
-    async fn finish(
+    /// Records a failed mail in the round's transaction according to whose failure it is.
+    /// Returns true when the server refused the session (the round stops).
+    async fn record_failure(
         &self,
-        mut tx: sqlx::Transaction<'static, sqlx::Postgres>,
-        m: MailRow,
-    ) -> anyhow::Result<Round> {
-        let failure = match self.send(&m).await {
-            Ok(()) => {
-                db::mark_sent(&mut tx, m.seq).await?;
-                tx.commit().await?;
-                metrics::counter!("mail_sent_total").increment(1);
-                tracing::info!(
-                    "[mail] delivered seq={} order={} to={}",
-                    m.seq,
-                    m.order_id,
-                    m.recipient
-                );
-                return Ok(Round::Done {
-                    reached_server: true,
-                });
-            }
-            Err(f) => f,
-        };
+        tx: &mut sqlx::Transaction<'static, sqlx::Postgres>,
+        m: &MailRow,
+        failure: &SendFailure,
+    ) -> anyhow::Result<bool> {
         match failure.verdict() {
             Verdict::Permanent => {
-                db::mark_failed(&mut tx, m.seq, &failure.error).await?;
-                tx.commit().await?;
+                db::mark_failed(tx, m.seq, &failure.error).await?;
                 metrics::counter!("mail_failed_total").increment(1);
                 tracing::error!(
                     "[mail] failed seq={} order={} to={}: {}",
@@ -605,16 +626,10 @@ impl Mailer {
                     m.recipient,
                     failure.error
                 );
-                Ok(Round::Done {
-                    reached_server: failure.stage != Stage::Build,
-                })
+                Ok(false)
             }
             Verdict::Defer => {
-                let attempts = m.attempts.saturating_add(1);
-                let delay = retry_delay(attempts);
-                db::mark_deferred(&mut tx, m.seq, &failure.error, delay).await?;
-                tx.commit().await?;
-                metrics::counter!("mail_deferred_total").increment(1);
+                let (attempts, delay) = defer(tx, m, failure).await?;
                 tracing::warn!(
                     "[mail] deferred seq={} order={} to={} attempt={attempts}, next in {delay:?}: {}",
                     m.seq,
@@ -622,31 +637,22 @@ impl Mailer {
                     m.recipient,
                     failure.error
                 );
-                Ok(Round::Done {
-                    reached_server: true,
-                })
+                Ok(false)
             }
             Verdict::Session if failure.stage.is_mails_own() => {
                 // A session-level reply inside the mail's own transaction (e.g. "relay access
                 // denied" at RCPT). Most likely nobody can be sent, but should it concern only
                 // this mail, the circuit's next probe must not pick it again and stop everyone:
                 // defer it as well.
-                let attempts = m.attempts.saturating_add(1);
-                let delay = retry_delay(attempts);
-                db::mark_deferred(&mut tx, m.seq, &failure.error, delay).await?;
-                tx.commit().await?;
-                metrics::counter!("mail_deferred_total").increment(1);
-                Ok(Round::SessionFailed(failure))
+                defer(tx, m, failure).await?;
+                Ok(true)
             }
-            Verdict::Session => {
-                // Not this mail's fault: leave it exactly as it was.
-                tx.rollback().await?;
-                Ok(Round::SessionFailed(failure))
-            }
+            // Not this mail's fault: leave it exactly as it was.
+            Verdict::Session => Ok(true),
         }
     }
 
-    fn send_log(&self, m: &MailRow) -> Result<(), SendFailure> {
+    fn send_log(&self, m: &MailRow) {
         tracing::info!(
             to = %m.recipient,
             message_id = %mail::message_id(&m.idempotency_key),
@@ -654,47 +660,127 @@ impl Mailer {
             "[mail] (log mailer) {}",
             m.subject
         );
-        Ok(())
+    }
+}
+
+/// Defers a mail the server refused for now, on its own retry schedule.
+async fn defer(
+    tx: &mut sqlx::Transaction<'static, sqlx::Postgres>,
+    m: &MailRow,
+    failure: &SendFailure,
+) -> anyhow::Result<(i32, Duration)> {
+    let attempts = m.attempts.saturating_add(1);
+    let delay = retry_delay(attempts);
+    db::mark_deferred(tx, m.seq, &failure.error, delay).await?;
+    metrics::counter!("mail_deferred_total").increment(1);
+    Ok((attempts, delay))
+}
+
+/// The span of one mail's delivery, in its request's trace.
+fn send_span(m: &MailRow) -> tracing::Span {
+    let span = tracing::info_span!(
+        "send",
+        seq = m.seq,
+        order_id = m.order_id,
+        trace_id = tracing::field::Empty
+    );
+    if let Some(t) = m.traceparent.as_deref().and_then(TraceParent::parse) {
+        span.record("trace_id", t.trace_id.as_str());
+    }
+    span
+}
+
+/// One SMTP session for the mails of a round: opened for the first mail, kept while mails are
+/// accepted, dropped after any failure (the next mail opens a fresh one), QUIT at the end.
+struct SmtpSession<'a> {
+    server: &'a SmtpServer,
+    from: &'a Mailbox,
+    conn: Option<AsyncSmtpConnection>,
+}
+
+impl<'a> SmtpSession<'a> {
+    fn new(server: &'a SmtpServer, from: &'a Mailbox) -> Self {
+        Self {
+            server,
+            from,
+            conn: None,
+        }
     }
 
-    async fn send(&self, m: &MailRow) -> Result<(), SendFailure> {
-        match &self.transport {
-            Transport::Log => self.send_log(m),
-            Transport::Smtp { server, from } => {
-                let (to, message) = build_message(m, from).map_err(|error| SendFailure {
-                    stage: Stage::Build,
-                    error,
-                    code: None,
-                })?;
-                let mut stage = Stage::Connect;
-                let sent = tokio::time::timeout(
-                    SMTP_SESSION_TIMEOUT,
-                    smtp_send(server, from, &to, &message.formatted(), &mut stage),
-                )
-                .await;
-                match sent {
-                    Ok(Ok(())) => Ok(()),
-                    Ok(Err(e)) => Err(SendFailure::new(stage, &e)),
-                    Err(_) => Err(SendFailure {
-                        stage,
-                        error: format!("no answer within {SMTP_SESSION_TIMEOUT:?}"),
-                        code: None,
-                    }),
-                }
+    /// Sends one mail. A session kept from an earlier mail that fails before the mail's own
+    /// transaction got anywhere (servers close idle or busy sessions, or limit mails per
+    /// session) is retried once on a fresh session, so that only a fresh session's refusal
+    /// counts as the server refusing us.
+    async fn send(&mut self, m: &MailRow) -> Result<(), SendFailure> {
+        let (to, message) = build_message(m, self.from).map_err(|error| SendFailure {
+            stage: Stage::Build,
+            error,
+            code: None,
+        })?;
+        let message = message.formatted();
+        let reused = self.conn.is_some();
+        match self.attempt(&to, &message).await {
+            Err(f) if reused && !f.stage.is_mails_own() => {
+                tracing::debug!(error = %f.error, "[mail] SMTP session closed by the server; opening a new one");
+                self.attempt(&to, &message).await
             }
+            result => result,
+        }
+    }
+
+    /// One try within [`SMTP_SESSION_TIMEOUT`]; any failure drops the session.
+    async fn attempt(&mut self, to: &lettre::Address, message: &[u8]) -> Result<(), SendFailure> {
+        let mut stage = Stage::Connect;
+        let result = tokio::time::timeout(
+            SMTP_SESSION_TIMEOUT,
+            self.attempt_untimed(to, message, &mut stage),
+        )
+        .await;
+        let failure = match result {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(e)) => SendFailure::new(stage, &e),
+            Err(_) => SendFailure {
+                stage,
+                error: format!("no answer within {SMTP_SESSION_TIMEOUT:?}"),
+                code: None,
+            },
+        };
+        if let Some(mut conn) = self.conn.take() {
+            conn.abort().await;
+        }
+        Err(failure)
+    }
+
+    async fn attempt_untimed(
+        &mut self,
+        to: &lettre::Address,
+        message: &[u8],
+        stage: &mut Stage,
+    ) -> Result<(), SmtpError> {
+        let conn = match &mut self.conn {
+            Some(conn) => conn,
+            None => {
+                *stage = Stage::Connect;
+                self.conn.insert(open_session(self.server, stage).await?)
+            }
+        };
+        mail_transaction(conn, self.from, to, message, stage).await
+    }
+
+    /// Ends the session politely; the mails are accepted already, a failed goodbye changes
+    /// nothing.
+    async fn close(mut self) {
+        if let Some(mut conn) = self.conn.take() {
+            let _ = conn.quit().await;
         }
     }
 }
 
-/// One SMTP session for one mail, noting in `stage` how far it got (so that a failure, or a
-/// timeout that drops this future, can be attributed).
-async fn smtp_send(
+/// Connects, greets, secures and authenticates a session, noting in `stage` how far it got.
+async fn open_session(
     server: &SmtpServer,
-    from: &Mailbox,
-    to: &lettre::Address,
-    message: &[u8],
     stage: &mut Stage,
-) -> Result<(), SmtpError> {
+) -> Result<AsyncSmtpConnection, SmtpError> {
     *stage = Stage::Connect;
     let implicit_tls = match &server.tls {
         Tls::Wrapper(params) => Some(params.clone()),
@@ -708,35 +794,35 @@ async fn smtp_send(
         None,
     )
     .await?;
-    let result = transaction(&mut conn, server, from, to, message, stage).await;
-    if result.is_ok() {
-        // The mail is accepted; a failed goodbye changes nothing.
-        let _ = conn.quit().await;
-    } else {
+    let secured = match &server.tls {
+        Tls::Required(params) => conn.starttls(params.clone(), &server.hello).await,
+        Tls::Opportunistic(params) if conn.can_starttls() => {
+            conn.starttls(params.clone(), &server.hello).await
+        }
+        _ => Ok(()),
+    };
+    if let Err(e) = secured {
         conn.abort().await;
+        return Err(e);
     }
-    result
+    if let Some(credentials) = &server.credentials {
+        *stage = Stage::Auth;
+        if let Err(e) = conn.auth(DEFAULT_MECHANISMS, credentials).await {
+            conn.abort().await;
+            return Err(e);
+        }
+    }
+    Ok(conn)
 }
 
-async fn transaction(
+/// One mail's transaction on an open session: MAIL FROM, RCPT TO, DATA and the message.
+async fn mail_transaction(
     conn: &mut AsyncSmtpConnection,
-    server: &SmtpServer,
     from: &Mailbox,
     to: &lettre::Address,
     message: &[u8],
     stage: &mut Stage,
 ) -> Result<(), SmtpError> {
-    match &server.tls {
-        Tls::Required(params) => conn.starttls(params.clone(), &server.hello).await?,
-        Tls::Opportunistic(params) if conn.can_starttls() => {
-            conn.starttls(params.clone(), &server.hello).await?
-        }
-        _ => {}
-    }
-    if let Some(credentials) = &server.credentials {
-        *stage = Stage::Auth;
-        conn.auth(DEFAULT_MECHANISMS, credentials).await?;
-    }
     *stage = Stage::MailFrom;
     let mut params = Vec::new();
     if !message.is_ascii() && conn.server_info().supports_feature(Extension::EightBitMime) {

@@ -17,27 +17,6 @@ use faulty_smtp::FaultySmtp;
 use mail_svc::config::MailerKind;
 use outbox_proto::{mail::v1::MailState, orders::v1::OrderStatus};
 
-async fn scrape(addr: std::net::SocketAddr) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = tokio::net::TcpStream::connect(addr)
-        .await
-        .expect("connect metrics");
-    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
-        .await
-        .expect("write");
-    let mut out = String::new();
-    s.read_to_string(&mut out).await.expect("read");
-    out
-}
-
-/// The value of an unlabelled gauge, if exported.
-async fn gauge(addr: std::net::SocketAddr, name: &str) -> Option<f64> {
-    scrape(addr).await.lines().find_map(|l| {
-        let v = l.strip_prefix(name)?.strip_prefix(' ')?;
-        v.trim().parse().ok()
-    })
-}
-
 #[derive(Debug, Clone, Copy)]
 enum Fault {
     Auth(&'static str),
@@ -134,7 +113,7 @@ async fn a_refused_session_fails_no_mail_and_opens_the_circuit_until_fixed() {
         assert_eq!(svc.status().await.unsent_mails, 6);
         assert!(smtp.accepted().is_empty());
         assert_eq!(
-            gauge(svc.metrics_addr, "mail_smtp_circuit_open").await,
+            common::metric(svc.metrics_addr, "mail_smtp_circuit_open").await,
             Some(1.0),
             "the circuit gauge an operator alerts on"
         );
@@ -169,7 +148,8 @@ async fn a_refused_session_fails_no_mail_and_opens_the_circuit_until_fixed() {
             );
         }
         eventually("the circuit gauge back to 0", 30, || async {
-            (gauge(svc.metrics_addr, "mail_smtp_circuit_open").await == Some(0.0)).then_some(())
+            (common::metric(svc.metrics_addr, "mail_smtp_circuit_open").await == Some(0.0))
+                .then_some(())
         })
         .await;
         svc.stop().await;

@@ -539,3 +539,21 @@ async fn session(
         write.write_all(reply).await?;
     }
 }
+
+/// The value of an unlabelled metric on a `/metrics` endpoint, if exported. The recorder is
+/// process-wide: tests of one binary that read the same metric must not overlap.
+pub async fn metric(addr: std::net::SocketAddr, name: &str) -> Option<f64> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connect metrics");
+    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+        .await
+        .expect("write");
+    let mut out = String::new();
+    s.read_to_string(&mut out).await.expect("read");
+    out.lines().find_map(|l| {
+        let v = l.strip_prefix(name)?.strip_prefix(' ')?;
+        v.trim().parse().ok()
+    })
+}

@@ -42,6 +42,11 @@ struct State {
     mail_commands: usize,
     /// Every RCPT TO address, in arrival order.
     rcpt_commands: Vec<String>,
+    /// Sessions opened (connections greeted).
+    sessions: usize,
+    /// Messages a session may send; the next MAIL FROM gets 421 and the session is closed
+    /// (as servers limiting messages per connection do). `None`: no limit.
+    mails_per_session: Option<usize>,
 }
 
 /// The server; clones share it.
@@ -121,6 +126,16 @@ impl FaultySmtp {
         self.with(|s| s.auth_commands)
     }
 
+    /// How many sessions were opened.
+    pub fn sessions(&self) -> usize {
+        self.with(|s| s.sessions)
+    }
+
+    /// Closes each session after `limit` accepted messages (`None`: no limit).
+    pub fn mails_per_session(&self, limit: Option<usize>) {
+        self.with(|s| s.mails_per_session = limit);
+    }
+
     pub fn mail_commands(&self) -> usize {
         self.with(|s| s.mail_commands)
     }
@@ -134,8 +149,10 @@ impl FaultySmtp {
 async fn session(sock: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result<()> {
     let (read, mut write) = sock.into_split();
     let mut lines = BufReader::new(read);
+    state.lock().expect("lock").sessions += 1;
     write.write_all(b"220 faulty.test ESMTP\r\n").await?;
     let mut to: Vec<String> = Vec::new();
+    let mut sent_here = 0usize;
     let mut line = String::new();
     loop {
         line.clear();
@@ -156,9 +173,22 @@ async fn session(sock: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result<(
                 .unwrap_or_else(|| "235 2.7.0 Authentication successful".into())
         } else if upper.starts_with("MAIL FROM:") {
             to.clear();
-            let mut s = state.lock().expect("lock");
-            s.mail_commands += 1;
-            s.mail_from.clone().unwrap_or_else(|| "250 OK".into())
+            let (limited, reply) = {
+                let mut s = state.lock().expect("lock");
+                s.mail_commands += 1;
+                let limited = s.mails_per_session.is_some_and(|n| sent_here >= n);
+                (
+                    limited,
+                    s.mail_from.clone().unwrap_or_else(|| "250 OK".into()),
+                )
+            };
+            if limited {
+                write
+                    .write_all(b"421 4.7.0 too many messages in this session, closing\r\n")
+                    .await?;
+                return Ok(());
+            }
+            reply
         } else if upper.starts_with("RCPT TO:") {
             let rcpt = cmd[8..].trim().trim_matches(['<', '>']).to_owned();
             let mut s = state.lock().expect("lock");
@@ -212,6 +242,7 @@ async fn session(sock: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result<(
                             at: Instant::now(),
                         });
                     }
+                    sent_here += 1;
                     "250 2.0.0 OK queued".into()
                 }
             }
