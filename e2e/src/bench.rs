@@ -93,11 +93,11 @@ pub struct BenchOptions {
 impl BenchOptions {
     /// The sizes `--quick` runs with; other settings are kept.
     pub fn quick(mut self) -> Self {
-        self.write_secs = 1.0;
-        self.events = 5_000;
+        self.write_secs = 0.5;
+        self.events = 3_000;
         self.orders = 200;
-        self.e2e_secs = 2.0;
-        self.idle_secs = 2.0;
+        self.e2e_secs = 1.0;
+        self.idle_secs = 1.0;
         self.max_writers = 16;
         self
     }
