@@ -23,7 +23,8 @@ pub mod outbox;
 pub mod secret;
 pub mod shutdown;
 pub mod telemetry;
-pub mod trace;
+/// W3C `traceparent` values, defined by the `outbox` crate (the outbox stores them).
+pub use ::outbox::trace;
 
 #[cfg(feature = "testing")]
 pub mod testing;

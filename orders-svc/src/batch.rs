@@ -27,8 +27,8 @@
 
 use std::{collections::HashMap, sync::Arc};
 
-use outbox_proto::orders::events::v1::OrderPayload;
-use prost::Message;
+use outbox::NewEvent;
+use outbox_proto::orders::events::v1::{ORDER_CREATED, ORDER_STATUS_CHANGED, OrderPayload};
 use sqlx::PgPool;
 use tokio::sync::{Mutex, Notify, mpsc, oneshot};
 
@@ -148,7 +148,7 @@ fn copy_for_call(e: &Error) -> Error {
         Error::Db(db) if outbox_kit::db::is_unavailable(db) => {
             Error::Db(sqlx::Error::Io(std::io::Error::other(db.to_string())))
         }
-        other => Error::Db(sqlx::Error::Protocol(other.to_string())),
+        other => Error::Batch(other.to_string()),
     }
 }
 
@@ -168,24 +168,22 @@ async fn apply(
         let locked: HashMap<i64, Result<OrderRow, String>> =
             db::lock_orders(&mut tx, &ids).await?.into_iter().collect();
         let plan = plan(&locked, calls);
+        // Every event of the batch in one set-based append: the outbox crate chains each order's
+        // events in round order (and the first to the order's head).
+        let all: Vec<NewEvent> = plan
+            .rounds
+            .iter()
+            .flatten()
+            .map(|e| e.event.clone())
+            .collect();
+        let appended = db::outbox().append_all(&mut tx, &all).await?;
         // rows[round][id]: the order as written by its event in that round.
         let mut rows: Vec<HashMap<i64, (bool, OrderRow)>> = Vec::with_capacity(plan.rounds.len());
+        let mut start = 0;
         for round in &plan.rounds {
-            let events: Vec<EventWrite> = round
-                .iter()
-                .map(|e| {
-                    let mut e = e.clone();
-                    if e.create_email.is_none() {
-                        // After the first round, the previous event is the one this batch just
-                        // appended for the order.
-                        if let Some(previous) = rows.last().and_then(|r| r.get(&e.id)) {
-                            e.prev_seq = Some(previous.1.last_event_seq);
-                        }
-                    }
-                    e
-                })
-                .collect();
-            match db::write_round(&mut tx, &events).await? {
+            let of_round = &appended[start..start + round.len()];
+            start += round.len();
+            match db::write_round(&mut tx, round, of_round).await? {
                 Some(written) => {
                     rows.push(written.into_iter().map(|(c, r)| (r.id, (c, r))).collect())
                 }
@@ -229,9 +227,9 @@ async fn apply(
             })
             .collect());
     }
-    Err(Error::Db(sqlx::Error::Protocol(
-        "group commit: creation race did not settle".into(),
-    )))
+    Err(Error::Batch(
+        "the creation races of the batch did not settle".into(),
+    ))
 }
 
 /// What one call of a batch does.
@@ -319,9 +317,7 @@ fn plan(
                     id,
                     status: cmd.status,
                     create_email: Some(email.clone()),
-                    prev_seq: None,
-                    payload: payload.encode_to_vec(),
-                    traceparent,
+                    event: db::order_event(id, ORDER_CREATED, &payload, traceparent.as_deref()),
                 },
             );
             sims.insert(
@@ -356,11 +352,6 @@ fn plan(
             customer_email: sim.email.clone(),
             previous_status: sim.status.to_proto() as i32,
         };
-        // The prev_seq of a later round is filled in once the round before it is written.
-        let prev_seq = match locked.get(&id) {
-            Some(Ok(row)) if round == 0 => Some(row.last_event_seq),
-            _ => None,
-        };
         push(
             &mut rounds,
             round,
@@ -368,9 +359,7 @@ fn plan(
                 id,
                 status: cmd.status,
                 create_email: None,
-                prev_seq,
-                payload: payload.encode_to_vec(),
-                traceparent,
+                event: db::order_event(id, ORDER_STATUS_CHANGED, &payload, traceparent.as_deref()),
             },
         );
         sim.status = cmd.status;
@@ -458,24 +447,26 @@ mod tests {
                 "same@None"
             ]
         );
-        let round = |r: usize| -> Vec<(i64, Status, Option<i64>, bool)> {
+        let round = |r: usize| -> Vec<(i64, Status, bool)> {
             plan.rounds[r]
                 .iter()
-                .map(|e| (e.id, e.status, e.prev_seq, e.create_email.is_some()))
+                .map(|e| (e.id, e.status, e.create_email.is_some()))
                 .collect()
         };
         assert_eq!(plan.rounds.len(), 2);
+        assert_eq!(round(0), [(1, Shipped, false), (4, Pending, true)]);
+        // Each order's later events are in later rounds: the outbox chains them in that order.
+        assert_eq!(round(1), [(1, Delivered, false), (4, Cancelled, false)]);
+        let expected = OrderPayload {
+            id: 1,
+            status: Delivered.to_proto() as i32,
+            customer_email: "a@example.com".into(),
+            previous_status: Shipped.to_proto() as i32,
+        };
         assert_eq!(
-            round(0),
-            [(1, Shipped, Some(10), false), (4, Pending, None, true)]
+            plan.rounds[1][0].event,
+            db::order_event(1, ORDER_STATUS_CHANGED, &expected, None)
         );
-        // Later rounds get their prev_seq from the round before, at write time.
-        assert_eq!(
-            round(1),
-            [(1, Delivered, None, false), (4, Cancelled, None, false)]
-        );
-        let payload = OrderPayload::decode(plan.rounds[1][0].payload.as_slice()).expect("payload");
-        assert_eq!(payload.previous_status, Shipped.to_proto() as i32);
     }
 
     #[test]

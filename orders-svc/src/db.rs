@@ -4,8 +4,13 @@
 //! - [`lock_orders`] + [`write_round`]: the statements of a group commit (see `crate::batch`),
 //!   set-based so that one transaction and a fixed number of round trips serve many calls.
 
+use std::sync::LazyLock;
+
 use chrono::{DateTime, Utc};
-use outbox_proto::orders::events::v1::{ORDER_CREATED, ORDER_STATUS_CHANGED, OrderPayload};
+use outbox::{Appended, NewEvent, Outbox};
+use outbox_proto::orders::events::v1::{
+    self as events, ORDER_CREATED, ORDER_STATUS_CHANGED, OrderPayload,
+};
 use prost::Message;
 use sqlx::{PgPool, Postgres, Transaction};
 
@@ -14,7 +19,8 @@ use crate::{
     order::{Status, UpsertCommand},
 };
 
-/// The embedded migrations (the `orders` table and the `outbox`).
+/// The embedded migrations (the `orders` table and the `outbox`; 0003 brings the outbox to the
+/// `outbox` crate's shape).
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 /// An order as stored.
@@ -82,12 +88,38 @@ pub async fn get_order(pool: &PgPool, id: i64) -> Result<OrderRow, Error> {
     to_row(raw.ok_or(Error::NotFound(id))?)
 }
 
+/// The outbox orders-svc appends to (table `outbox`, migrations 0001–0003).
+pub fn outbox() -> &'static Outbox {
+    static OUTBOX: LazyLock<Outbox> =
+        LazyLock::new(|| Outbox::new("outbox").expect("`outbox` is a valid table name"));
+    &OUTBOX
+}
+
+/// The outbox event of an order change: its type, its routing key and its `OrderPayload`.
+pub fn order_event(
+    id: i64,
+    event_type: &'static str,
+    payload: &OrderPayload,
+    traceparent: Option<&str>,
+) -> NewEvent {
+    let routing_key = events::routing_key(event_type).expect("an order event type");
+    NewEvent::new(
+        events::AGGREGATE_TYPE,
+        id,
+        event_type,
+        routing_key,
+        payload.encode_to_vec(),
+    )
+    .traceparent(traceparent)
+}
+
 /// Creates or changes the order and appends its event, in ONE transaction.
 ///
-/// The order's row lock (`for update`) serialises all writers of one order, so its events get
-/// increasing seqs and each one commits before the next is even appended: `prev_seq` chains are
-/// gap-free and in commit order. Two creators of the same new order race on the primary key; the
-/// loser rolls back (its outbox row with it) and retries as an update.
+/// The order's row lock (`for update`) serialises all writers of one order, and the outbox crate
+/// chains its events under the order's head lock, so its events get increasing seqs and each one
+/// commits before the next is even appended: `prev_seq` chains are gap-free and in commit order.
+/// Two creators of the same new order race on the primary key; the loser rolls back (its outbox
+/// row with it) and retries as an update.
 pub async fn upsert(
     pool: &PgPool,
     cmd: &UpsertCommand,
@@ -121,10 +153,7 @@ pub async fn upsert(
             None => tx.rollback().await?,
         }
     }
-    Err(Error::Db(sqlx::Error::Protocol(format!(
-        "order {}: creation race did not settle",
-        cmd.id
-    ))))
+    Err(Error::CreationRace { id: cmd.id })
 }
 
 /// Inserts the order and its `OrderCreated` event. `None` when a concurrent creator won.
@@ -143,25 +172,24 @@ async fn create(
         customer_email: email.to_owned(),
         previous_status: 0,
     };
-    // The event and the order in one statement (one round trip); `on conflict do nothing`
-    // waits for a concurrent creator to finish and then returns no row.
+    let ev = outbox()
+        .append(
+            tx,
+            order_event(cmd.id, ORDER_CREATED, &payload, traceparent),
+        )
+        .await?;
+    // `on conflict do nothing` waits for a concurrent creator to finish and then returns no row.
     let raw: Option<RawRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "with ev as (
-             insert into outbox (aggregate_id, event_type, prev_seq, payload, traceparent)
-             values ($1, $2, null, $3, $4)
-             returning seq, created_at
-         )
-         insert into orders ({ORDER_COLUMNS})
-         select $1, $5, $6, 1, ev.seq, ev.created_at, ev.created_at from ev
+        "insert into orders ({ORDER_COLUMNS})
+         values ($1, $2, $3, 1, $4, $5, $5)
          on conflict (id) do nothing
          returning {ORDER_COLUMNS}"
     )))
     .bind(cmd.id)
-    .bind(ORDER_CREATED)
-    .bind(payload.encode_to_vec())
-    .bind(traceparent)
     .bind(cmd.status.as_str())
     .bind(email)
+    .bind(ev.seq)
+    .bind(ev.created_at)
     .fetch_optional(&mut **tx)
     .await?;
     let Some(raw) = raw else { return Ok(None) };
@@ -200,26 +228,22 @@ async fn change(
         customer_email: current.customer_email.clone(),
         previous_status: current.status.to_proto() as i32,
     };
-    // The event's columns are renamed so that `returning` is not ambiguous with the order's.
+    let ev = outbox()
+        .append(
+            tx,
+            order_event(cmd.id, ORDER_STATUS_CHANGED, &payload, traceparent),
+        )
+        .await?;
     let raw: RawRow = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "with ev as (
-             insert into outbox (aggregate_id, event_type, prev_seq, payload, traceparent)
-             values ($1, $2, $3, $4, $5)
-             returning seq as ev_seq, created_at as ev_at
-         )
-         update orders
-            set status = $6, version = version + 1, last_event_seq = ev.ev_seq,
-                updated_at = ev.ev_at
-           from ev
-          where orders.id = $1
+        "update orders
+            set status = $2, version = version + 1, last_event_seq = $3, updated_at = $4
+          where id = $1
          returning {ORDER_COLUMNS}"
     )))
     .bind(cmd.id)
-    .bind(ORDER_STATUS_CHANGED)
-    .bind(current.last_event_seq)
-    .bind(payload.encode_to_vec())
-    .bind(traceparent)
     .bind(cmd.status.as_str())
+    .bind(ev.seq)
+    .bind(ev.created_at)
     .fetch_one(&mut **tx)
     .await?;
     let order = to_row(raw)?;
@@ -268,11 +292,8 @@ pub struct EventWrite {
     pub status: Status,
     /// Set for a creation (the new order's email), `None` for a change.
     pub create_email: Option<String>,
-    /// The order's previous event (`None` for a creation).
-    pub prev_seq: Option<i64>,
-    /// An encoded `OrderPayload`.
-    pub payload: Vec<u8>,
-    pub traceparent: Option<String>,
+    /// The outbox event (its chain position is decided by the outbox crate at append).
+    pub event: NewEvent,
 }
 
 /// The order rows a round wrote, per order, and whether each was created by it. `None` when a
@@ -280,29 +301,18 @@ pub struct EventWrite {
 /// and go again (the row exists then).
 pub type RoundRows = Option<Vec<(bool, OrderRow)>>;
 
-/// Appends the events of one round and writes their orders, in ONE statement: the outbox rows with
-/// one `insert … select from unnest`, the new orders with one `insert`, the changed orders with one
-/// `update`. Each order appears at most once per round (its next event, if any, is in the next
-/// round: it needs this one's seq as its `prev_seq`). The changed orders must be locked by
-/// [`lock_orders`] in the same transaction.
+/// Writes the orders of one round, in ONE statement: the new orders with one `insert`, the
+/// changed orders with one `update`, each with its event as `appended` (same index) by
+/// [`outbox()`]. Each order appears at most once per round (its next event is in the next round).
+/// The changed orders must be locked by [`lock_orders`] in the same transaction.
 pub async fn write_round(
     tx: &mut Transaction<'_, Postgres>,
     events: &[EventWrite],
+    appended: &[Appended],
 ) -> Result<RoundRows, Error> {
     let ids: Vec<i64> = events.iter().map(|e| e.id).collect();
-    let types: Vec<&str> = events
-        .iter()
-        .map(|e| {
-            if e.create_email.is_some() {
-                ORDER_CREATED
-            } else {
-                ORDER_STATUS_CHANGED
-            }
-        })
-        .collect();
-    let prev: Vec<Option<i64>> = events.iter().map(|e| e.prev_seq).collect();
-    let payloads: Vec<&[u8]> = events.iter().map(|e| e.payload.as_slice()).collect();
-    let traces: Vec<Option<&str>> = events.iter().map(|e| e.traceparent.as_deref()).collect();
+    let seqs: Vec<i64> = appended.iter().map(|a| a.seq).collect();
+    let ats: Vec<DateTime<Utc>> = appended.iter().map(|a| a.created_at).collect();
     let statuses: Vec<&str> = events.iter().map(|e| e.status.as_str()).collect();
     let emails: Vec<&str> = events
         .iter()
@@ -311,53 +321,44 @@ pub async fn write_round(
     let creates: Vec<bool> = events.iter().map(|e| e.create_email.is_some()).collect();
     // `on conflict do nothing` waits for a concurrent creator of the same order to finish and then
     // skips the row; the caller sees fewer created rows than it asked for and starts over.
-    let raws: Vec<FlaggedRawRow> =
-        sqlx::query_as(
-            "with ev as (
-                 insert into outbox (aggregate_id, event_type, prev_seq, payload, traceparent)
-                 select * from unnest($1::bigint[], $2::text[], $3::bigint[], $4::bytea[], $5::text[])
-                 returning seq, aggregate_id, created_at
-             ),
-             w as (
-                 select ev.seq, ev.created_at as ev_at, c.id, c.status, c.email, c.is_new
-                   from ev
-                   join unnest($1::bigint[], $6::text[], $7::text[], $8::bool[])
-                        as c(id, status, email, is_new) on c.id = ev.aggregate_id
-             ),
-             created as (
-                 insert into orders (id, status, customer_email, version, last_event_seq,
-                                     created_at, updated_at)
-                 select w.id, w.status, w.email, 1, w.seq, w.ev_at, w.ev_at from w where w.is_new
-                 -- In id order, like the row locks: two batches creating the same orders
-                 -- wait for each other instead of deadlocking.
-                 order by w.id
-                 on conflict (id) do nothing
-                 returning id, status, customer_email, version, last_event_seq, created_at,
-                           updated_at
-             ),
-             changed as (
-                 update orders o
-                    set status = w.status, version = o.version + 1, last_event_seq = w.seq,
-                        updated_at = w.ev_at
-                   from w
-                  where not w.is_new and o.id = w.id
-                 returning o.id, o.status, o.customer_email, o.version, o.last_event_seq,
-                           o.created_at, o.updated_at
-             )
-             select true, * from created
-             union all
-             select false, * from changed",
-        )
-        .bind(&ids)
-        .bind(&types)
-        .bind(&prev)
-        .bind(&payloads)
-        .bind(&traces)
-        .bind(&statuses)
-        .bind(&emails)
-        .bind(&creates)
-        .fetch_all(&mut **tx)
-        .await?;
+    let raws: Vec<FlaggedRawRow> = sqlx::query_as(
+        "with w as (
+             select * from unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::text[],
+                                  $5::text[], $6::bool[])
+                    as w(id, seq, ev_at, status, email, is_new)
+         ),
+         created as (
+             insert into orders (id, status, customer_email, version, last_event_seq,
+                                 created_at, updated_at)
+             select w.id, w.status, w.email, 1, w.seq, w.ev_at, w.ev_at from w where w.is_new
+             -- In id order, like the row locks: two batches creating the same orders
+             -- wait for each other instead of deadlocking.
+             order by w.id
+             on conflict (id) do nothing
+             returning id, status, customer_email, version, last_event_seq, created_at,
+                       updated_at
+         ),
+         changed as (
+             update orders o
+                set status = w.status, version = o.version + 1, last_event_seq = w.seq,
+                    updated_at = w.ev_at
+               from w
+              where not w.is_new and o.id = w.id
+             returning o.id, o.status, o.customer_email, o.version, o.last_event_seq,
+                       o.created_at, o.updated_at
+         )
+         select true, * from created
+         union all
+         select false, * from changed",
+    )
+    .bind(&ids)
+    .bind(&seqs)
+    .bind(&ats)
+    .bind(&statuses)
+    .bind(&emails)
+    .bind(&creates)
+    .fetch_all(&mut **tx)
+    .await?;
     if raws.len() < events.len() {
         return Ok(None);
     }
@@ -373,9 +374,5 @@ pub async fn write_round(
 /// transaction, because a `NOTIFY` inside it would serialise every committing writer on the
 /// notification queue lock. A lost notification only costs latency: the relay also polls.
 pub async fn notify_relay(pool: &PgPool) -> Result<(), sqlx::Error> {
-    sqlx::query("select pg_notify($1, '')")
-        .bind(outbox_kit::outbox::NOTIFY_CHANNEL)
-        .execute(pool)
-        .await?;
-    Ok(())
+    outbox().notify(pool).await
 }

@@ -21,8 +21,27 @@ pub enum Error {
     /// A row in the database that this version cannot read (e.g. an unknown status).
     #[error("order {id}: corrupt row: {reason}")]
     Corrupt { id: i64, reason: String },
+    /// Two creators of the order kept winning the race against this call (never seen: after a
+    /// lost race the order exists, and the retry is an update).
+    #[error("order {id}: the creation race did not settle")]
+    CreationRace { id: i64 },
+    /// The outbox refused an event (a bug: orders-svc builds every field itself).
+    #[error("outbox: {0}")]
+    Outbox(outbox::Error),
+    /// A batch-wide failure, reported to each call of the batch (see `batch::copy_for_call`).
+    #[error("group commit failed: {0}")]
+    Batch(String),
     #[error(transparent)]
     Db(#[from] sqlx::Error),
+}
+
+impl From<outbox::Error> for Error {
+    fn from(err: outbox::Error) -> Self {
+        match err {
+            outbox::Error::Db(db) => Error::Db(db),
+            other => Error::Outbox(other),
+        }
+    }
 }
 
 impl Error {
@@ -42,8 +61,11 @@ impl From<Error> for GrpcStatus {
             }
             Error::NotFound(_) => GrpcStatus::not_found(err.to_string()),
             Error::ForbiddenTransition { .. } => GrpcStatus::failed_precondition(err.to_string()),
-            Error::Corrupt { .. } => {
-                tracing::error!(error = %err, "corrupt order row");
+            Error::Corrupt { .. }
+            | Error::CreationRace { .. }
+            | Error::Outbox(_)
+            | Error::Batch(_) => {
+                tracing::error!(error = %err, "call failed on an internal error");
                 GrpcStatus::internal("internal error")
             }
             Error::Db(db) if outbox_kit::db::is_unavailable(db) => {

@@ -25,6 +25,22 @@ pub mod orders {
             pub const ORDER_CREATED: &str = "OrderCreated";
             /// The `type` of every later event of an order.
             pub const ORDER_STATUS_CHANGED: &str = "OrderStatusChanged";
+            /// The outbox aggregate type of orders (the key of their chains with the order id).
+            pub const AGGREGATE_TYPE: &str = "order";
+            /// Routing key of `OrderCreated` events.
+            pub const ROUTING_KEY_CREATED: &str = "order.created";
+            /// Routing key of `OrderStatusChanged` events.
+            pub const ROUTING_KEY_STATUS_CHANGED: &str = "order.status_changed";
+
+            /// The routing key of an order event type, `None` for a type this version does not
+            /// know.
+            pub fn routing_key(event_type: &str) -> Option<&'static str> {
+                match event_type {
+                    ORDER_CREATED => Some(ROUTING_KEY_CREATED),
+                    ORDER_STATUS_CHANGED => Some(ROUTING_KEY_STATUS_CHANGED),
+                    _ => None,
+                }
+            }
         }
     }
 }

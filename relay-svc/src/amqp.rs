@@ -15,20 +15,15 @@ use lapin::{
     types::{AMQPValue, FieldTable, ShortString},
     uri::{AMQPUri, SASLMechanism},
 };
+use outbox::wire::{self, Envelope};
 use outbox_kit::trace::TraceParent;
-use outbox_proto::orders::events::v1::{
-    ORDER_CREATED, ORDER_STATUS_CHANGED, OrderEvent, OrderPayload,
-};
+use outbox_proto::orders::events::v1::{self as events, OrderEvent, OrderPayload};
 use prost::Message;
 
 use crate::{db::OutboxRow, error::Error};
 
-/// Routing key of `OrderCreated` events.
-pub const ROUTING_KEY_CREATED: &str = "order.created";
-/// Routing key of `OrderStatusChanged` events.
-pub const ROUTING_KEY_STATUS_CHANGED: &str = "order.status_changed";
-/// `content_type` of every message: the body is a protobuf `orders.events.v1.OrderEvent`.
-pub const CONTENT_TYPE: &str = "application/x-protobuf";
+pub use outbox::wire::CONTENT_TYPE_PROTOBUF as CONTENT_TYPE;
+pub use outbox_proto::orders::events::v1::{ROUTING_KEY_CREATED, ROUTING_KEY_STATUS_CHANGED};
 /// `app_id` of every message.
 pub const APP_ID: &str = "relay-svc";
 
@@ -54,50 +49,87 @@ pub async fn declare_exchange(channel: &Channel, exchange: &str) -> Result<(), l
 #[derive(Debug, Clone)]
 pub struct Outgoing {
     pub seq: i64,
-    pub routing_key: &'static str,
+    pub routing_key: String,
     pub body: Vec<u8>,
     pub properties: BasicProperties,
 }
 
 impl Outgoing {
-    /// Builds the message for `row`; a row whose payload or type this version cannot read is
-    /// an error (the row stays in the outbox, its order's later events wait behind it).
+    /// Builds the message for `row` (the format is [`outbox::wire`]); a row this version cannot
+    /// turn into a message is an error (the row is quarantined, its order's later events wait
+    /// behind it).
+    ///
+    /// A row written through the `outbox` crate names its routing key and content type: its
+    /// payload goes out as it is, in an [`Envelope`]. A row of the first orders outbox (no
+    /// routing key) is an `OrderPayload` of a known order event type, published as before.
     pub fn from_row(row: &OutboxRow) -> Result<Self, Error> {
         let corrupt = |reason: String| Error::CorruptRow {
             seq: row.seq,
             reason,
         };
-        let routing_key = match row.event_type.as_str() {
-            ORDER_CREATED => ROUTING_KEY_CREATED,
-            ORDER_STATUS_CHANGED => ROUTING_KEY_STATUS_CHANGED,
-            other => return Err(corrupt(format!("unknown event_type {other:?}"))),
-        };
-        let payload = OrderPayload::decode(row.payload.as_slice())
-            .map_err(|e| corrupt(format!("payload is not an OrderPayload: {e}")))?;
-        let event = OrderEvent {
-            seq: row.seq as u64,
-            r#type: row.event_type.clone(),
-            aggregate_id: row.aggregate_id,
-            prev_seq: row.prev_seq.map(|p| p as u64),
-            payload: Some(payload),
-            ts_ms: row.created_at.timestamp_millis(),
-        };
-
         let mut headers = FieldTable::default();
         headers.insert(
-            "aggregate_id".into(),
+            wire::HEADER_AGGREGATE_ID.into(),
             AMQPValue::LongLongInt(row.aggregate_id),
         );
         if let Some(prev) = row.prev_seq {
-            headers.insert("prev_seq".into(), AMQPValue::LongLongInt(prev));
+            headers.insert(wire::HEADER_PREV_SEQ.into(), AMQPValue::LongLongInt(prev));
         }
         // The publish is a span of its own in the request's trace: the consumer continues it.
         if let Some(trace) = row.traceparent.as_deref().and_then(TraceParent::parse) {
             headers.insert(
-                "traceparent".into(),
+                wire::HEADER_TRACEPARENT.into(),
                 AMQPValue::LongString(trace.child().to_string().into()),
             );
         }
+        let (routing_key, body) = match &row.routing_key {
+            Some(routing_key) => {
+                headers.insert(
+                    wire::HEADER_AGGREGATE_TYPE.into(),
+                    AMQPValue::LongString(row.aggregate_type.as_str().into()),
+                );
+                if let Some(ct) = row
+                    .content_type
+                    .as_deref()
+                    .filter(|ct| *ct != wire::CONTENT_TYPE_PROTOBUF)
+                {
+                    headers.insert(
+                        wire::HEADER_PAYLOAD_CONTENT_TYPE.into(),
+                        AMQPValue::LongString(ct.into()),
+                    );
+                }
+                if let Some(json) = &row.headers {
+                    for (name, value) in wire::parse_headers(json).map_err(corrupt)? {
+                        headers.insert(name.as_str().into(), AMQPValue::LongString(value.into()));
+                    }
+                }
+                let envelope = Envelope {
+                    seq: row.seq as u64,
+                    r#type: row.event_type.clone(),
+                    aggregate_id: row.aggregate_id,
+                    prev_seq: row.prev_seq.map(|p| p as u64),
+                    payload: row.payload.clone(),
+                    ts_ms: row.created_at.timestamp_millis(),
+                };
+                (routing_key.clone(), envelope.encode_to_vec())
+            }
+            None => {
+                let Some(routing_key) = events::routing_key(&row.event_type) else {
+                    return Err(corrupt(format!("unknown event_type {:?}", row.event_type)));
+                };
+                let payload = OrderPayload::decode(row.payload.as_slice())
+                    .map_err(|e| corrupt(format!("payload is not an OrderPayload: {e}")))?;
+                let event = OrderEvent {
+                    seq: row.seq as u64,
+                    r#type: row.event_type.clone(),
+                    aggregate_id: row.aggregate_id,
+                    prev_seq: row.prev_seq.map(|p| p as u64),
+                    payload: Some(payload),
+                    ts_ms: row.created_at.timestamp_millis(),
+                };
+                (routing_key.to_owned(), event.encode_to_vec())
+            }
+        };
         let properties = BasicProperties::default()
             .with_content_type(CONTENT_TYPE.into())
             // 2 = persistent: a durable queue keeps the message across a broker restart.
@@ -110,7 +142,7 @@ impl Outgoing {
         Ok(Self {
             seq: row.seq,
             routing_key,
-            body: event.encode_to_vec(),
+            body,
             properties,
         })
     }
@@ -283,7 +315,7 @@ impl Publisher {
                 .channel
                 .basic_publish(
                     self.exchange.clone(),
-                    m.routing_key.into(),
+                    m.routing_key.as_str().into(),
                     BasicPublishOptions {
                         // Return it if no queue is bound for it: an unroutable event must
                         // stay in the outbox rather than be acked into the void.

@@ -16,10 +16,19 @@ pub const LEADER_LOCK_KEY: i64 = 0x72_656c_6179_7376;
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct OutboxRow {
     pub seq: i64,
+    pub aggregate_type: String,
     pub aggregate_id: i64,
     pub event_type: String,
     pub prev_seq: Option<i64>,
-    /// An encoded `orders.events.v1.OrderPayload`.
+    /// Set by every writer using the `outbox` crate; `None` for a row of the first orders
+    /// outbox (written before orders-svc migration 0003, or by a replica of that version).
+    pub routing_key: Option<String>,
+    /// The payload's content type (`None` without a routing key).
+    pub content_type: Option<String>,
+    /// Extra headers, a JSON object of strings.
+    pub headers: Option<String>,
+    /// The caller's payload; for a row without `routing_key`, an encoded
+    /// `orders.events.v1.OrderPayload`.
     pub payload: Vec<u8>,
     pub traceparent: Option<String>,
     pub created_at: DateTime<Utc>,
@@ -39,8 +48,9 @@ pub async fn fetch_batch(
     skip_seqs: &[i64],
 ) -> Result<Vec<OutboxRow>, Error> {
     sqlx::query_as(
-        "select o.seq, o.aggregate_id, o.event_type, o.prev_seq, o.payload, o.traceparent, \
-                o.created_at \
+        "select o.seq, o.aggregate_type, o.aggregate_id, o.event_type, o.prev_seq, \
+                o.routing_key, o.content_type, o.headers::text as headers, o.payload, \
+                o.traceparent, o.created_at \
          from outbox o \
          where o.aggregate_id <> all($2) \
            and o.seq <> all($3) \
@@ -66,10 +76,12 @@ pub async fn quarantine(pool: &PgPool, rows: &[(i64, String)]) -> Result<u64, Er
         "with why as (select * from unnest($1::bigint[], $2::text[]) as w(seq, reason)), \
               moved as ( \
                 delete from outbox o using why where o.seq = why.seq \
-                returning o.seq, o.aggregate_id, o.event_type, o.prev_seq, o.payload, \
-                          o.traceparent, o.created_at, why.reason) \
+                returning o.seq, o.aggregate_type, o.aggregate_id, o.event_type, o.prev_seq, \
+                          o.routing_key, o.content_type, o.headers, o.payload, o.traceparent, \
+                          o.created_at, why.reason) \
          insert into outbox_quarantine \
-           (seq, aggregate_id, event_type, prev_seq, payload, traceparent, created_at, reason) \
+           (seq, aggregate_type, aggregate_id, event_type, prev_seq, routing_key, content_type, \
+            headers, payload, traceparent, created_at, reason) \
          select * from moved",
     )
     .bind(&seqs)

@@ -1,0 +1,283 @@
+//! The outbox's tables for a configurable name, and the migration that creates them.
+//!
+//! For a table `T` (optionally `schema.T`) the crate uses three tables:
+//!
+//! - `T`: one row per event, appended in the writer's transaction, deleted once published;
+//! - `T_heads`: each aggregate's latest seq (its chain head). The relay deletes published rows,
+//!   so the head cannot be derived from the rows present: it is kept here, durably, and its row
+//!   is the lock that serialises the appends of one aggregate;
+//! - `T_quarantine`: rows a relay can never publish, with the reason.
+//!
+//! sqlx's `migrate!` embeds files at compile time and cannot take a name, so the crate offers
+//! both the SQL ([`TableName::migration_sql`], to paste into a migration of your own) and a
+//! ready [`sqlx::migrate::Migrator`] ([`TableName::migrator`]) that keeps its own history table.
+
+use std::{borrow::Cow, fmt};
+
+use sqlx::{
+    AssertSqlSafe, SqlSafeStr,
+    migrate::{Migration, MigrationType, Migrator},
+};
+
+use crate::Error;
+
+/// A validated outbox table name, `table` or `schema.table`.
+///
+/// Each part is a lowercase SQL identifier (`[a-z_][a-z0-9_]*`, at most 40 characters), so the
+/// derived names (`T_heads`, `T_quarantine`) are valid too and no quoting is ever needed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TableName {
+    schema: Option<String>,
+    table: String,
+}
+
+fn check_ident(part: &str, whole: &str) -> Result<(), Error> {
+    let ok = !part.is_empty()
+        && part.len() <= 40
+        && part.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && part
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidTableName {
+            name: whole.to_owned(),
+            reason: format!(
+                "{part:?} is not a lowercase SQL identifier of at most 40 characters ([a-z_][a-z0-9_]*)"
+            ),
+        })
+    }
+}
+
+impl TableName {
+    /// Parses `table` or `schema.table`.
+    ///
+    /// ```
+    /// use outbox::TableName;
+    /// assert_eq!(TableName::parse("billing.outbox")?.heads(), "billing.outbox_heads");
+    /// assert!(TableName::parse("Outbox; drop table x").is_err());
+    /// # Ok::<(), outbox::Error>(())
+    /// ```
+    pub fn parse(name: &str) -> Result<Self, Error> {
+        let (schema, table) = match name.split_once('.') {
+            Some((s, t)) => (Some(s), t),
+            None => (None, name),
+        };
+        if let Some(s) = schema {
+            check_ident(s, name)?;
+        }
+        check_ident(table, name)?;
+        Ok(Self {
+            schema: schema.map(str::to_owned),
+            table: table.to_owned(),
+        })
+    }
+
+    fn qualified(&self, suffix: &str) -> String {
+        match &self.schema {
+            Some(s) => format!("{s}.{}{suffix}", self.table),
+            None => format!("{}{suffix}", self.table),
+        }
+    }
+
+    /// The events table, as written in SQL (`outbox`, `billing.outbox`).
+    pub fn events(&self) -> String {
+        self.qualified("")
+    }
+
+    /// The chain-head table (`T_heads`).
+    pub fn heads(&self) -> String {
+        self.qualified("_heads")
+    }
+
+    /// The quarantine table (`T_quarantine`).
+    pub fn quarantine(&self) -> String {
+        self.qualified("_quarantine")
+    }
+
+    /// The `LISTEN`/`NOTIFY` channel of this outbox: `T_events` (`outbox_events` for `outbox`),
+    /// without the schema (channels are per database).
+    pub fn notify_channel(&self) -> String {
+        format!("{}_events", self.table)
+    }
+
+    /// The schema, when the name has one.
+    pub fn schema(&self) -> Option<&str> {
+        self.schema.as_deref()
+    }
+
+    /// The SQL of the crate's migration for this name: creates the schema (when named), the
+    /// events, heads and quarantine tables and their index. Paste it into a migration of your
+    /// own when you want one migration history, or run [`TableName::migrator`].
+    pub fn migration_sql(&self) -> String {
+        let schema = match &self.schema {
+            Some(s) => format!("create schema if not exists {s};\n"),
+            None => String::new(),
+        };
+        let (events, heads, quarantine) = (self.events(), self.heads(), self.quarantine());
+        let index = format!("{}_quarantine_aggregate_id", self.table);
+        let trigger = self.heads_trigger_sql();
+        format!(
+            "{schema}\
+-- One row per event, appended in the writer's transaction, deleted by the relay once the
+-- broker confirmed it. Read it by the rows present, never by a seq high-water mark: rows commit
+-- out of seq order.
+create table {events} (
+    seq            bigint generated always as identity primary key,
+    aggregate_type text        not null,
+    aggregate_id   bigint      not null,
+    event_type     text        not null,
+    -- The aggregate's previous event (null for its first): consumers apply events in this chain.
+    prev_seq       bigint,
+    routing_key    text        not null,
+    content_type   text        not null,
+    -- Extra message headers, a JSON object of strings (null: none).
+    headers        jsonb,
+    payload        bytea       not null,
+    -- W3C trace context of the work that appended the event.
+    traceparent    text,
+    created_at     timestamptz not null default clock_timestamp()
+) with (
+    -- Rows live for milliseconds: vacuum after a fixed number of dead rows, not a fraction of a
+    -- table that is nearly always empty.
+    autovacuum_vacuum_scale_factor = 0,
+    autovacuum_vacuum_threshold = 10000,
+    autovacuum_vacuum_cost_delay = 0
+);
+
+-- Each aggregate's latest seq. Kept apart from the events because the relay deletes them; its
+-- row lock serialises the appends of one aggregate.
+create table {heads} (
+    aggregate_type text   not null,
+    aggregate_id   bigint not null,
+    last_seq       bigint,
+    primary key (aggregate_type, aggregate_id)
+);
+
+-- Rows a relay can never publish, with why. Their aggregate's later events wait until an
+-- operator moves the row back (see the crate README).
+create table {quarantine} (
+    seq            bigint      primary key,
+    aggregate_type text        not null,
+    aggregate_id   bigint      not null,
+    event_type     text        not null,
+    prev_seq       bigint,
+    routing_key    text,
+    content_type   text,
+    headers        jsonb,
+    payload        bytea       not null,
+    traceparent    text,
+    created_at     timestamptz not null,
+    reason         text        not null,
+    quarantined_at timestamptz not null default clock_timestamp()
+);
+create index {index} on {quarantine} (aggregate_id);
+{trigger}"
+        )
+    }
+
+    /// The SQL of the trigger that moves each aggregate's head (`T_heads`) with every insert
+    /// into the events table, by whoever inserts: [`crate::Outbox::append`], a row an operator
+    /// moves back from quarantine, or a writer that predates the crate. Part of
+    /// [`TableName::migration_sql`]; run it alone when adopting an existing outbox table.
+    ///
+    /// One statement-level upsert per insert statement (not per row), so a set-based append of
+    /// many events costs one more statement inside the database, not one per event. `greatest`
+    /// keeps a head from going back when an older row is re-inserted.
+    pub fn heads_trigger_sql(&self) -> String {
+        let (events, heads) = (self.events(), self.heads());
+        let function = self.qualified("_move_heads");
+        let name = format!("{}_move_heads", self.table);
+        format!(
+            "create function {function}() returns trigger language plpgsql as $$
+begin
+    insert into {heads} as h (aggregate_type, aggregate_id, last_seq)
+    select aggregate_type, aggregate_id, max(seq) from inserted group by 1, 2
+    on conflict (aggregate_type, aggregate_id)
+        do update set last_seq = greatest(h.last_seq, excluded.last_seq);
+    return null;
+end $$;
+create trigger {name} after insert on {events}
+    referencing new table as inserted
+    for each statement execute function {function}();
+"
+        )
+    }
+
+    /// A migrator that creates this outbox, recording its history in its own table
+    /// (`_outbox_migrations_<table>` in the outbox's schema) so that it never conflicts with the
+    /// caller's own `sqlx::migrate!` history. Run it next to your own migrator.
+    pub fn migrator(&self) -> Migrator {
+        let sql = AssertSqlSafe(self.migration_sql()).into_sql_str();
+        let migration = Migration::new(
+            1,
+            Cow::Owned(format!("create outbox {}", self.events())),
+            MigrationType::Simple,
+            sql,
+            false,
+        );
+        let mut migrator = Migrator::with_migrations(vec![migration]);
+        let history = match &self.schema {
+            Some(s) => format!("{s}._outbox_migrations_{}", self.table),
+            None => format!("_outbox_migrations_{}", self.table),
+        };
+        migrator.dangerous_set_table_name(history);
+        if let Some(s) = &self.schema {
+            migrator.create_schema(s.clone());
+        }
+        migrator
+    }
+}
+
+impl fmt::Display for TableName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.events())
+    }
+}
+
+impl std::str::FromStr for TableName {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Self::parse(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_derive_from_the_table() {
+        let t = TableName::parse("outbox").expect("valid");
+        assert_eq!(
+            (t.events(), t.heads(), t.quarantine(), t.notify_channel()),
+            (
+                "outbox".into(),
+                "outbox_heads".into(),
+                "outbox_quarantine".into(),
+                "outbox_events".into()
+            )
+        );
+        let t = TableName::parse("billing.inv_outbox").expect("valid");
+        assert_eq!(t.quarantine(), "billing.inv_outbox_quarantine");
+        assert_eq!(t.notify_channel(), "inv_outbox_events");
+    }
+
+    #[test]
+    fn bad_names_are_refused_with_the_name() {
+        for bad in [
+            "",
+            "Outbox",
+            "a.b.c",
+            "1outbox",
+            "out box",
+            "x\"; drop",
+            ".outbox",
+            &"a".repeat(41),
+        ] {
+            let err = TableName::parse(bad).expect_err(bad).to_string();
+            assert!(err.contains("table name"), "{err}");
+        }
+    }
+}
