@@ -1,5 +1,5 @@
 //! End-to-end tooling for the outbox system: run the real binaries ([`stack`]), prove the whole
-//! path under faults ([`chaos`], the `chaos` binary), and measure it ([`bench`], the `bench`
+//! path under faults ([`chaos`], the `chaos` binary), and measure it ([`bench`](mod@bench), the `bench`
 //! binary).
 
 pub mod bench;

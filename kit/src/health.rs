@@ -263,7 +263,7 @@ impl<A: Probe, B: Probe> Probe for (A, B) {
 /// The subcommands every service binary has besides running the service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::Subcommand)]
 pub enum Command {
-    /// Ask the running service's health endpoint (GRPC_ADDR; 0.0.0.0 and [::] mean this host)
+    /// Ask the running service's health endpoint (GRPC_ADDR; 0.0.0.0 and `[::]` mean this host)
     /// whether it is SERVING: exit 0 if so, 1 otherwise, with a one-line message. Reads no
     /// other setting and reaches nothing else.
     Healthcheck,

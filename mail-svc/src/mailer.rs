@@ -244,8 +244,8 @@ fn relay_denied(text: &str) -> bool {
         .any(|w| words.contains(w))
 }
 
-/// How long a mail waits after its `attempts`-th deferral: [`RETRY_MIN`] doubling up to
-/// [`RETRY_MAX`], drawn from the upper half of the step so that many mails deferred together
+/// How long a mail waits after its `attempts`-th deferral: `RETRY_MIN` doubling up to
+/// `RETRY_MAX`, drawn from the upper half of the step so that many mails deferred together
 /// do not come due together.
 pub fn retry_delay(attempts: i32) -> Duration {
     let step = RETRY_MIN

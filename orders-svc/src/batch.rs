@@ -8,7 +8,7 @@
 //!
 //! - validation happens before a call is queued (`UpsertCommand::parse`), so bad input never
 //!   reaches a batch;
-//! - [`plan`] decides every call in arrival order against the locked rows and the batch's own
+//! - `plan` decides every call in arrival order against the locked rows and the batch's own
 //!   earlier calls, with the one transition table (`Status::can_change_to`): a forbidden change or a
 //!   creation without email fails that call only; several calls on one order are applied in order,
 //!   each with its own event and seq, chained by `prev_seq`;
