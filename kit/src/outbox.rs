@@ -1,8 +1,9 @@
 //! The outbox table contract between orders-svc (the writer) and relay-svc (the reader).
 //!
-//! orders-svc's migrations own the `outbox` table: `seq bigint identity primary key,
-//! aggregate_id bigint, event_type text, prev_seq bigint null, payload bytea` (an encoded
-//! `orders.events.v1.OrderPayload`), `traceparent text null`, `created_at timestamptz`.
+//! orders-svc's migrations own the `outbox` table; since migration 0003 it has the shape of the
+//! `outbox` crate's table (`outbox::TableName::migration_sql`), and orders-svc appends through
+//! that crate. Rows without a `routing_key` predate it: their `payload` is an encoded
+//! `orders.events.v1.OrderPayload`.
 //!
 //! How to read it without losing rows: sequence values are handed out before commit, so
 //! transactions commit out of seq order and a row with a smaller seq can appear after a larger
@@ -13,5 +14,5 @@
 //! so an order's events always commit in seq order.
 
 /// The channel orders-svc notifies (after commit) when it appended events, so the relay wakes up
-/// without polling.
+/// without polling: `outbox::TableName::notify_channel` of table `outbox`.
 pub const NOTIFY_CHANNEL: &str = "outbox_events";

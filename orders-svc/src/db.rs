@@ -376,3 +376,16 @@ pub async fn write_round(
 pub async fn notify_relay(pool: &PgPool) -> Result<(), sqlx::Error> {
     outbox().notify(pool).await
 }
+
+#[cfg(test)]
+mod tests {
+    /// Migration 0003 adopts the old outbox with the crate's own heads trigger: if the crate's
+    /// trigger changes, orders-svc needs a new migration, never an edited one.
+    #[test]
+    fn migration_0003_installs_the_crates_heads_trigger() {
+        let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let migration = squash(include_str!("../migrations/0003_outbox_crate.sql"));
+        let trigger = squash(&super::outbox().table().heads_trigger_sql());
+        assert!(migration.contains(&trigger), "{trigger}");
+    }
+}
