@@ -138,23 +138,22 @@ impl Config {
         outbox_kit::db::options(&self.database_url)
     }
 
-    pub(crate) fn backoff(&self) -> outbox_kit::backoff::Backoff {
-        outbox_kit::backoff::Backoff::new(
-            Duration::from_millis(self.backoff_min_ms),
-            Duration::from_millis(self.backoff_max_ms),
-        )
-    }
-
-    pub(crate) fn poll_interval(&self) -> Duration {
-        Duration::from_millis(self.poll_interval_ms)
-    }
-
-    pub(crate) fn standby_retry(&self) -> Duration {
-        Duration::from_millis(self.standby_retry_ms)
-    }
-
-    pub(crate) fn confirm_timeout(&self) -> Duration {
-        Duration::from_millis(self.confirm_timeout_ms)
+    /// The relay library's settings: the table `outbox` of the orders database.
+    pub fn settings(&self) -> outbox_relay::Settings {
+        let mut s = outbox_relay::Settings::new(
+            self.database_url.expose(),
+            self.amqp_url.expose(),
+            self.amqp_exchange.clone(),
+        );
+        s.batch_size = self.batch_size;
+        s.backoff_min_ms = self.backoff_min_ms;
+        s.backoff_max_ms = self.backoff_max_ms;
+        s.poll_interval_ms = self.poll_interval_ms;
+        s.standby_retry_ms = self.standby_retry_ms;
+        s.confirm_timeout_ms = self.confirm_timeout_ms;
+        s.leader_lease = self.leader_lease;
+        s.before_delete = self.before_delete.clone();
+        s
     }
 }
 

@@ -6,7 +6,10 @@ use outbox_proto::relay::v1::{GetStatusRequest, RelayStatus, relay_service_serve
 use sqlx::PgPool;
 use tonic::{Request, Response, Status as GrpcStatus};
 
-use crate::{db, status::Status};
+use crate::{
+    db::{self, Queries},
+    status::{Snapshot, Status},
+};
 
 /// A status call waits this long for fresh backlog figures before answering from the last ones.
 const FRESH_BACKLOG_TIMEOUT: Duration = Duration::from_secs(2);
@@ -15,12 +18,30 @@ const FRESH_BACKLOG_TIMEOUT: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone)]
 pub struct RelayGrpc {
     pool: PgPool,
+    queries: Queries,
     status: Arc<Status>,
 }
 
 impl RelayGrpc {
-    pub fn new(pool: PgPool, status: Arc<Status>) -> Self {
-        Self { pool, status }
+    /// Serves the figures of `status`, reading the backlog of the outbox of `queries`.
+    pub fn new(pool: PgPool, queries: Queries, status: Arc<Status>) -> Self {
+        Self {
+            pool,
+            queries,
+            status,
+        }
+    }
+}
+
+/// The `GetStatus` answer from the live figures.
+pub fn to_proto(s: Snapshot) -> RelayStatus {
+    RelayStatus {
+        backlog: s.backlog,
+        oldest_unsent_age_ms: s.oldest_unsent_age_ms,
+        last_published_seq: s.last_published_seq,
+        active: s.active,
+        consecutive_failures: s.consecutive_failures,
+        published_total: s.published_total,
     }
 }
 
@@ -32,11 +53,16 @@ impl RelayService for RelayGrpc {
         &self,
         _request: Request<GetStatusRequest>,
     ) -> Result<Response<RelayStatus>, GrpcStatus> {
-        match tokio::time::timeout(FRESH_BACKLOG_TIMEOUT, db::backlog(&self.pool)).await {
+        match tokio::time::timeout(
+            FRESH_BACKLOG_TIMEOUT,
+            db::backlog(&self.queries, &self.pool),
+        )
+        .await
+        {
             Ok(Ok(backlog)) => self.status.set_backlog(backlog),
             Ok(Err(e)) => tracing::debug!(error = %e, "status: backlog not refreshed"),
             Err(_) => tracing::debug!("status: backlog query timed out"),
         }
-        Ok(Response::new(self.status.snapshot().into()))
+        Ok(Response::new(to_proto(self.status.snapshot())))
     }
 }

@@ -1,31 +1,3 @@
-//! Test hook (hidden): lets a test stop the relay exactly between the broker's confirms and the
-//! outbox delete, then abort it there, the crash window every relay has.
+//! Test hook (hidden), from `outbox_relay::hook`.
 
-use std::sync::Arc;
-
-use tokio::sync::watch;
-
-/// When set in [`Config`](crate::Config), the relay publishes the seqs it is about to delete
-/// here, then stops forever instead of deleting them.
-#[derive(Debug, Clone)]
-pub struct BeforeDelete {
-    reached: Arc<watch::Sender<Vec<i64>>>,
-}
-
-impl BeforeDelete {
-    /// A hook and the receiver that sees the confirmed-but-not-deleted seqs.
-    pub fn new() -> (Self, watch::Receiver<Vec<i64>>) {
-        let (tx, rx) = watch::channel(Vec::new());
-        (
-            Self {
-                reached: Arc::new(tx),
-            },
-            rx,
-        )
-    }
-
-    pub(crate) async fn stop(&self, seqs: Vec<i64>) {
-        self.reached.send_replace(seqs);
-        std::future::pending::<()>().await;
-    }
-}
+pub use outbox_relay::hook::*;

@@ -1,46 +1,20 @@
 //! relay-svc: publishes the orders outbox to RabbitMQ, losing nothing and keeping each order's
 //! events in order, with one active instance and any number of standbys.
 //!
-//! **Read rule** ([`outbox_kit::outbox`]): sequence values are handed out before commit, so rows
-//! commit out of seq order. The relay therefore never keeps a high-water mark: every cycle reads
-//! the oldest rows *present* (`order by seq limit BATCH_SIZE`, leaving out held and quarantined
-//! orders), publishes them with publisher confirms and `mandatory`, and deletes exactly the seqs
-//! the broker acked and that no return of their wave names (returns are matched by
-//! `message_id`, see [`amqp::attribute`]). A row that commits late with a small seq is simply
-//! found by the next read.
-//!
-//! **Per-order order**: a batch is published in waves: wave k carries the k-th event of every
-//! order in the batch (in seq order, pipelined on one confirm channel). An order's next event is
-//! sent only after its previous one was confirmed, so a nack, a return or a broken connection
-//! can cause duplicates but never lets a later event of an order overtake an earlier one.
-//!
-//! **Per-row problems hold back only their order**: a row that can never be encoded moves to
-//! `outbox_quarantine` (orders-svc migration 0002) and its order waits for an operator; a returned
-//! or nacked row is retried with its order's own backoff. Only failures of the broker or the
-//! database as a whole back off the relay.
-//!
-//! **Leader**: a dedicated connection holds a session advisory lock ([`db::LEADER_LOCK_KEY`]) as
-//! a lease: the leader pings it every second and publishes only while a recent ping proved it; a
-//! standby that sees the holder's session silent for `LEADER_LEASE` terminates it and takes over.
-//!
-//! **Failure windows** (each costs duplicates, never loss or reorder):
-//! - crash after the broker confirmed and before the delete: the rows are published again;
-//! - the delete fails (database away): the same;
-//! - a leader that lost its lock (terminated as frozen, or its connection dropped) with a wave in
-//!   flight while the new leader starts: both publish the same rows, each in chain order per
-//!   order; the old one sends no further wave once its lease is not proven;
-//! - a wave whose connection breaks or times out: its rows stay and go out again;
-//! - a lost NOTIFY costs at most `POLL_INTERVAL_MS` of latency.
+//! The relay itself is the `outbox-relay` library (read rule, waves per order, confirms with
+//! returns matched per message, exact deletes, quarantine, backoff, leader lease, metrics; its
+//! crate docs and README give the guarantees and the failure windows). This binary adds the
+//! settings, the gRPC status and health, and [`amqp::OrdersEncoder`], which publishes rows of
+//! the first orders outbox (before orders-svc migration 0003) exactly as before.
 //!
 //! **Health** (`grpc.health.v1`, `""` and `relay.v1.RelayService`): SERVING while the orders
 //! database answers a ping, leader or standby alike (a standby is ready to take over);
 //! NOT_SERVING while it does not, and from the moment shutdown starts. The broker is not part of
 //! it: a relay that cannot publish still serves its status and catches up by itself.
 //!
-//! Layout: [`config`], [`db`] (queries, the lock and the lease check), [`amqp`] (topology, wire
-//! format, publish with confirms, return matching), `lease` (the heartbeat), `relay` (the loop,
-//! the per-row rule table), [`grpc`] (`GetStatus`), [`status`] (the snapshot and every metric
-//! name), [`error`].
+//! Layout: [`config`] (settings → `outbox_relay::Settings`), [`grpc`] (`GetStatus`), [`amqp`]
+//! (the library's publisher and the orders encoder); [`db`], [`status`], [`error`] re-export the
+//! library's modules under their former paths.
 
 pub mod amqp;
 pub mod config;
@@ -49,8 +23,6 @@ pub mod error;
 pub mod grpc;
 #[doc(hidden)]
 pub mod hook;
-mod lease;
-mod relay;
 pub mod status;
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
@@ -100,14 +72,17 @@ impl App {
             outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
 
         let status = Arc::new(Status::default());
+        let settings = cfg.settings();
+        let queries = db::Queries::new(&settings.table);
         let relay = tokio::spawn(
-            relay::Relay::new(
-                cfg,
+            outbox_relay::Relay::new(
+                settings,
                 pg.clone(),
                 pool.clone(),
                 status.clone(),
                 shutdown.clone(),
             )
+            .with_encoder(Arc::new(amqp::OrdersEncoder))
             .run(),
         );
 
@@ -119,7 +94,7 @@ impl App {
         let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
         let (reflection_v1, reflection_v1alpha) =
             outbox_kit::grpc::reflection(&["relay.v1.RelayService"])?;
-        let service = RelayServiceServer::new(grpc::RelayGrpc::new(pool, status.clone()));
+        let service = RelayServiceServer::new(grpc::RelayGrpc::new(pool, queries, status.clone()));
         let server = tokio::spawn(
             tonic::transport::Server::builder()
                 .add_service(health_service)

@@ -226,19 +226,22 @@ async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
     let body = payload(1, OrderStatus::Paid, OrderStatus::Pending);
     let messages: Vec<relay_svc::amqp::Outgoing> = (0..events)
         .map(|i| {
-            relay_svc::amqp::Outgoing::from_row(&relay_svc::db::OutboxRow {
-                seq: i + 1,
-                aggregate_type: "order".into(),
-                aggregate_id: 1 + i % 1_000,
-                event_type: ORDER_STATUS_CHANGED.into(),
-                prev_seq: (i >= 1_000).then_some(i + 1 - 1_000),
-                routing_key: None,
-                content_type: None,
-                headers: None,
-                payload: body.clone(),
-                traceparent: None,
-                created_at: chrono::Utc::now(),
-            })
+            relay_svc::amqp::Encoder::encode(
+                &relay_svc::amqp::OrdersEncoder,
+                &relay_svc::db::OutboxRow {
+                    seq: i + 1,
+                    aggregate_type: "order".into(),
+                    aggregate_id: 1 + i % 1_000,
+                    event_type: ORDER_STATUS_CHANGED.into(),
+                    prev_seq: (i >= 1_000).then_some(i + 1 - 1_000),
+                    routing_key: None,
+                    content_type: None,
+                    headers: None,
+                    payload: body.clone(),
+                    traceparent: None,
+                    created_at: chrono::Utc::now(),
+                },
+            )
             .expect("encodes")
         })
         .collect();

@@ -7,7 +7,8 @@
 //!   `LEADER_LEASE`.
 //! - **Cycle**: read the oldest `BATCH_SIZE` rows present (leaving out held and quarantined
 //!   orders), publish them in *waves* (wave k holds the k-th event of every order in the batch,
-//!   in seq order; all messages of a wave are pipelined on one confirm channel), delete the
+//!   in seq order, planned by [`crate::waves::plan`]; all messages of a wave are pipelined on one
+//!   confirm channel), delete the
 //!   delivered seqs. An order's next event is only sent once its previous one was confirmed
 //!   delivered, so a nack or a return can never let a later event of an order reach a queue
 //!   before an earlier one.
@@ -17,7 +18,7 @@
 //! - **Per-row problems hold back only their order** (the table in [`decide`]): a row that can
 //!   never be encoded moves to quarantine; a returned or nacked row is retried with its order's
 //!   own backoff while every other order flows at full speed.
-//! - **Wake-up**: LISTEN on [`NOTIFY_CHANNEL`](outbox_kit::outbox::NOTIFY_CHANNEL) plus a
+//! - **Wake-up**: LISTEN on the outbox's channel (`outbox::TableName::notify_channel`) plus a
 //!   fallback poll every `POLL_INTERVAL_MS`, and the end of the earliest order hold; a full batch
 //!   loops at once.
 //! - **Failures of the broker or the database** (connect, channel, timeout, query) end the cycle
@@ -39,11 +40,11 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    Config,
-    amqp::{Outcome, Outgoing, Publisher},
-    db::{self, OutboxRow},
+    Settings,
+    db::{self, OutboxRow, Queries},
     error::Error,
     lease::{Lease, Unproven},
+    publisher::{Encoder, Outcome, Outgoing, Publisher},
     status::Status,
 };
 
@@ -57,7 +58,9 @@ const MISSING_TABLE_MAX_WAIT: Duration = Duration::from_secs(5);
 /// One relay instance (leader or standby).
 #[derive(Debug)]
 pub(crate) struct Relay {
-    cfg: Config,
+    cfg: Settings,
+    queries: Arc<Queries>,
+    encoder: Arc<dyn Encoder>,
     pg: PgConnectOptions,
     pool: PgPool,
     status: Arc<Status>,
@@ -80,13 +83,10 @@ pub(crate) struct Relay {
 /// A row and its message, or why it can never be encoded.
 type Prepared = (OutboxRow, Result<Outgoing, String>);
 
-fn prepare(rows: Vec<OutboxRow>) -> Vec<Prepared> {
+fn prepare(encoder: &dyn Encoder, rows: Vec<OutboxRow>) -> Vec<Prepared> {
     rows.into_iter()
         .map(|row| {
-            let message = Outgoing::from_row(&row).map_err(|e| match e {
-                Error::CorruptRow { reason, .. } => reason,
-                other => other.to_string(),
-            });
+            let message = encoder.encode(&row);
             (row, message)
         })
         .collect()
@@ -167,15 +167,19 @@ struct Delivery {
 
 impl Relay {
     pub(crate) fn new(
-        cfg: Config,
+        cfg: Settings,
+        encoder: Arc<dyn Encoder>,
         pg: PgConnectOptions,
         pool: PgPool,
         status: Arc<Status>,
         shutdown: CancellationToken,
     ) -> Self {
         let backoff = cfg.backoff();
+        let queries = Arc::new(Queries::new(&cfg.table));
         Self {
             cfg,
+            queries,
+            encoder,
             pg,
             pool,
             status,
@@ -187,6 +191,10 @@ impl Relay {
             deleting: None,
             undeleted: Vec::new(),
         }
+    }
+
+    pub(crate) fn set_encoder(&mut self, encoder: Arc<dyn Encoder>) {
+        self.encoder = encoder;
     }
 
     /// Stands by until it holds the leader lock, leads until it loses it, repeats; returns on
@@ -233,17 +241,20 @@ impl Relay {
                         .map_err(|_| sqlx::Error::PoolTimedOut)??,
                     ),
                 };
-                if tokio::time::timeout(DB_TIMEOUT, db::try_lock(c))
+                if tokio::time::timeout(DB_TIMEOUT, db::try_lock(c, self.cfg.leader_lock_key))
                     .await
                     .map_err(|_| sqlx::Error::PoolTimedOut)??
                 {
                     return Ok(Ok(()));
                 }
                 // Held by another session: is that leader still proving its lease?
-                tokio::time::timeout(DB_TIMEOUT, db::terminate_stale_leader(c, lease))
-                    .await
-                    .map_err(|_| sqlx::Error::PoolTimedOut)?
-                    .map(Err)
+                tokio::time::timeout(
+                    DB_TIMEOUT,
+                    db::terminate_stale_leader(c, self.cfg.leader_lock_key, lease),
+                )
+                .await
+                .map_err(|_| sqlx::Error::PoolTimedOut)?
+                .map(Err)
             };
             match attempt.await {
                 Ok(Ok(())) => {
@@ -444,9 +455,15 @@ impl Relay {
             Some(rows) => (rows, true),
             None => {
                 self.finish_deletes().await?;
-                let rows = db::fetch_batch(&self.pool, self.cfg.batch_size, &held, &self.undeleted)
-                    .await?;
-                (prepare(rows), false)
+                let rows = db::fetch_batch(
+                    &self.queries,
+                    &self.pool,
+                    self.cfg.batch_size,
+                    &held,
+                    &self.undeleted,
+                )
+                .await?;
+                (prepare(self.encoder.as_ref(), rows), false)
             }
         };
         let (Some((first, _)), Some((last, _))) = (batch.first(), batch.last()) else {
@@ -497,6 +514,8 @@ impl Relay {
         // (nor the held ones), and the periodic backlog figures, while this batch is confirmed.
         let ahead = {
             let pool = self.pool.clone();
+            let queries = self.queries.clone();
+            let encoder = self.encoder.clone();
             let deleting = self.deleting.take();
             let mut undeleted = self.undeleted.clone();
             let limit = self.cfg.batch_size;
@@ -504,19 +523,19 @@ impl Relay {
             skip.extend(batch.iter().map(|(r, _)| r.aggregate_id));
             let count_backlog = more && self.backlog_due();
             async move {
-                let delete_error = settle_deletes(&pool, deleting, &mut undeleted).await;
+                let delete_error = settle_deletes(&queries, &pool, deleting, &mut undeleted).await;
                 let next = if more {
                     // Encoded here too: the CPU work falls into the wait for the confirms.
                     Some(
-                        db::fetch_batch(&pool, limit, &skip, &undeleted)
+                        db::fetch_batch(&queries, &pool, limit, &skip, &undeleted)
                             .await
-                            .map(prepare),
+                            .map(|rows| prepare(encoder.as_ref(), rows)),
                     )
                 } else {
                     None
                 };
                 let backlog = if count_backlog {
-                    Some(backlog_figures(&pool).await)
+                    Some(backlog_figures(&queries, &pool).await)
                 } else {
                     None
                 };
@@ -545,8 +564,9 @@ impl Relay {
             // deleted again; if we crash first, the rows are published again later: a
             // duplicate, never a loss.
             let pool = self.pool.clone();
+            let queries = self.queries.clone();
             self.deleting = Some(tokio::spawn(async move {
-                match db::delete(&pool, &seqs).await {
+                match db::delete(&queries, &pool, &seqs).await {
                     Ok(_) => (Vec::new(), None),
                     Err(e) => {
                         tracing::warn!(
@@ -565,7 +585,7 @@ impl Relay {
                 .iter()
                 .map(|(seq, _, reason)| (*seq, reason.clone()))
                 .collect();
-            let moved = db::quarantine(&self.pool, &rows).await?;
+            let moved = db::quarantine(&self.queries, &self.pool, &rows).await?;
             self.status.moved_to_quarantine(moved);
             for (seq, order, reason) in &delivery.corrupt {
                 tracing::error!(
@@ -626,7 +646,7 @@ impl Relay {
     /// the relay stops reading until the database takes them.
     async fn finish_deletes(&mut self) -> Result<(), Error> {
         let deleting = self.deleting.take();
-        let error = settle_deletes(&self.pool, deleting, &mut self.undeleted).await;
+        let error = settle_deletes(&self.queries, &self.pool, deleting, &mut self.undeleted).await;
         match error {
             Some(e) if self.undeleted.len() > UNDELETED_BATCHES * self.cfg.batch_size as usize => {
                 Err(e)
@@ -654,16 +674,7 @@ impl Relay {
         batch: &[Prepared],
         lease: &Lease,
     ) -> Delivery {
-        let mut waves: Vec<Vec<&Prepared>> = Vec::new();
-        let mut per_order: HashMap<i64, usize> = HashMap::new();
-        for prepared in batch {
-            let k = per_order.entry(prepared.0.aggregate_id).or_default();
-            if waves.len() <= *k {
-                waves.push(Vec::new());
-            }
-            waves[*k].push(prepared);
-            *k += 1;
-        }
+        let waves = crate::waves::plan(batch.iter().map(|(row, _)| row.aggregate_id));
 
         let mut out = Delivery::default();
         // Orders with an undelivered event in this batch: their later events wait.
@@ -678,7 +689,7 @@ impl Relay {
             }
             let mut rows = Vec::with_capacity(wave.len());
             let mut messages = Vec::with_capacity(wave.len());
-            for (row, message) in wave {
+            for (row, message) in wave.into_iter().map(|i| &batch[i]) {
                 if out.broken.is_some() || out.interrupted || blocked.contains(&row.aggregate_id) {
                     out.undelivered += 1;
                     continue;
@@ -758,7 +769,7 @@ impl Relay {
         if !force && !self.backlog_due() {
             return Ok(());
         }
-        let figures = backlog_figures(&self.pool).await?;
+        let figures = backlog_figures(&self.queries, &self.pool).await?;
         self.set_backlog(figures);
         Ok(())
     }
@@ -768,7 +779,7 @@ impl Relay {
     async fn listen(&self) -> Option<PgListener> {
         let connect = async {
             let mut l = PgListener::connect(&self.cfg.database_url).await?;
-            l.listen(outbox_kit::outbox::NOTIFY_CHANNEL).await?;
+            l.listen(&self.cfg.table.notify_channel()).await?;
             Ok::<_, sqlx::Error>(l)
         };
         match tokio::time::timeout(DB_TIMEOUT, connect).await {
@@ -838,14 +849,15 @@ impl Relay {
 }
 
 /// The backlog and the quarantine count.
-async fn backlog_figures(pool: &PgPool) -> Result<(db::Backlog, u64), Error> {
-    Ok((db::backlog(pool).await?, db::quarantined(pool).await?))
+async fn backlog_figures(q: &Queries, pool: &PgPool) -> Result<(db::Backlog, u64), Error> {
+    Ok((db::backlog(q, pool).await?, db::quarantined(q, pool).await?))
 }
 
 /// Waits for `deleting` (adding what it could not delete to `undeleted`), then deletes
 /// `undeleted` again in one statement. Returns the error of a delete that failed; its seqs stay
 /// in `undeleted`.
 async fn settle_deletes(
+    queries: &Queries,
     pool: &PgPool,
     deleting: Option<JoinHandle<Undeleted>>,
     undeleted: &mut Vec<i64>,
@@ -863,7 +875,7 @@ async fn settle_deletes(
         }
     }
     if error.is_none() && !undeleted.is_empty() {
-        match db::delete(pool, undeleted).await {
+        match db::delete(queries, pool, undeleted).await {
             Ok(_) => {
                 tracing::info!(
                     "relay: deleted the confirmed seq={} at last",
@@ -899,7 +911,7 @@ fn log_published_events<'a>(batch: impl Iterator<Item = &'a OutboxRow>, publishe
         let trace_id = row
             .traceparent
             .as_deref()
-            .and_then(outbox_kit::trace::TraceParent::parse)
+            .and_then(outbox::trace::TraceParent::parse)
             .map(|t| t.trace_id)
             .unwrap_or_default();
         tracing::info!(
@@ -915,7 +927,7 @@ fn log_published_events<'a>(batch: impl Iterator<Item = &'a OutboxRow>, publishe
 #[cfg(test)]
 mod tests {
     use super::{Fate, decide, seq_ranges};
-    use crate::amqp::Outcome;
+    use crate::publisher::Outcome;
 
     #[test]
     fn per_row_problems_concern_only_their_order() {

@@ -1,0 +1,233 @@
+//! The relay's SQL: reading and deleting outbox rows, backlog figures, and the leader lock.
+//!
+//! The read rule: read whatever rows are present in seq order, delete exactly the confirmed
+//! seqs. Never a `seq > last` high-water mark, never `seq <= last` (rows commit out of seq
+//! order). The statements are built once per outbox table ([`Queries::new`]).
+
+use chrono::{DateTime, Utc};
+use outbox::TableName;
+use sqlx::{AssertSqlSafe, PgConnection, PgPool, postgres::PgConnectOptions};
+
+use crate::error::Error;
+
+/// The advisory-lock key the active relay of table `outbox` holds (any 64-bit constant;
+/// "relay-svc" in ASCII). Advisory locks are per database, so one leader per database and key.
+pub const LEADER_LOCK_KEY: i64 = 0x72_656c_6179_7376;
+
+/// The statements for one outbox table.
+#[derive(Debug, Clone)]
+pub struct Queries {
+    fetch_batch: String,
+    quarantine: String,
+    quarantined: String,
+    delete: String,
+    backlog: String,
+}
+
+impl Queries {
+    /// The statements for the outbox `table` (made by the `outbox` crate).
+    pub fn new(table: &TableName) -> Self {
+        let (events, quarantine) = (table.events(), table.quarantine());
+        Self {
+            fetch_batch: format!(
+                "select o.seq, o.aggregate_type, o.aggregate_id, o.event_type, o.prev_seq, \
+                        o.routing_key, o.content_type, o.headers::text as headers, o.payload, \
+                        o.traceparent, o.created_at \
+                 from {events} o \
+                 where o.aggregate_id <> all($2) \
+                   and o.seq <> all($3) \
+                   and not exists (select 1 from {quarantine} q \
+                                   where q.aggregate_id = o.aggregate_id) \
+                 order by o.seq limit $1"
+            ),
+            quarantine: format!(
+                "with why as (select * from unnest($1::bigint[], $2::text[]) as w(seq, reason)), \
+                      moved as ( \
+                        delete from {events} o using why where o.seq = why.seq \
+                        returning o.seq, o.aggregate_type, o.aggregate_id, o.event_type, \
+                                  o.prev_seq, o.routing_key, o.content_type, o.headers, \
+                                  o.payload, o.traceparent, o.created_at, why.reason) \
+                 insert into {quarantine} \
+                   (seq, aggregate_type, aggregate_id, event_type, prev_seq, routing_key, \
+                    content_type, headers, payload, traceparent, created_at, reason) \
+                 select * from moved"
+            ),
+            quarantined: format!("select count(*) from {quarantine}"),
+            delete: format!("delete from {events} where seq = any($1)"),
+            backlog: format!("select count(*), min(created_at) from {events}"),
+        }
+    }
+}
+
+/// One outbox row.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct OutboxRow {
+    pub seq: i64,
+    pub aggregate_type: String,
+    pub aggregate_id: i64,
+    pub event_type: String,
+    pub prev_seq: Option<i64>,
+    /// Set by every writer using the `outbox` crate; `None` for a row of the first orders
+    /// outbox (written before orders-svc migration 0003, or by a replica of that version).
+    pub routing_key: Option<String>,
+    /// The payload's content type (`None` without a routing key).
+    pub content_type: Option<String>,
+    /// Extra headers, a JSON object of strings.
+    pub headers: Option<String>,
+    /// The caller's payload; for a row without `routing_key`, an encoded
+    /// `orders.events.v1.OrderPayload`.
+    pub payload: Vec<u8>,
+    pub traceparent: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The oldest `limit` rows present, leaving out the orders in `skip_orders` (a returned or
+/// nacked event waits for its retry, or the order has an event in the batch being published
+/// right now), the seqs in `skip_seqs` (confirmed, but their delete failed and waits for a
+/// retry) and every order with a row in quarantine (its later events wait for an operator).
+/// Rows that commit later with a smaller seq are simply found by a later read; that is why there
+/// is no `where seq > $last`. Leaving the stuck orders out *in the query* is what keeps a few
+/// hundred of them at the head of the table from filling every batch.
+pub async fn fetch_batch(
+    q: &Queries,
+    pool: &PgPool,
+    limit: u32,
+    skip_orders: &[i64],
+    skip_seqs: &[i64],
+) -> Result<Vec<OutboxRow>, Error> {
+    sqlx::query_as(AssertSqlSafe(q.fetch_batch.as_str()))
+        .bind(i64::from(limit))
+        .bind(skip_orders)
+        .bind(skip_seqs)
+        .fetch_all(pool)
+        .await
+        .map_err(Error::from_db)
+}
+
+/// Moves rows that can never be encoded into `outbox_quarantine` with their reason, in one
+/// statement (a crash leaves each row in exactly one of the two tables). Their orders' later
+/// events stay in the outbox, left out by [`fetch_batch`], until an operator moves the row back
+/// (see orders-svc's migration 0002). Returns how many rows moved (fewer when another instance
+/// moved them first).
+pub async fn quarantine(q: &Queries, pool: &PgPool, rows: &[(i64, String)]) -> Result<u64, Error> {
+    let (seqs, reasons): (Vec<i64>, Vec<String>) = rows.iter().cloned().unzip();
+    let done = sqlx::query(AssertSqlSafe(q.quarantine.as_str()))
+        .bind(&seqs)
+        .bind(&reasons)
+        .execute(pool)
+        .await
+        .map_err(Error::from_db)?;
+    Ok(done.rows_affected())
+}
+
+/// Rows in quarantine (each one holds back its order).
+pub async fn quarantined(q: &Queries, pool: &PgPool) -> Result<u64, Error> {
+    let n: i64 = sqlx::query_scalar(AssertSqlSafe(q.quarantined.as_str()))
+        .fetch_one(pool)
+        .await
+        .map_err(Error::from_db)?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// Deletes exactly the seqs the broker confirmed (and that no earlier failure of their order
+/// holds back), in one statement per batch. Returns how many rows went away (fewer when another
+/// instance got there first).
+pub async fn delete(q: &Queries, pool: &PgPool, seqs: &[i64]) -> Result<u64, Error> {
+    let done = sqlx::query(AssertSqlSafe(q.delete.as_str()))
+        .bind(seqs)
+        .execute(pool)
+        .await
+        .map_err(Error::from_db)?;
+    Ok(done.rows_affected())
+}
+
+/// Backlog figures: unsent rows and the creation time of the oldest one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub rows: u64,
+    pub oldest: Option<DateTime<Utc>>,
+}
+
+/// Counts the outbox. The table is kept near empty (rows go as soon as they are confirmed), so
+/// the count is cheap; under a large backlog the relay calls it at most once per cycle.
+pub async fn backlog(q: &Queries, pool: &PgPool) -> Result<Backlog, Error> {
+    let (rows, oldest): (i64, Option<DateTime<Utc>>) =
+        sqlx::query_as(AssertSqlSafe(q.backlog.as_str()))
+            .fetch_one(pool)
+            .await
+            .map_err(Error::from_db)?;
+    Ok(Backlog {
+        rows: u64::try_from(rows).unwrap_or(0),
+        oldest,
+    })
+}
+
+/// The server side of the lock connection sends TCP keepalives, so that PostgreSQL itself ends
+/// the session (and the lock) of a leader whose host vanished in about 5 + 3 × 2 = 11 s rather
+/// than after the kernel default of over two hours. (Ignored on a Unix socket.)
+const LOCK_KEEPALIVES: [(&str, &str); 3] = [
+    ("tcp_keepalives_idle", "5"),
+    ("tcp_keepalives_interval", "2"),
+    ("tcp_keepalives_count", "3"),
+];
+
+/// The options of the connection that holds the leader lock: `DATABASE_URL` plus keepalives.
+pub fn lock_options(pg: &PgConnectOptions) -> PgConnectOptions {
+    pg.clone().options(LOCK_KEEPALIVES)
+}
+
+/// Tries to take the leader lock on `conn` without waiting. A session-level lock: it is held
+/// for as long as this connection lives, and released by PostgreSQL the moment the session
+/// ends, which is what lets a standby take over from a leader that crashed or lost the network.
+pub async fn try_lock(conn: &mut PgConnection, key: i64) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar("select pg_try_advisory_lock($1)")
+        .bind(key)
+        .fetch_one(conn)
+        .await
+}
+
+/// Proves the lock connection (and therefore the lock) is still alive. Each ping also moves the
+/// session's `pg_stat_activity.state_change`, which is what standbys read as the lease.
+pub async fn ping(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("select 1").execute(conn).await.map(|_| ())
+}
+
+/// A leader session a standby terminated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Terminated {
+    pub pid: i32,
+    /// How long the session had been silent, seconds.
+    pub idle_secs: f64,
+}
+
+/// Terminates the session holding the leader lock if it has not run a statement for longer than
+/// `lease` (a frozen process, a vanished host): PostgreSQL releases the lock with the session.
+/// A live leader pings at least every second, so it is never idle that long.
+///
+/// One statement, so the idle time is read and acted on together. `pg_locks` shows a bigint
+/// advisory key as classid = high 32 bits, objid = low 32 bits, objsubid = 1. Needs the same
+/// database role as the leader (or `pg_signal_backend` and `pg_read_all_stats`): for another
+/// role's session `state_change` reads as null, and nothing is terminated.
+pub async fn terminate_stale_leader(
+    conn: &mut PgConnection,
+    key: i64,
+    lease: std::time::Duration,
+) -> Result<Option<Terminated>, sqlx::Error> {
+    let row: Option<(i32, f64, bool)> = sqlx::query_as(
+        "select a.pid, \
+                extract(epoch from clock_timestamp() - a.state_change)::float8, \
+                pg_terminate_backend(a.pid, 5000) \
+         from pg_locks l join pg_stat_activity a on a.pid = l.pid \
+         where l.locktype = 'advisory' and l.granted and l.objsubid = 1 \
+           and l.database = (select oid from pg_database where datname = current_database()) \
+           and l.classid = $1::bigint::oid and l.objid = $2::bigint::oid \
+           and a.pid <> pg_backend_pid() \
+           and a.state_change < clock_timestamp() - make_interval(secs => $3)",
+    )
+    .bind(key >> 32)
+    .bind(key & 0xffff_ffff)
+    .bind(lease.as_secs_f64())
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(|(pid, idle_secs, _)| Terminated { pid, idle_secs }))
+}

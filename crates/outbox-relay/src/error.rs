@@ -1,0 +1,51 @@
+//! The relay's one error type.
+
+use std::time::Duration;
+
+/// Everything a relay cycle can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The writer has not created the outbox (or its quarantine) yet; the relay waits for it.
+    #[error("the outbox tables do not exist yet (is the writing service migrated?)")]
+    OutboxMissing,
+    /// The broker connection or channel failed (refused, dropped, closed by the broker).
+    #[error("broker: {0}")]
+    Broker(#[from] lapin::Error),
+    /// A wave was not sent and confirmed in time (confirms missing, or the broker not reading:
+    /// flow control, a stalled network): the connection is treated as broken.
+    #[error("broker did not take and confirm the wave within {0:?}")]
+    ConfirmTimeout(Duration),
+    /// `AMQP_URL` cannot be read (checked at startup, so only a bug gets here).
+    #[error("AMQP_URL: {0}")]
+    BadUrl(String),
+    /// Connecting to the broker did not finish in time.
+    #[error("broker connect timed out after {0:?}")]
+    ConnectTimeout(Duration),
+    /// The broker connection broke during a batch: some events got no answer; they stay in the
+    /// outbox. (Returned, nacked and unreadable rows are per-order matters, not errors.)
+    #[error("{undelivered} of {attempted} events not delivered ({reason})")]
+    Undelivered {
+        /// Events without an answer.
+        undelivered: usize,
+        /// Events of the batch.
+        attempted: usize,
+        /// What broke.
+        reason: String,
+    },
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+}
+
+impl Error {
+    /// Maps sqlx's "undefined table" to [`Error::OutboxMissing`].
+    pub(crate) fn from_db(err: sqlx::Error) -> Self {
+        match &err {
+            sqlx::Error::Database(e) if e.code().as_deref() == Some("42P01") => {
+                Error::OutboxMissing
+            }
+            _ => Error::Db(err),
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! Publishes an outbox made by the `outbox` crate to RabbitMQ: losing nothing, keeping each
+//! aggregate's events in chain order, with one active instance (leader) and any number of
+//! standbys. relay-svc is a thin binary over it.
+//!
+//! ```no_run
+//! # async fn run(pool: sqlx::PgPool, pg: sqlx::postgres::PgConnectOptions) {
+//! use std::sync::Arc;
+//! use outbox_relay::{Relay, Settings, Status};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! let settings = Settings::new(
+//!     "postgres://postgres@127.0.0.1:5432/billing",
+//!     "amqp://guest:guest@127.0.0.1:5672/%2f",
+//!     "billing.events",
+//! );
+//! let status = Arc::new(Status::default()); // live figures, also exported as metrics
+//! let shutdown = CancellationToken::new();
+//! let relay = tokio::spawn(Relay::new(settings, pg, pool, status, shutdown.clone()).run());
+//! // ... later: shutdown.cancel(); relay.await;
+//! # }
+//! ```
+//!
+//! **Read rule**: sequence values are handed out before commit, so rows commit out of seq order.
+//! The relay never keeps a high-water mark: every cycle reads the oldest rows *present*
+//! (`order by seq limit batch_size`, leaving out held and quarantined aggregates), publishes them
+//! with publisher confirms and `mandatory`, and deletes exactly the seqs the broker acked and that
+//! no return of their wave names (returns are matched by `message_id`, see
+//! [`publisher::attribute`]).
+//!
+//! **Per-aggregate order** ([`waves`]): wave k carries the k-th event of every aggregate in the
+//! batch; an aggregate's next event is sent only after its previous one was confirmed.
+//!
+//! **Per-row problems hold back only their aggregate**: a row the [`Encoder`] refuses moves to
+//! the quarantine table; a returned or nacked row is retried with its aggregate's own backoff.
+//! Only failures of the broker or the database as a whole back off the relay.
+//!
+//! **Leader** ([`lease`](crate::db::LEADER_LOCK_KEY)): a dedicated connection holds a session
+//! advisory lock as a lease; a standby that sees the holder's session silent for the lease
+//! terminates it and takes over.
+//!
+//! Layout: `cycle` (the loop: leadership, read, publish, delete; the per-row rule table),
+//! `lease` (the heartbeat), [`waves`] (wave planning, pure), [`publisher`] (messages, topology,
+//! confirms, return matching), [`db`] (the SQL), [`status`] (figures and metric names),
+//! [`error`]. The guarantees and failure windows are in the crate README.
+
+mod cycle;
+pub mod db;
+pub mod error;
+#[doc(hidden)]
+pub mod hook;
+mod lease;
+pub mod publisher;
+pub mod status;
+pub mod waves;
+
+use std::{sync::Arc, time::Duration};
+
+use outbox::TableName;
+use outbox_kit::{backoff::Backoff, secret::SecretUrl};
+use sqlx::{PgPool, postgres::PgConnectOptions};
+use tokio_util::sync::CancellationToken;
+
+pub use error::Error;
+pub use publisher::{Encoder, EnvelopeEncoder, Outgoing};
+pub use status::{Snapshot, Status};
+
+/// How a relay runs. [`Settings::new`] gives relay-svc's defaults; set fields to change them.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Settings {
+    /// The outbox's database (the LISTEN connection; the pool and lock connection are given to
+    /// [`Relay::new`]).
+    pub database_url: SecretUrl,
+    /// The broker.
+    pub amqp_url: SecretUrl,
+    /// The topic exchange to publish to (declared durable if missing).
+    pub amqp_exchange: String,
+    /// The outbox table (default `outbox`).
+    pub table: TableName,
+    /// The advisory-lock key of the leader (default [`db::LEADER_LOCK_KEY`]); relays of different
+    /// outboxes in one database need different keys.
+    pub leader_lock_key: i64,
+    /// Rows read per cycle (default 256).
+    pub batch_size: u32,
+    /// First and last delay of the backoff after a failure (defaults 200 ms and 30 s), also each
+    /// held aggregate's retry.
+    pub backoff_min_ms: u64,
+    /// See `backoff_min_ms`.
+    pub backoff_max_ms: u64,
+    /// Fallback poll when no notification comes (default 1 s).
+    pub poll_interval_ms: u64,
+    /// How often a standby tries the leader lock (default 1 s).
+    pub standby_retry_ms: u64,
+    /// A wave must be taken and confirmed within this (default 15 s).
+    pub confirm_timeout_ms: u64,
+    /// A leader silent for this long is replaced (default 10 s).
+    pub leader_lease: Duration,
+    /// Test hook: stop between confirm and delete.
+    #[doc(hidden)]
+    pub before_delete: Option<hook::BeforeDelete>,
+}
+
+impl Settings {
+    /// Settings with relay-svc's defaults for the outbox `outbox`.
+    pub fn new(
+        database_url: impl Into<String>,
+        amqp_url: impl Into<String>,
+        amqp_exchange: impl Into<String>,
+    ) -> Self {
+        Self {
+            database_url: SecretUrl::new(database_url),
+            amqp_url: SecretUrl::new(amqp_url),
+            amqp_exchange: amqp_exchange.into(),
+            table: TableName::parse("outbox").expect("a valid name"),
+            leader_lock_key: db::LEADER_LOCK_KEY,
+            batch_size: 256,
+            backoff_min_ms: 200,
+            backoff_max_ms: 30_000,
+            poll_interval_ms: 1_000,
+            standby_retry_ms: 1_000,
+            confirm_timeout_ms: 15_000,
+            leader_lease: Duration::from_secs(10),
+            before_delete: None,
+        }
+    }
+
+    pub(crate) fn backoff(&self) -> Backoff {
+        Backoff::new(
+            Duration::from_millis(self.backoff_min_ms),
+            Duration::from_millis(self.backoff_max_ms),
+        )
+    }
+
+    pub(crate) fn poll_interval(&self) -> Duration {
+        Duration::from_millis(self.poll_interval_ms)
+    }
+
+    pub(crate) fn standby_retry(&self) -> Duration {
+        Duration::from_millis(self.standby_retry_ms)
+    }
+
+    pub(crate) fn confirm_timeout(&self) -> Duration {
+        Duration::from_millis(self.confirm_timeout_ms)
+    }
+}
+
+/// One relay instance (leader or standby).
+#[derive(Debug)]
+pub struct Relay {
+    inner: cycle::Relay,
+}
+
+impl Relay {
+    /// A relay over `pool` (its reads, deletes and status; a few connections), taking the leader
+    /// lock on connections of its own made from `pg`, reporting into `status`, stopping when
+    /// `shutdown` is cancelled. Rows are turned into messages by [`EnvelopeEncoder`] unless
+    /// [`Relay::with_encoder`] says otherwise.
+    pub fn new(
+        settings: Settings,
+        pg: PgConnectOptions,
+        pool: PgPool,
+        status: Arc<Status>,
+        shutdown: CancellationToken,
+    ) -> Self {
+        Self {
+            inner: cycle::Relay::new(
+                settings,
+                Arc::new(EnvelopeEncoder),
+                pg,
+                pool,
+                status,
+                shutdown,
+            ),
+        }
+    }
+
+    /// Uses `encoder` for the rows' messages.
+    pub fn with_encoder(mut self, encoder: Arc<dyn Encoder>) -> Self {
+        self.inner.set_encoder(encoder);
+        self
+    }
+
+    /// Stands by until it holds the leader lock, leads until it loses it, repeats; returns on
+    /// shutdown, after the last confirmed batch's delete and the lock's release.
+    pub async fn run(self) {
+        self.inner.run().await
+    }
+}

@@ -1,0 +1,170 @@
+//! What the relay reports: the status snapshot behind `GetStatus`, and every Prometheus metric
+//! name, updated together so the two never disagree.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
+
+use chrono::{DateTime, Utc};
+
+use crate::db::Backlog;
+
+/// Prometheus metric names (all prefixed `relay_`).
+pub mod names {
+    /// Gauge: outbox rows not yet confirmed by the broker.
+    pub const BACKLOG: &str = "relay_outbox_backlog";
+    /// Gauge: age of the oldest unsent row, seconds (0 when empty).
+    pub const OLDEST_UNSENT_AGE: &str = "relay_outbox_oldest_unsent_age_seconds";
+    /// Gauge: highest seq this instance published and saw confirmed.
+    pub const LAST_PUBLISHED_SEQ: &str = "relay_last_published_seq";
+    /// Gauge: 1 while this instance holds the leader lock.
+    pub const ACTIVE: &str = "relay_active";
+    /// Gauge: failed cycles in a row (0 after a success).
+    pub const CONSECUTIVE_FAILURES: &str = "relay_consecutive_failures";
+    /// Counter: events published and confirmed (delivered).
+    pub const PUBLISHED: &str = "relay_published_total";
+    /// Counter: events that were not delivered, by `reason` (returned, nacked, error, unreachable,
+    /// corrupt).
+    pub const FAILED: &str = "relay_publish_failed_total";
+    /// Histogram: from the row's `created_at` (the order's commit) to the broker's confirm, seconds.
+    pub const COMMIT_TO_PUBLISH: &str = "relay_commit_to_publish_seconds";
+    /// Gauge: orders with a returned or nacked event not delivered yet (each retried with its own
+    /// backoff while every other order flows).
+    pub const HELD_ORDERS: &str = "relay_held_orders";
+    /// Gauge: rows in `outbox_quarantine` (each holds back its order until an operator acts).
+    pub const QUARANTINED: &str = "relay_outbox_quarantined";
+    /// Counter: rows this instance moved into quarantine.
+    pub const QUARANTINED_TOTAL: &str = "relay_quarantined_total";
+}
+
+/// The live figures of one relay instance.
+#[derive(Debug, Default)]
+pub struct Status {
+    backlog: AtomicU64,
+    /// ms since the epoch of the oldest unsent row; 0 when the outbox is empty.
+    oldest_ms: AtomicI64,
+    last_published_seq: AtomicU64,
+    active: AtomicBool,
+    consecutive_failures: AtomicU32,
+    published_total: AtomicU64,
+    held_orders: AtomicU64,
+    quarantined: AtomicU64,
+    quarantined_total: AtomicU64,
+    refused_total: AtomicU64,
+}
+
+/// A copy of the figures at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Snapshot {
+    pub backlog: u64,
+    pub oldest_unsent_age_ms: u64,
+    pub last_published_seq: u64,
+    pub active: bool,
+    pub consecutive_failures: u32,
+    pub published_total: u64,
+    /// Orders waiting for the retry of a returned or nacked event (not in `GetStatus`).
+    pub held_orders: u64,
+    /// Rows in quarantine, as last counted (not in `GetStatus`).
+    pub quarantined: u64,
+    /// Rows this instance moved into quarantine (not in `GetStatus`).
+    pub quarantined_total: u64,
+    /// Events this instance saw returned or nacked (not in `GetStatus`).
+    pub refused_total: u64,
+}
+
+impl Status {
+    /// The current figures; the oldest row's age is computed now.
+    pub fn snapshot(&self) -> Snapshot {
+        let oldest = self.oldest_ms.load(Relaxed);
+        let age = if oldest == 0 {
+            0
+        } else {
+            (Utc::now().timestamp_millis() - oldest).max(0) as u64
+        };
+        Snapshot {
+            backlog: self.backlog.load(Relaxed),
+            oldest_unsent_age_ms: age,
+            last_published_seq: self.last_published_seq.load(Relaxed),
+            active: self.active.load(Relaxed),
+            consecutive_failures: self.consecutive_failures.load(Relaxed),
+            published_total: self.published_total.load(Relaxed),
+            held_orders: self.held_orders.load(Relaxed),
+            quarantined: self.quarantined.load(Relaxed),
+            quarantined_total: self.quarantined_total.load(Relaxed),
+            refused_total: self.refused_total.load(Relaxed),
+        }
+    }
+
+    pub(crate) fn set_held_orders(&self, n: usize) {
+        self.held_orders.store(n as u64, Relaxed);
+        metrics::gauge!(names::HELD_ORDERS).set(n as f64);
+    }
+
+    pub(crate) fn set_quarantined(&self, n: u64) {
+        self.quarantined.store(n, Relaxed);
+        metrics::gauge!(names::QUARANTINED).set(n as f64);
+    }
+
+    pub(crate) fn quarantined(&self) -> u64 {
+        self.quarantined.load(Relaxed)
+    }
+
+    /// Records rows moved into quarantine (also counted as `failed{reason="corrupt"}`).
+    pub(crate) fn moved_to_quarantine(&self, n: u64) {
+        self.quarantined_total.fetch_add(n, Relaxed);
+        metrics::counter!(names::QUARANTINED_TOTAL).increment(n);
+    }
+
+    /// Records fresh backlog figures (the relay does after its reads; a status call may too).
+    pub fn set_backlog(&self, b: Backlog) {
+        self.backlog.store(b.rows, Relaxed);
+        let oldest = b.oldest.map(|t| t.timestamp_millis().max(1)).unwrap_or(0);
+        self.oldest_ms.store(oldest, Relaxed);
+        metrics::gauge!(names::BACKLOG).set(b.rows as f64);
+        let age = b
+            .oldest
+            .map(|t| (Utc::now() - t).num_milliseconds().max(0) as f64 / 1000.0)
+            .unwrap_or(0.0);
+        metrics::gauge!(names::OLDEST_UNSENT_AGE).set(age);
+    }
+
+    pub(crate) fn backlog_rows(&self) -> u64 {
+        self.backlog.load(Relaxed)
+    }
+
+    pub(crate) fn set_active(&self, active: bool) {
+        self.active.store(active, Relaxed);
+        metrics::gauge!(names::ACTIVE).set(if active { 1.0 } else { 0.0 });
+    }
+
+    pub(crate) fn set_consecutive_failures(&self, n: u32) {
+        self.consecutive_failures.store(n, Relaxed);
+        metrics::gauge!(names::CONSECUTIVE_FAILURES).set(f64::from(n));
+    }
+
+    /// Records events the broker confirmed: counters, last seq, commit-to-confirm latency.
+    pub(crate) fn published(&self, events: &[(i64, DateTime<Utc>)]) {
+        let now = Utc::now();
+        let hist = metrics::histogram!(names::COMMIT_TO_PUBLISH);
+        for (_, created) in events {
+            hist.record((now - *created).num_microseconds().unwrap_or(0).max(0) as f64 / 1e6);
+        }
+        if let Some(max) = events.iter().map(|(s, _)| *s).max() {
+            let last = self
+                .last_published_seq
+                .fetch_max(max as u64, Relaxed)
+                .max(max as u64);
+            metrics::gauge!(names::LAST_PUBLISHED_SEQ).set(last as f64);
+        }
+        self.published_total.fetch_add(events.len() as u64, Relaxed);
+        metrics::counter!(names::PUBLISHED).increment(events.len() as u64);
+    }
+
+    /// Records `n` events that were not delivered, and why.
+    pub(crate) fn failed(&self, reason: &'static str, n: usize) {
+        if matches!(reason, "returned" | "nacked") {
+            self.refused_total.fetch_add(n as u64, Relaxed);
+        }
+        if n > 0 {
+            metrics::counter!(names::FAILED, "reason" => reason).increment(n as u64);
+        }
+    }
+}
