@@ -229,6 +229,10 @@ impl Relay {
             if self.shutdown.is_cancelled() {
                 return None;
             }
+            let timeout = |what: &'static str| Error::DbTimeout {
+                what,
+                after: DB_TIMEOUT,
+            };
             let attempt = async {
                 let c = match conn.as_mut() {
                     Some(c) => c,
@@ -238,23 +242,23 @@ impl Relay {
                             PgConnection::connect_with(&lock_options)
                         })
                         .await
-                        .map_err(|_| sqlx::Error::PoolTimedOut)??,
+                        .map_err(|_| timeout("connecting for the leader lock"))??,
                     ),
                 };
                 if tokio::time::timeout(DB_TIMEOUT, db::try_lock(c, self.cfg.leader_lock_key))
                     .await
-                    .map_err(|_| sqlx::Error::PoolTimedOut)??
+                    .map_err(|_| timeout("trying the leader lock"))??
                 {
                     return Ok(Ok(()));
                 }
                 // Held by another session: is that leader still proving its lease?
-                tokio::time::timeout(
+                let terminated = tokio::time::timeout(
                     DB_TIMEOUT,
                     db::terminate_stale_leader(c, self.cfg.leader_lock_key, lease),
                 )
                 .await
-                .map_err(|_| sqlx::Error::PoolTimedOut)?
-                .map(Err)
+                .map_err(|_| timeout("checking the leader's lease"))??;
+                Ok::<_, Error>(Err(terminated))
             };
             match attempt.await {
                 Ok(Ok(())) => {

@@ -33,6 +33,14 @@ pub enum Error {
         /// What broke.
         reason: String,
     },
+    /// A database step did not finish in time (a stalled server or network).
+    #[error("{what} did not finish within {after:?}")]
+    DbTimeout {
+        /// The step.
+        what: &'static str,
+        /// The limit.
+        after: Duration,
+    },
     /// The database failed.
     #[error(transparent)]
     Db(#[from] sqlx::Error),
