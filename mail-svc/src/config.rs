@@ -5,7 +5,7 @@ use std::{net::SocketAddr, str::FromStr, time::Duration};
 use anyhow::{Context, bail};
 use clap::{Parser, ValueEnum};
 use lettre::message::Mailbox;
-use outbox_kit::{health::Command, secret::SecretUrl, telemetry::LogFormat};
+use outbox_kit::{admin::AdminToken, health::Command, secret::SecretUrl, telemetry::LogFormat};
 
 /// The command line: run the service, or `healthcheck` a running one.
 #[derive(Debug, Clone, Parser)]
@@ -131,6 +131,13 @@ pub struct Config {
     #[arg(long, env = "TRUSTED_PUBLISHERS", value_delimiter = ',')]
     pub trusted_publishers: Vec<String>,
 
+    /// The token the admin service's mutating calls (`ReleaseHeld`, `RedriveDeadLetters`,
+    /// `RetryMails`) must carry as `authorization: Bearer <token>`; at least 16 characters.
+    /// Unset: the admin service is read-only. Never printed.
+    #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true, default_value = "",
+          hide_default_value = true, value_parser = AdminToken::parse)]
+    pub admin_token: AdminToken,
+
     /// Log output: human-readable text or JSON lines. Filter with RUST_LOG.
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -175,6 +182,7 @@ impl Config {
             bail!("MAIL_QUEUE / AMQP_EXCHANGE is too long (at most 240 / 255 bytes)");
         }
         self.from_mailbox()?;
+        self.admin_token.validate()?;
         if self.mailer == MailerKind::Smtp {
             self.smtp_url.parse(
                 "SMTP_URL",

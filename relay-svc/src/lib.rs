@@ -39,9 +39,11 @@
 //!
 //! Layout: [`config`], [`db`] (queries, the lock and the lease check), [`amqp`] (topology, wire
 //! format, publish with confirms, return matching), `lease` (the heartbeat), `relay` (the loop,
-//! the per-row rule table), [`grpc`] (`GetStatus`), [`status`] (the snapshot and every metric
+//! the per-row rule table), [`grpc`] (`GetStatus`), [`admin`] (`relay.admin.v1.RelayAdmin`: backlog
+//! and quarantine for operators, `outboxctl`), [`status`] (the snapshot and every metric
 //! name), [`error`].
 
+pub mod admin;
 pub mod amqp;
 pub mod config;
 pub mod db;
@@ -57,7 +59,9 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use anyhow::Context;
 use outbox_kit::health::{DbProbe, Health, Probe};
-use outbox_proto::relay::v1::relay_service_server::RelayServiceServer;
+use outbox_proto::relay::{
+    admin::v1::relay_admin_server::RelayAdminServer, v1::relay_service_server::RelayServiceServer,
+};
 use sqlx::postgres::PgPoolOptions;
 use tokio::{net::TcpListener, task::AbortHandle, task::JoinHandle};
 use tokio_stream::wrappers::TcpListenerStream;
@@ -100,6 +104,7 @@ impl App {
             outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
 
         let status = Arc::new(Status::default());
+        let cfg_admin_token = cfg.admin_token.clone();
         let relay = tokio::spawn(
             relay::Relay::new(
                 cfg,
@@ -118,7 +123,9 @@ impl App {
         health.set(probe.check().await).await;
         let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
         let (reflection_v1, reflection_v1alpha) =
-            outbox_kit::grpc::reflection(&["relay.v1.RelayService"])?;
+            outbox_kit::grpc::reflection(&["relay.v1.RelayService", admin::SERVICE_NAME])?;
+        let admin =
+            RelayAdminServer::new(admin::RelayAdminGrpc::new(pool.clone(), cfg_admin_token));
         let service = RelayServiceServer::new(grpc::RelayGrpc::new(pool, status.clone()));
         let server = tokio::spawn(
             tonic::transport::Server::builder()
@@ -126,6 +133,7 @@ impl App {
                 .add_service(reflection_v1)
                 .add_service(reflection_v1alpha)
                 .add_service(service)
+                .add_service(admin)
                 // NOT_SERVING first, then stop taking calls.
                 .serve_with_incoming_shutdown(TcpListenerStream::new(listener), health.stopped()),
         );
