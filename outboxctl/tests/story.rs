@@ -1,0 +1,394 @@
+//! The operator's story, end to end, through the real `outboxctl` binary against the real stack
+//! (orders-svc, relay-svc, mail-svc in-process on port 0; the machine's PostgreSQL and RabbitMQ):
+//!
+//! 1. a bad deploy of mail-svc (TRUSTED_PUBLISHERS names the wrong user) dead-letters two
+//!    orders' events; once it is fixed, their next events are held behind them;
+//! 2. `outboxctl status` shows the held chains, the dead letters, and what to do;
+//! 3. one predecessor is redriven and its order's mails go out in chain order; the other order's
+//!    chain is released with a reason (its missing event skipped);
+//! 4. a row the relay cannot encode is quarantined, repaired, requeued and published;
+//! 5. a FAILED mail is retried and sent;
+//!
+//! with the audit rows of every change asserted, and every repeated call changing nothing.
+
+mod common;
+
+use common::{Stack, TOKEN, audit, wait_until};
+use outbox_proto::orders::{events::v1::OrderPayload, v1::OrderStatus};
+use prost::Message;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
+    let mut stack = Stack::start().await;
+    let (x, y) = (4301_i64, 4302_i64);
+
+    // Both orders are created while all is well.
+    let x1 = stack.upsert(x, OrderStatus::Pending).await;
+    let y1 = stack.upsert(y, OrderStatus::Pending).await;
+    wait_until("the first mails", || async {
+        stack.mails(x).await == [(x1, true)] && stack.mails(y).await == [(y1, true)]
+    })
+    .await;
+
+    // A bad deploy: mail-svc trusts the wrong publisher, so the next events are dead-lettered.
+    stack.redeploy_mail("relay-svc-typo").await;
+    let x2 = stack.upsert(x, OrderStatus::Paid).await;
+    let y2 = stack.upsert(y, OrderStatus::Paid).await;
+    let ctl = stack.ctl();
+    wait_until("two dead letters", || async {
+        let r = ctl.run(None, &["--json", "dead-letters", "list"]).await;
+        r.code == 0 && r.json()["count"] == 2
+    })
+    .await;
+
+    // The fix is deployed; the orders' next events wait for the dead-lettered ones.
+    stack.redeploy_mail("guest").await;
+    let ctl = stack.ctl();
+    let x3 = stack.upsert(x, OrderStatus::Shipped).await;
+    let y3 = stack.upsert(y, OrderStatus::Shipped).await;
+    wait_until("two held events", || async {
+        let r = ctl.run(None, &["--json", "status"]).await;
+        r.code == 0 && r.json()["figures"]["held_events"] == 2
+    })
+    .await;
+
+    // `status` finds it: held chains, dead letters, and the way out.
+    let status = ctl.run(None, &["status"]).await.ok();
+    assert!(status.stdout.contains("LEADER"), "{}", status.stdout);
+    assert!(
+        status.stdout.contains("2 in 2 order(s)"),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        status.stdout.contains(&format!(
+            "order {x} waits for seq {x2}, which is in the dead-letter queue"
+        )),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        status
+            .stdout
+            .contains(&format!("outboxctl dead-letters redrive --seq {x2}")),
+        "{}",
+        status.stdout
+    );
+    let json = ctl.run(None, &["--json", "status"]).await.ok().json();
+    assert_eq!(json["figures"]["dead_letters"], 2);
+    assert_eq!(json["figures"]["held_events"], 2);
+
+    let held = ctl.run(None, &["--json", "held", "list"]).await.ok().json();
+    let orders = held["orders"].as_array().expect("orders");
+    assert_eq!(orders.len(), 2, "{held}");
+    for (order, missing, next) in [(x, x2, x3), (y, y2, y3)] {
+        let o = orders
+            .iter()
+            .find(|o| o["order_id"] == order)
+            .expect("held order");
+        assert_eq!(o["waiting_for"], missing);
+        assert_eq!(o["waiting_for_dead_lettered"], true);
+        assert_eq!(o["held_seqs"], serde_json::json!([next]));
+    }
+    let dead = ctl
+        .run(
+            None,
+            &["--json", "dead-letters", "list", "--order", &x.to_string()],
+        )
+        .await
+        .ok()
+        .json();
+    assert_eq!(dead["messages"][0]["seq"], x2);
+    assert!(
+        dead["messages"][0]["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("TRUSTED_PUBLISHERS"),
+        "{dead}"
+    );
+
+    // Redrive x's predecessor (its cause is fixed): x's mails go out in chain order.
+    let redrive = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "dead-letters",
+                "redrive",
+                "--seq",
+                &x2.to_string(),
+                "--reason",
+                "TRUSTED_PUBLISHERS fixed",
+            ],
+        )
+        .await
+        .ok();
+    assert!(
+        redrive
+            .stdout
+            .contains(&format!("redriven 1 message(s) to the main queue: {x2}")),
+        "{redrive:?}"
+    );
+    wait_until("x's chain sent in order", || async {
+        stack.mails(x).await == [(x1, true), (x2, true), (x3, true)]
+    })
+    .await;
+    // Again: the dead letter is gone, the filter matches nothing, nothing changes.
+    let again = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "dead-letters",
+                "redrive",
+                "--seq",
+                &x2.to_string(),
+                "--reason",
+                "again",
+            ],
+        )
+        .await;
+    assert_eq!(again.code, 4, "{again:?}");
+    assert!(again.stderr.contains(&format!(
+        "no dead letter matches seq {x2} (nothing changed)"
+    )));
+
+    // Release y's chain instead: its missing event is skipped, the held one is mailed.
+    let release = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "--json",
+                "held",
+                "release",
+                "--order",
+                &y.to_string(),
+                "--reason",
+                "paid mail not wanted, INC-1",
+            ],
+        )
+        .await
+        .ok()
+        .json();
+    assert_eq!(release["skipped"], serde_json::json!([y2]));
+    assert_eq!(release["released"], serde_json::json!([y3]));
+    wait_until("y's released chain sent", || async {
+        stack.mails(y).await == [(y1, true), (y3, true)]
+    })
+    .await;
+    let again = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "--json",
+                "held",
+                "release",
+                "--order",
+                &y.to_string(),
+                "--reason",
+                "again",
+            ],
+        )
+        .await
+        .ok()
+        .json();
+    assert_eq!(again["already_released"], true);
+    // y's dead letter is still there; a late copy of it would be skipped as a duplicate.
+    let dead = ctl
+        .run(None, &["--json", "dead-letters", "list"])
+        .await
+        .ok()
+        .json();
+    assert_eq!(dead["count"], 1);
+    assert_eq!(dead["messages"][0]["seq"], y2);
+
+    // A row the relay cannot encode (a hand-written event with a misspelt type) is quarantined
+    // and holds back its order's next event.
+    let z = 4303_i64;
+    let payload = |status: OrderStatus, previous: OrderStatus| {
+        OrderPayload {
+            id: z,
+            status: status as i32,
+            customer_email: format!("customer{z}@example.com"),
+            previous_status: previous as i32,
+        }
+        .encode_to_vec()
+    };
+    let z1: i64 = sqlx::query_scalar(
+        "insert into outbox (aggregate_id, event_type, prev_seq, payload)
+         values ($1, 'OrderCreatd', null, $2) returning seq",
+    )
+    .bind(z)
+    .bind(payload(OrderStatus::Pending, OrderStatus::Unspecified))
+    .fetch_one(&stack.orders_pool)
+    .await
+    .expect("insert");
+    wait_until("the row quarantined", || async {
+        let r = ctl.run(None, &["--json", "quarantine", "list"]).await;
+        r.code == 0 && r.json()["count"] == 1
+    })
+    .await;
+    let z2: i64 = sqlx::query_scalar(
+        "insert into outbox (aggregate_id, event_type, prev_seq, payload)
+         values ($1, 'OrderStatusChanged', $2, $3) returning seq",
+    )
+    .bind(z)
+    .bind(z1)
+    .bind(payload(OrderStatus::Paid, OrderStatus::Pending))
+    .fetch_one(&stack.orders_pool)
+    .await
+    .expect("insert");
+    let list = ctl.run(None, &["quarantine", "list"]).await.ok();
+    assert!(
+        list.stdout.contains("unknown event_type \"OrderCreatd\""),
+        "{list:?}"
+    );
+    let status = ctl.run(None, &["--json", "status"]).await.ok().json();
+    assert_eq!(status["figures"]["quarantined"], 1);
+    assert_eq!(status["figures"]["held_back_by_quarantine"], 1);
+    // The operator repairs the row, then requeues it: both events are published and mailed.
+    sqlx::query("update outbox_quarantine set event_type = 'OrderCreated' where seq = $1")
+        .bind(z1)
+        .execute(&stack.orders_pool)
+        .await
+        .expect("repair");
+    let requeue = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "--json",
+                "quarantine",
+                "requeue",
+                "--seq",
+                &z1.to_string(),
+                "--reason",
+                "type repaired by hand",
+            ],
+        )
+        .await
+        .ok()
+        .json();
+    assert_eq!(requeue["requeued"], serde_json::json!([z1]));
+    wait_until("z's chain published and mailed", || async {
+        stack.mails(z).await == [(z1, true), (z2, true)]
+    })
+    .await;
+    let again = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "--json",
+                "quarantine",
+                "requeue",
+                "--seq",
+                &z1.to_string(),
+                "--reason",
+                "again",
+            ],
+        )
+        .await
+        .ok()
+        .json();
+    assert_eq!(again["requeued"], serde_json::json!([]));
+    assert_eq!(again["already_requeued"], serde_json::json!([z1]));
+
+    // A mail the server refused for good (as the mailer records a permanent 5xx) is retried.
+    sqlx::query(
+        "update mails set sent_at = null, failed_at = now(),
+                          last_error = '550 5.1.1 mailbox unavailable'
+          where seq = $1",
+    )
+    .bind(x3)
+    .execute(&stack.mail_pool)
+    .await
+    .expect("fail the mail");
+    let failed = ctl.run(None, &["mails", "failed"]).await.ok();
+    assert!(
+        failed.stdout.contains("550 5.1.1 mailbox unavailable"),
+        "{failed:?}"
+    );
+    let status = ctl.run(None, &["--json", "status"]).await.ok().json();
+    assert_eq!(status["figures"]["failed_mails"], 1);
+    let retry = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "--json",
+                "mails",
+                "retry",
+                "--seq",
+                &x3.to_string(),
+                "--reason",
+                "mailbox restored",
+            ],
+        )
+        .await
+        .ok()
+        .json();
+    assert_eq!(retry["retried"], serde_json::json!([x3]));
+    wait_until("the retried mail sent", || async {
+        stack.mails(x).await == [(x1, true), (x2, true), (x3, true)]
+    })
+    .await;
+    let again = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "--json",
+                "mails",
+                "retry",
+                "--seq",
+                &x3.to_string(),
+                "--reason",
+                "again",
+            ],
+        )
+        .await
+        .ok()
+        .json();
+    assert_eq!(again["not_failed"], serde_json::json!([x3]));
+
+    // Nothing is stuck any more but y's skipped dead letter.
+    let status = ctl.run(None, &["--json", "status"]).await.ok().json();
+    assert_eq!(status["figures"]["held_events"], 0);
+    assert_eq!(status["figures"]["quarantined"], 0);
+    assert_eq!(status["figures"]["failed_mails"], 0);
+    assert_eq!(status["figures"]["dead_letters"], 1);
+
+    // The audit trail: one row per change, none for the repeats.
+    let mail_audit = audit(&stack.mail_pool).await;
+    let actions: Vec<(&str, &[i64], &str, Option<&str>)> = mail_audit
+        .iter()
+        .map(|(a, ids, r, op, _)| (a.as_str(), ids.as_slice(), r.as_str(), op.as_deref()))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            (
+                "RedriveDeadLetters",
+                &[x2][..],
+                "TRUSTED_PUBLISHERS fixed",
+                Some("test-operator")
+            ),
+            (
+                "ReleaseHeld",
+                &[y3][..],
+                "paid mail not wanted, INC-1",
+                Some("test-operator")
+            ),
+            (
+                "RetryMails",
+                &[x3][..],
+                "mailbox restored",
+                Some("test-operator")
+            ),
+        ]
+    );
+    assert_eq!(mail_audit[1].4["skipped"], serde_json::json!([y2]));
+    let relay_audit = audit(&stack.orders_pool).await;
+    assert_eq!(relay_audit.len(), 1, "{relay_audit:?}");
+    assert_eq!(relay_audit[0].0, "RequeueQuarantined");
+    assert_eq!(relay_audit[0].1, [z1]);
+    assert_eq!(relay_audit[0].2, "type repaired by hand");
+    assert_eq!(relay_audit[0].3.as_deref(), Some("test-operator"));
+
+    stack.names.cleanup().await;
+}
