@@ -92,7 +92,7 @@ pub struct Redriven {
 #[derive(Debug, thiserror::Error)]
 pub enum DeadLetterError {
     /// The filter matched no dead letter; nothing changed.
-    #[error("no dead letter matches {0} (nothing changed)")]
+    #[error("{0} (nothing changed)")]
     NoMatch(String),
     /// The broker cannot be reached or refused something; what was moved before is reported.
     #[error("broker: {0:#}")]
@@ -332,10 +332,10 @@ fn describe(filter: &Filter) -> String {
     match filter {
         Filter::Seqs(s) => {
             let list: Vec<String> = s.iter().map(i64::to_string).collect();
-            format!("seq {}", list.join(", "))
+            format!("no dead letter matches seq {}", list.join(", "))
         }
-        Filter::Order(o) => format!("order {o}"),
-        Filter::All => "the filter (the queue is empty)".to_owned(),
+        Filter::Order(o) => format!("no dead letter matches order {o}"),
+        Filter::All => "the dead-letter queue is empty".to_owned(),
     }
 }
 
