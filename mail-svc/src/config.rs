@@ -128,6 +128,8 @@ pub struct Config {
     /// a message whose AMQP `user_id` property is missing or names another user is dead-lettered
     /// unread (RabbitMQ itself refuses a `user_id` that is not the publishing connection's user).
     /// Unset: every message that reaches the queue is processed (e.g. hand-published JSON).
+    /// Redriven dead letters carry mail-svc's own user (of AMQP_URL): list it too, or redrive is
+    /// refused.
     #[arg(long, env = "TRUSTED_PUBLISHERS", value_delimiter = ',')]
     pub trusted_publishers: Vec<String>,
 

@@ -160,6 +160,7 @@ impl App {
             pool.clone(),
             admin::dead_letters::DeadLetters::new(cfg.amqp_url.expose(), topology.clone()),
             cfg.admin_token.clone(),
+            cfg.trusted_publishers.clone(),
         ));
         let server = tokio::spawn(
             tonic::transport::Server::builder()

@@ -41,6 +41,21 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
     })
     .await;
 
+    // A redrive now would only dead-letter them again: refused, saying why.
+    let early = ctl
+        .run(
+            Some(TOKEN),
+            &["dead-letters", "redrive", "--all", "--reason", "too early"],
+        )
+        .await;
+    assert_eq!(early.code, 1, "{early:?}");
+    assert!(
+        early
+            .stderr
+            .contains("Add \"guest\" to TRUSTED_PUBLISHERS (nothing changed)"),
+        "{early:?}"
+    );
+
     // The fix is deployed; the orders' next events wait for the dead-lettered ones.
     stack.redeploy_mail("guest").await;
     let ctl = stack.ctl();
@@ -90,6 +105,13 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
         assert_eq!(o["waiting_for_dead_lettered"], true);
         assert_eq!(o["held_seqs"], serde_json::json!([next]));
     }
+    let table = ctl.run(None, &["held", "list"]).await.ok();
+    assert!(table.stdout.contains("DEAD-LETTERED"), "{table:?}");
+    let table = ctl.run(None, &["dead-letters", "list"]).await.ok();
+    assert!(
+        table.stdout.contains("2 dead letter(s) in the queue"),
+        "{table:?}"
+    );
     let dead = ctl
         .run(
             None,
@@ -156,7 +178,6 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
         .run(
             Some(TOKEN),
             &[
-                "--json",
                 "held",
                 "release",
                 "--order",
@@ -166,10 +187,13 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
             ],
         )
         .await
-        .ok()
-        .json();
-    assert_eq!(release["skipped"], serde_json::json!([y2]));
-    assert_eq!(release["released"], serde_json::json!([y3]));
+        .ok();
+    assert!(
+        release
+            .stdout
+            .contains(&format!("order {y}: skipped seq {y2}, released {y3}")),
+        "{release:?}"
+    );
     wait_until("y's released chain sent", || async {
         stack.mails(y).await == [(y1, true), (y3, true)]
     })
@@ -241,6 +265,13 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
         list.stdout.contains("unknown event_type \"OrderCreatd\""),
         "{list:?}"
     );
+    let backlog = ctl.run(None, &["backlog"]).await.ok();
+    assert!(
+        backlog
+            .stdout
+            .contains("quarantined 1 (holding back 1 row(s))"),
+        "{backlog:?}"
+    );
     let status = ctl.run(None, &["--json", "status"]).await.ok().json();
     assert_eq!(status["figures"]["quarantined"], 1);
     assert_eq!(status["figures"]["held_back_by_quarantine"], 1);
@@ -254,7 +285,6 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
         .run(
             Some(TOKEN),
             &[
-                "--json",
                 "quarantine",
                 "requeue",
                 "--seq",
@@ -264,9 +294,11 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
             ],
         )
         .await
-        .ok()
-        .json();
-    assert_eq!(requeue["requeued"], serde_json::json!([z1]));
+        .ok();
+    assert!(
+        requeue.stdout.contains(&format!("requeued: {z1}\n")),
+        "{requeue:?}"
+    );
     wait_until("z's chain published and mailed", || async {
         stack.mails(z).await == [(z1, true), (z2, true)]
     })
@@ -311,7 +343,6 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
         .run(
             Some(TOKEN),
             &[
-                "--json",
                 "mails",
                 "retry",
                 "--seq",
@@ -321,9 +352,11 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
             ],
         )
         .await
-        .ok()
-        .json();
-    assert_eq!(retry["retried"], serde_json::json!([x3]));
+        .ok();
+    assert!(
+        retry.stdout.contains(&format!("retried: {x3}\n")),
+        "{retry:?}"
+    );
     wait_until("the retried mail sent", || async {
         stack.mails(x).await == [(x1, true), (x2, true), (x3, true)]
     })
@@ -347,6 +380,7 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
     assert_eq!(again["not_failed"], serde_json::json!([x3]));
 
     // Nothing is stuck any more but y's skipped dead letter.
+    ctl.run(None, &["status"]).await.ok();
     let status = ctl.run(None, &["--json", "status"]).await.ok().json();
     assert_eq!(status["figures"]["held_events"], 0);
     assert_eq!(status["figures"]["quarantined"], 0);

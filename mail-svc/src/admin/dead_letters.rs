@@ -6,20 +6,22 @@
 //! looked at is invisible to a second reader for that moment, nothing more.
 //!
 //! **Redrive never loses a message**: each matching dead letter is published to the main queue
-//! (through the default exchange, so it reaches only mail-svc's queue, not every binding of the
-//! events exchange) on a confirm channel with `mandatory`, and the dead letter is acked only
-//! after the broker confirmed the copy and did not return it. A crash between the two leaves the
+//! through `<MAIL_QUEUE>.redrive` (a fanout exchange bound to the main queue only, declared here:
+//! the copy reaches mail-svc's queue and no other binding of the events exchange, and mail-svc's
+//! broker user needs no right beyond its own `<MAIL_QUEUE>*` names) on a confirm channel with
+//! `mandatory`, and the dead letter is acked only after the broker confirmed the copy and did not
+//! return it. A crash between the two leaves the
 //! message in both queues; the consumer skips the second delivery as a duplicate (`seq` dedup).
 
 use std::{str::FromStr, time::Duration};
 
 use anyhow::{Context, anyhow, bail};
 use lapin::{
-    BasicProperties, Channel, Confirmation, Connection, ConnectionProperties,
+    BasicProperties, Channel, Confirmation, Connection, ConnectionProperties, ExchangeKind,
     message::Delivery,
     options::{
         BasicGetOptions, BasicNackOptions, BasicPublishOptions, ConfirmSelectOptions,
-        QueueDeclareOptions,
+        ExchangeDeclareOptions, QueueBindOptions, QueueDeclareOptions,
     },
     types::{AMQPValue, FieldTable, LongString, ShortString},
     uri::{AMQPUri, SASLMechanism},
@@ -99,14 +101,23 @@ pub enum DeadLetterError {
     Broker(anyhow::Error),
 }
 
+/// The broker user of `amqp_url` (none with EXTERNAL or ANONYMOUS authentication).
+pub fn url_user(amqp_url: &str) -> Option<String> {
+    let u = AMQPUri::from_str(amqp_url).ok()?;
+    match u.query.auth_mechanism.unwrap_or_default() {
+        SASLMechanism::External | SASLMechanism::Anonymous => None,
+        _ => Some(u.authority.userinfo.username),
+    }
+}
+
 impl DeadLetters {
+    /// This service's broker user, the `user_id` of every redriven copy.
+    pub fn own_user(&self) -> Option<&str> {
+        self.own_user.as_deref()
+    }
+
     pub fn new(amqp_url: &str, topology: Topology) -> Self {
-        let own_user = AMQPUri::from_str(amqp_url).ok().and_then(|u| {
-            match u.query.auth_mechanism.unwrap_or_default() {
-                SASLMechanism::External | SASLMechanism::Anonymous => None,
-                _ => Some(u.authority.userinfo.username),
-            }
-        });
+        let own_user = url_user(amqp_url);
         Self {
             amqp_url: amqp_url.to_owned(),
             topology,
@@ -227,6 +238,7 @@ impl DeadLetters {
             publish_ch
                 .confirm_select(ConfirmSelectOptions::default())
                 .await?;
+            self.declare_redrive(&publish_ch).await?;
             let mut kept = Vec::new();
             let mut matched = 0u64;
             for _ in 0..MAX_SCAN {
@@ -278,6 +290,42 @@ impl DeadLetters {
         }
     }
 
+    /// `<queue>.redrive`: durable fanout, bound to the main queue only.
+    fn redrive_exchange(&self) -> String {
+        format!("{}.redrive", self.topology.queue)
+    }
+
+    async fn declare_redrive(&self, ch: &Channel) -> anyhow::Result<()> {
+        let exchange = self.redrive_exchange();
+        // Durable, like every name of the topology (declared idempotently).
+        let durable = ExchangeDeclareOptions {
+            durable: true,
+            ..ExchangeDeclareOptions::default()
+        };
+        call(
+            "exchange.declare",
+            ch.exchange_declare(
+                exchange.as_str().into(),
+                ExchangeKind::Fanout,
+                durable,
+                FieldTable::default(),
+            ),
+        )
+        .await?;
+        call(
+            "queue.bind",
+            ch.queue_bind(
+                self.topology.queue.as_str().into(),
+                exchange.as_str().into(),
+                "".into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            ),
+        )
+        .await
+        .with_context(|| format!("the main queue {} cannot be bound", self.topology.queue))
+    }
+
     /// Publishes the copy and waits for the broker's confirm; an error unless it was confirmed
     /// and routed.
     async fn publish_copy(&self, ch: &Channel, d: &Delivery) -> anyhow::Result<()> {
@@ -285,9 +333,9 @@ impl DeadLetters {
         let confirm = call(
             "basic.publish",
             ch.basic_publish(
-                // The default exchange routes by queue name: only mail-svc's queue gets it.
-                "".into(),
-                self.topology.queue.as_str().into(),
+                // Bound to mail-svc's queue only (fanout: the routing key is kept for readers).
+                self.redrive_exchange().as_str().into(),
+                d.routing_key.as_str().into(),
                 // Mandatory: a missing main queue returns the copy instead of dropping it.
                 BasicPublishOptions {
                     mandatory: true,

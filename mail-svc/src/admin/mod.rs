@@ -42,14 +42,23 @@ pub struct MailAdminGrpc {
     pool: PgPool,
     dead_letters: DeadLetters,
     token: AdminToken,
+    /// TRUSTED_PUBLISHERS: a redrive is refused when it names others but not our own user
+    /// (every copy would be dead-lettered again).
+    trusted_publishers: Vec<String>,
 }
 
 impl MailAdminGrpc {
-    pub fn new(pool: PgPool, dead_letters: DeadLetters, token: AdminToken) -> Self {
+    pub fn new(
+        pool: PgPool,
+        dead_letters: DeadLetters,
+        token: AdminToken,
+        trusted_publishers: Vec<String>,
+    ) -> Self {
         Self {
             pool,
             dead_letters,
             token,
+            trusted_publishers,
         }
     }
 }
@@ -267,6 +276,17 @@ impl MailAdmin for MailAdminGrpc {
         let filter = dead_letter_filter(r.filter)?;
         let reason = kit::reason(&r.reason)?;
         let limit = kit::limit(r.limit, 100, 1000)? as usize;
+        if let Some(own) = self.dead_letters.own_user()
+            && !self.trusted_publishers.is_empty()
+            && !self.trusted_publishers.iter().any(|t| t == own)
+        {
+            return Err(Status::failed_precondition(format!(
+                "redriven messages are published as mail-svc's broker user {own:?}, which \
+                 TRUSTED_PUBLISHERS ({}) does not list: they would be dead-lettered again. Add \
+                 {own:?} to TRUSTED_PUBLISHERS (nothing changed)",
+                self.trusted_publishers.join(",")
+            )));
+        }
         let result = self.dead_letters.redrive(&filter, limit, |_| {}).await;
         let (done, err) = match result {
             Ok(done) => (done, None),
