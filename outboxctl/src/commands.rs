@@ -228,6 +228,13 @@ async fn status(s: &Services) -> Result<Output> {
                     format!("{} (holding back {})", r.quarantined, r.held_back),
                     step(r.quarantined > 0, "outboxctl quarantine list"),
                 ]);
+                if r.oldest_age_ms > 60_000 {
+                    todo.push(format!(
+                        "the oldest outbox row waits for {}: is a relay LEADER and the broker \
+                         up? (`outboxctl backlog` shows the oldest rows)",
+                        age(r.oldest_age_ms)
+                    ));
+                }
                 if r.quarantined > 0 {
                     todo.push(format!(
                         "{} outbox row(s) quarantined: `outboxctl quarantine list`, fix the \
@@ -271,6 +278,13 @@ async fn status(s: &Services) -> Result<Output> {
                     n.to_string(),
                     step(n > 0, "outboxctl dead-letters list"),
                 ]);
+                if n > 0 {
+                    todo.push(format!(
+                        "{n} dead letter(s): see why with `outboxctl dead-letters list`, fix the \
+                         cause, then `outboxctl dead-letters redrive --seq <seq> --reason ...` \
+                         (one whose chain was released is a duplicate now: leave it)"
+                    ));
+                }
                 stuck["dead_letters"] = json!(n);
             }
             Err(e) => figures.row(vec![

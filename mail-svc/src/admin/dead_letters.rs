@@ -178,7 +178,8 @@ impl DeadLetters {
         Ok(got.map(|m| m.delivery))
     }
 
-    /// The dead letters in queue order: how many there are, and up to `limit` matching `filter`.
+    /// The dead letters in queue order: how many there are, and the first `limit` matching
+    /// `filter`.
     pub async fn list(&self, limit: usize, filter: &Filter) -> anyhow::Result<(u64, Vec<Entry>)> {
         let (conn, ch) = self.connect().await?;
         let result = async {
@@ -191,11 +192,11 @@ impl DeadLetters {
                 };
                 last_tag = Some(d.delivery_tag);
                 let e = entry(&d);
-                if filter.matches(&e) {
+                // The whole queue is taken before anything goes back, even past `limit`: a
+                // quorum queue puts a returned message at its end, so handing back only the
+                // first few would reorder the queue each time someone looks at it.
+                if filter.matches(&e) && out.len() < limit {
                     out.push(e);
-                    if out.len() >= limit {
-                        break;
-                    }
                 }
             }
             if let Some(tag) = last_tag {
