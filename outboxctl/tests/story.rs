@@ -426,3 +426,260 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
 
     stack.names.cleanup().await;
 }
+
+/// The other way out of quarantine: the row is dropped (kept in the audit row), its order's next
+/// event flows and is held by mail-svc behind the dropped seq, which is no dead letter; releasing
+/// the chain skips it. A chain with two gaps is released past both, in chain order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_dropped_row_and_a_chain_with_two_gaps_are_released() {
+    let stack = Stack::start().await;
+    let ctl = stack.ctl();
+    let w = 4401_i64;
+    let payload = |status: OrderStatus, previous: OrderStatus| {
+        OrderPayload {
+            id: w,
+            status: status as i32,
+            customer_email: format!("customer{w}@example.com"),
+            previous_status: previous as i32,
+        }
+        .encode_to_vec()
+    };
+    let insert = |seq: Option<i64>, event_type: &'static str, prev: Option<i64>, p: Vec<u8>| {
+        let pool = stack.orders_pool.clone();
+        async move {
+            // An explicit seq leaves a gap before it (the chain's missing events).
+            sqlx::query_scalar::<_, i64>(
+                "insert into outbox (seq, aggregate_id, event_type, prev_seq, payload)
+                 overriding system value
+                 values (coalesce($1, nextval(pg_get_serial_sequence('outbox', 'seq'))),
+                         $2, $3, $4, $5)
+                 returning seq",
+            )
+            .bind(seq)
+            .bind(w)
+            .bind(event_type)
+            .bind(prev)
+            .bind(p)
+            .fetch_one(&pool)
+            .await
+            .expect("insert")
+        }
+    };
+    let q1 = insert(
+        None,
+        "OrderCreatd",
+        None,
+        payload(OrderStatus::Pending, OrderStatus::Unspecified),
+    )
+    .await;
+    wait_until("the row quarantined", || async {
+        let r = ctl.run(None, &["--json", "quarantine", "list"]).await;
+        r.code == 0 && r.json()["count"] == 1
+    })
+    .await;
+    let q2 = insert(
+        None,
+        "OrderStatusChanged",
+        Some(q1),
+        payload(OrderStatus::Paid, OrderStatus::Pending),
+    )
+    .await;
+    // Two more events behind two gaps that will never be filled.
+    let (q4, q6) = (q2 + 200, q2 + 400);
+    insert(
+        Some(q4),
+        "OrderStatusChanged",
+        Some(q2 + 100),
+        payload(OrderStatus::Shipped, OrderStatus::Paid),
+    )
+    .await;
+    insert(
+        Some(q6),
+        "OrderStatusChanged",
+        Some(q2 + 300),
+        payload(OrderStatus::Delivered, OrderStatus::Shipped),
+    )
+    .await;
+
+    let drop = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "quarantine",
+                "drop",
+                "--order",
+                &w.to_string(),
+                "--reason",
+                "a test event, never sent",
+            ],
+        )
+        .await
+        .ok();
+    assert!(
+        drop.stdout.contains(&format!("dropped: {q1}\n")),
+        "{drop:?}"
+    );
+    let again = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "--json",
+                "quarantine",
+                "drop",
+                "--order",
+                &w.to_string(),
+                "--reason",
+                "again",
+            ],
+        )
+        .await
+        .ok()
+        .json();
+    assert_eq!(again["already_dropped"], serde_json::json!([q1]));
+
+    wait_until("three events held", || async {
+        let r = ctl.run(None, &["--json", "held", "list"]).await;
+        r.code == 0 && r.json()["held_events"] == 3
+    })
+    .await;
+    let held = ctl.run(None, &["--json", "held", "list"]).await.ok().json();
+    let o = &held["orders"][0];
+    assert_eq!(o["order_id"], w);
+    assert_eq!(o["waiting_for"], q1);
+    assert_eq!(o["waiting_for_dead_lettered"], false);
+    assert_eq!(o["held_seqs"], serde_json::json!([q2, q4, q6]));
+    let table = ctl.run(None, &["held", "list"]).await.ok();
+    assert!(
+        table.stdout.contains("which is not a dead letter"),
+        "{table:?}"
+    );
+
+    let release = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "--json",
+                "held",
+                "release",
+                "--order",
+                &w.to_string(),
+                "--reason",
+                "skip the dropped row",
+            ],
+        )
+        .await
+        .ok()
+        .json();
+    assert_eq!(
+        release["skipped"],
+        serde_json::json!([q1, q2 + 100, q2 + 300])
+    );
+    assert_eq!(release["released"], serde_json::json!([q2, q4, q6]));
+    wait_until("the released chain sent in order", || async {
+        stack.mails(w).await == [(q2, true), (q4, true), (q6, true)]
+    })
+    .await;
+
+    let relay_audit = audit(&stack.orders_pool).await;
+    assert_eq!(relay_audit.len(), 1, "{relay_audit:?}");
+    let (action, ids, reason, operator, detail) = &relay_audit[0];
+    assert_eq!(
+        (action.as_str(), ids.as_slice(), reason.as_str()),
+        ("DropQuarantined", &[q1][..], "a test event, never sent")
+    );
+    assert_eq!(operator.as_deref(), Some("test-operator"));
+    assert_eq!(detail["order_id"], w);
+    assert_eq!(detail["rows"][0]["type"], "OrderCreatd");
+    assert_eq!(
+        detail["rows"][0]["quarantine_reason"],
+        "unknown event_type \"OrderCreatd\""
+    );
+    assert!(
+        detail["rows"][0]["payload_hex"]
+            .as_str()
+            .is_some_and(|h| !h.is_empty())
+    );
+    let mail_audit = audit(&stack.mail_pool).await;
+    assert_eq!(mail_audit.len(), 1, "{mail_audit:?}");
+    assert_eq!(mail_audit[0].0, "ReleaseHeld");
+    assert_eq!(mail_audit[0].1, [q2, q4, q6]);
+
+    stack.names.cleanup().await;
+}
+
+/// A redriven message keeps its body, message id and headers and counts its redrives: a poison
+/// message redriven twice comes back to the dead-letter queue each time with `x-redrive-count`
+/// one higher.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_redriven_message_keeps_its_properties_and_counts_redrives() {
+    use lapin::{
+        BasicProperties, Connection, ConnectionProperties,
+        options::{BasicPublishOptions, ConfirmSelectOptions},
+        types::{AMQPValue, FieldTable},
+    };
+    let stack = Stack::start().await;
+    let ctl = stack.ctl();
+    let conn = Connection::connect(
+        &outbox_kit::testing::amqp_url(),
+        ConnectionProperties::default(),
+    )
+    .await
+    .expect("connect");
+    let ch = conn.create_channel().await.expect("channel");
+    ch.confirm_select(ConfirmSelectOptions::default())
+        .await
+        .expect("confirms");
+    let mut headers = FieldTable::default();
+    headers.insert("x-custom".into(), AMQPValue::LongString("kept".into()));
+    ch.basic_publish(
+        stack.names.exchange.as_str().into(),
+        "order.created".into(),
+        BasicPublishOptions::default(),
+        br#"{"seq": "not a number"}"#,
+        BasicProperties::default()
+            .with_content_type("application/json".into())
+            .with_message_id("poison-1".into())
+            .with_headers(headers),
+    )
+    .await
+    .expect("publish")
+    .await
+    .expect("confirm");
+
+    for round in 0..3 {
+        wait_until("the poison message dead-lettered", || async {
+            let r = ctl.run(None, &["--json", "dead-letters", "list"]).await;
+            r.code == 0 && r.json()["messages"][0]["redrive_count"] == round
+        })
+        .await;
+        let dead = ctl
+            .run(None, &["--json", "dead-letters", "list"])
+            .await
+            .ok()
+            .json();
+        assert_eq!(dead["count"], 1, "{dead}");
+        let m = &dead["messages"][0];
+        assert_eq!(m["message_id"], "poison-1");
+        assert_eq!(m["routing_key"], "order.created");
+        assert_eq!(m["body_bytes"], 23);
+        if round < 2 {
+            ctl.run(
+                Some(TOKEN),
+                &["dead-letters", "redrive", "--all", "--reason", "try again"],
+            )
+            .await
+            .ok();
+        }
+    }
+    let rows = audit(&stack.mail_pool).await;
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for (action, _, reason, _, detail) in &rows {
+        assert_eq!(
+            (action.as_str(), reason.as_str()),
+            ("RedriveDeadLetters", "try again")
+        );
+        assert_eq!(detail["message_ids"], serde_json::json!(["poison-1"]));
+    }
+    let _ = conn.close(200, "bye".into()).await;
+    stack.names.cleanup().await;
+}

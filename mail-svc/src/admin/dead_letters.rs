@@ -186,7 +186,7 @@ impl DeadLetters {
             let count = self.count(&conn).await?;
             let mut out = Vec::new();
             let mut last_tag = None;
-            for _ in 0..MAX_SCAN {
+            for _ in 0..scan_bound(count) {
                 let Some(d) = self.take(&ch).await? else {
                     break;
                 };
@@ -240,9 +240,13 @@ impl DeadLetters {
                 .confirm_select(ConfirmSelectOptions::default())
                 .await?;
             self.declare_redrive(&publish_ch).await?;
+            // Only what is in the queue now: a redriven message that dies again comes back to
+            // the end of the queue while this loop runs, and must not be taken (and redriven)
+            // a second time by the same call.
+            let present = self.count(&conn).await?;
             let mut kept = Vec::new();
             let mut matched = 0u64;
-            for _ in 0..MAX_SCAN {
+            for _ in 0..scan_bound(present) {
                 let Some(d) = self.take(&ch).await? else {
                     break;
                 };
@@ -357,6 +361,11 @@ impl DeadLetters {
             Confirmation::NotRequested => bail!("no publisher confirm (bug)"),
         }
     }
+}
+
+/// How many messages one call takes: those present, at most [`MAX_SCAN`].
+fn scan_bound(present: u64) -> usize {
+    usize::try_from(present).unwrap_or(MAX_SCAN).min(MAX_SCAN)
 }
 
 /// Hands the deliveries back to the dead-letter queue (best effort: a failure closes the channel,

@@ -298,6 +298,8 @@ impl MailAdmin for MailAdminGrpc {
             let detail = serde_json::json!({
                 "filter": format!("{filter:?}"),
                 "orders": done.moved.iter().map(|e| e.order_id).collect::<Vec<_>>(),
+                // The seq is 0 for a body that cannot be read; the message id still names it.
+                "message_ids": done.moved.iter().map(|e| e.message_id.as_str()).collect::<Vec<_>>(),
             });
             let record = async {
                 let mut conn = self.pool.acquire().await?;
