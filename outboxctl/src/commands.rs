@@ -677,6 +677,9 @@ async fn dead_letters(s: &Services, d: &DeadLetters) -> Result<Output> {
                 all: select.all,
             };
             let mut moved: Vec<u64> = Vec::new();
+            // What matched at the first call: a message that dies again while we go on comes
+            // back to the queue and matches again; it is not redriven twice by one command.
+            let mut target: Option<usize> = None;
             loop {
                 let request = RedriveDeadLettersRequest {
                     filter: Some(filter.clone()),
@@ -699,15 +702,13 @@ async fn dead_letters(s: &Services, d: &DeadLetters) -> Result<Output> {
                         return Err(f);
                     }
                 };
+                let target = *target.get_or_insert(r.redriven.len() + r.remaining as usize);
                 moved.extend(&r.redriven);
-                if !s.json && (r.remaining > 0 || moved.len() > r.redriven.len()) {
-                    eprintln!(
-                        "redriven {} so far, {} matching left",
-                        moved.len(),
-                        r.remaining
-                    );
+                let left = target.saturating_sub(moved.len());
+                if !s.json && (left > 0 || moved.len() > r.redriven.len()) {
+                    eprintln!("redriven {} of {target}, {left} left", moved.len());
                 }
-                if r.remaining == 0 || r.redriven.is_empty() {
+                if left == 0 || r.remaining == 0 || r.redriven.is_empty() {
                     break;
                 }
             }

@@ -673,6 +673,7 @@ async fn a_redriven_message_keeps_its_properties_and_counts_redrives() {
     }
     let rows = audit(&stack.mail_pool).await;
     assert_eq!(rows.len(), 2, "{rows:?}");
+    let rows_before = rows.len();
     for (action, _, reason, _, detail) in &rows {
         assert_eq!(
             (action.as_str(), reason.as_str()),
@@ -680,6 +681,58 @@ async fn a_redriven_message_keeps_its_properties_and_counts_redrives() {
         );
         assert_eq!(detail["message_ids"], serde_json::json!(["poison-1"]));
     }
+
+    // Two more: a redrive in batches of one shows its progress and moves each message once,
+    // although each dies again (and matches again) while the command runs.
+    for id in ["poison-2", "poison-3"] {
+        ch.basic_publish(
+            stack.names.exchange.as_str().into(),
+            "order.created".into(),
+            BasicPublishOptions::default(),
+            br#"{"seq": "not a number"}"#,
+            BasicProperties::default()
+                .with_content_type("application/json".into())
+                .with_message_id(id.into()),
+        )
+        .await
+        .expect("publish")
+        .await
+        .expect("confirm");
+    }
+    wait_until("three dead letters", || async {
+        let r = ctl.run(None, &["--json", "dead-letters", "list"]).await;
+        r.code == 0 && r.json()["count"] == 3
+    })
+    .await;
+    let batches = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "dead-letters",
+                "redrive",
+                "--all",
+                "--batch",
+                "1",
+                "--reason",
+                "in batches",
+            ],
+        )
+        .await
+        .ok();
+    assert!(
+        batches.stdout.contains("redriven 3 message(s)"),
+        "{batches:?}"
+    );
+    assert!(
+        batches.stderr.contains("redriven 1 of 3, 2 left"),
+        "{batches:?}"
+    );
+    assert!(
+        batches.stderr.contains("redriven 2 of 3, 1 left"),
+        "{batches:?}"
+    );
+    assert_eq!(audit(&stack.mail_pool).await.len(), rows_before + 3);
+
     let _ = conn.close(200, "bye".into()).await;
     stack.names.cleanup().await;
 }
