@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# One image with all three services; compose picks the binary per service (deploy/compose.yaml).
+# One image with all three services and outboxctl; compose picks the binary per service
+# (deploy/compose.yaml).
 
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
@@ -8,10 +9,11 @@ COPY . .
 # stripped (the release profile keeps line tables for local profiling; the image does not need them).
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked -p orders-svc -p relay-svc -p mail-svc \
+    cargo build --release --locked -p orders-svc -p relay-svc -p mail-svc -p outboxctl \
     && mkdir -p /out \
-    && cp target/release/orders-svc target/release/relay-svc target/release/mail-svc /out/ \
-    && strip /out/orders-svc /out/relay-svc /out/mail-svc
+    && cp target/release/orders-svc target/release/relay-svc target/release/mail-svc \
+          target/release/outboxctl /out/ \
+    && strip /out/orders-svc /out/relay-svc /out/mail-svc /out/outboxctl
 
 FROM debian:bookworm-slim
 RUN apt-get update \

@@ -15,8 +15,9 @@ usage() {
 usage: deploy/local.sh [start|stop|restart|status|logs|--help]
 
   start    build, then start orders-svc, relay-svc and mail-svc in the background (the default)
-  status   each service's own health (its `healthcheck` subcommand) and, with grpcurl on PATH,
-           the relay's and the mail service's GetStatus
+  status   each service's own health (its `healthcheck` subcommand), then `outboxctl status`
+           (what is stuck and the command that resolves it); with grpcurl on PATH, also the
+           relay's and the mail service's GetStatus
   logs     follow the three log files (RUN_DIR/*.log)
   stop     stop exactly the processes `start` started (SIGTERM, then SIGKILL after 10 s)
   restart  stop, then start
@@ -38,6 +39,9 @@ Settings (environment; the default is used only when the variable is unset):
   MAIL_AMQP_URL         mail-svc's broker URL      (its own user `outbox-mail`, created on first start)
   AMQP_EXCHANGE         events exchange, read by relay-svc and mail-svc         (orders.events)
   MAIL_QUEUE            mail-svc's queue                                        (mail-svc.order-events)
+  ADMIN_TOKEN           token for relay-svc's and mail-svc's admin services,    (unset: read-only)
+                        which `outboxctl` changes things through (at least 16 characters;
+                        give it to outboxctl as OUTBOXCTL_ADMIN_TOKEN)
 Any other setting of a service (see `target/<profile>/<binary> --help`: BATCH_SIZE, MAILER,
 SMTP_URL, TRUSTED_PUBLISHERS, RUST_LOG, LOG_FORMAT, ...) is passed through to it as exported.
 GRPC_ADDR, METRICS_ADDR, DATABASE_URL and AMQP_URL differ per service: export the per-service
@@ -155,7 +159,7 @@ start() {
     local flag=""
     [ "$PROFILE" = release ] && flag="--release"
     echo "building ($PROFILE)..."
-    cargo build $flag --locked -p orders-svc -p relay-svc -p mail-svc
+    cargo build $flag --locked -p orders-svc -p relay-svc -p mail-svc -p outboxctl
   fi
   mkdir -p "$RUN_DIR"
 
@@ -251,6 +255,15 @@ status() {
       esac
     fi
   done
+  if [ -x "$BIN_DIR/outboxctl" ]; then
+    echo
+    local orders relay mail
+    orders=$(grpc_addr orders-svc) relay=$(grpc_addr relay-svc) mail=$(grpc_addr mail-svc)
+    "$BIN_DIR/outboxctl" \
+      --orders-addr "$(host_of "$orders"):$(port_of "$orders")" \
+      --relay-addr "$(host_of "$relay"):$(port_of "$relay")" \
+      --mail-addr "$(host_of "$mail"):$(port_of "$mail")" status </dev/null || true
+  fi
 }
 
 case "${1:-start}" in

@@ -10,6 +10,8 @@ const PROTOS: &[&str] = &[
     "orders/events/v1/events.proto",
     "relay/v1/relay.proto",
     "mail/v1/mail.proto",
+    "relay/admin/v1/admin.proto",
+    "mail/admin/v1/admin.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -1,5 +1,6 @@
 //! What every outbox service shares, so that each rule lives in one place:
 //!
+//! - [`admin`]: the admin services' token check (`ADMIN_TOKEN`), caller name and field checks;
 //! - [`telemetry`]: tracing setup (`RUST_LOG`, `LOG_FORMAT=json`);
 //! - [`shutdown`]: one cancellation token fed by SIGTERM and ctrl-c;
 //! - [`db`]: connect to PostgreSQL, creating the database when it is missing;
@@ -13,6 +14,7 @@
 //! - [`outbox`]: the outbox table contract between orders-svc and relay-svc;
 //! - [`trace`]: W3C `traceparent` values carried from the gRPC call through the outbox to the mail.
 
+pub mod admin;
 pub mod backoff;
 pub mod db;
 pub mod email;

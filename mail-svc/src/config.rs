@@ -5,7 +5,7 @@ use std::{net::SocketAddr, str::FromStr, time::Duration};
 use anyhow::{Context, bail};
 use clap::{Parser, ValueEnum};
 use lettre::message::Mailbox;
-use outbox_kit::{health::Command, secret::SecretUrl, telemetry::LogFormat};
+use outbox_kit::{admin::AdminToken, health::Command, secret::SecretUrl, telemetry::LogFormat};
 
 /// The command line: run the service, or `healthcheck` a running one.
 #[derive(Debug, Clone, Parser)]
@@ -128,8 +128,17 @@ pub struct Config {
     /// a message whose AMQP `user_id` property is missing or names another user is dead-lettered
     /// unread (RabbitMQ itself refuses a `user_id` that is not the publishing connection's user).
     /// Unset: every message that reaches the queue is processed (e.g. hand-published JSON).
+    /// Redriven dead letters carry mail-svc's own user (of AMQP_URL): list it too, or redrive is
+    /// refused.
     #[arg(long, env = "TRUSTED_PUBLISHERS", value_delimiter = ',')]
     pub trusted_publishers: Vec<String>,
+
+    /// The token the admin service's mutating calls (`ReleaseHeld`, `RedriveDeadLetters`,
+    /// `RetryMails`) must carry as `authorization: Bearer <token>`; at least 16 characters.
+    /// Unset: the admin service is read-only. Never printed.
+    #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true, default_value = "",
+          hide_default_value = true, value_parser = AdminToken::parse)]
+    pub admin_token: AdminToken,
 
     /// Log output: human-readable text or JSON lines. Filter with RUST_LOG.
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
@@ -175,6 +184,7 @@ impl Config {
             bail!("MAIL_QUEUE / AMQP_EXCHANGE is too long (at most 240 / 255 bytes)");
         }
         self.from_mailbox()?;
+        self.admin_token.validate()?;
         if self.mailer == MailerKind::Smtp {
             self.smtp_url.parse(
                 "SMTP_URL",

@@ -30,9 +30,12 @@
 //! Layout: [`config`], [`event`] (decode + validate), [`process`] (the batch and per-event transactions),
 //! [`retry`] (which database errors are the event's fault, and the retry loop), [`db`] (SQL +
 //! migrations), [`mail`] (the text table), [`mailer`] (delivery + the stuck-hold watch), [`amqp`]
-//! (topology, consumer, dead letters), [`grpc`] (`mail.v1.MailService`), [`error`], and [`App`],
+//! (topology, consumer, dead letters), [`grpc`] (`mail.v1.MailService`), [`admin`]
+//! (`mail.admin.v1.MailAdmin`: held chains, dead letters, failed mails for operators and
+//! `outboxctl`), [`error`], and [`App`],
 //! which wires them together.
 
+pub mod admin;
 pub mod amqp;
 pub mod config;
 pub mod db;
@@ -51,7 +54,9 @@ use outbox_kit::{
     backoff::Backoff,
     health::{DbProbe, Flag, Health},
 };
-use outbox_proto::mail::v1::mail_service_server::MailServiceServer;
+use outbox_proto::mail::{
+    admin::v1::mail_admin_server::MailAdminServer, v1::mail_service_server::MailServiceServer,
+};
 use sqlx::PgPool;
 use tokio::{
     net::TcpListener,
@@ -149,14 +154,21 @@ impl App {
         let workers = tokio::spawn(workers.run(prepared, shutdown.clone()));
 
         let (reflection_v1, reflection_v1alpha) =
-            outbox_kit::grpc::reflection(&["mail.v1.MailService"])?;
+            outbox_kit::grpc::reflection(&["mail.v1.MailService", admin::SERVICE_NAME])?;
         let service = MailServiceServer::new(grpc::MailGrpc::new(pool.clone()));
+        let admin = MailAdminServer::new(admin::MailAdminGrpc::new(
+            pool.clone(),
+            admin::dead_letters::DeadLetters::new(cfg.amqp_url.expose(), topology.clone()),
+            cfg.admin_token.clone(),
+            cfg.trusted_publishers.clone(),
+        ));
         let server = tokio::spawn(
             tonic::transport::Server::builder()
                 .add_service(health_service)
                 .add_service(reflection_v1)
                 .add_service(reflection_v1alpha)
                 .add_service(service)
+                .add_service(admin)
                 // NOT_SERVING first, then stop taking calls.
                 .serve_with_incoming_shutdown(TcpListenerStream::new(listener), health.stopped()),
         );

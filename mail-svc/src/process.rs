@@ -211,8 +211,9 @@ async fn apply_batch_on(
     Ok(outcomes)
 }
 
-/// Adds one order's plan to the batch's writes and outcomes.
-fn add(
+/// Adds one order's plan to the batch's writes and outcomes (also used by the admin release,
+/// [`crate::admin`]).
+pub fn add(
     w: &mut db::BatchWrites,
     watermark: Option<i64>,
     p: OrderPlan,

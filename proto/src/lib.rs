@@ -4,6 +4,8 @@
 //! - [`orders::events::v1`]: [`OrderEvent`](orders::events::v1::OrderEvent), the envelope that travels
 //!   through RabbitMQ, protobuf-encoded, one message per outbox row.
 //! - [`relay::v1`] and [`mail::v1`]: the operator-facing status services of relay-svc and mail-svc.
+//! - [`relay::admin::v1`] and [`mail::admin::v1`]: their admin services (list and release what is
+//!   stuck; mutations need the ADMIN_TOKEN), wrapped by the `outboxctl` CLI.
 //!
 //! [`FILE_DESCRIPTOR_SET`] holds every file (with its imports) for gRPC server reflection.
 //! The .proto files under `proto/` are the source of truth; field numbers are never reused.
@@ -49,10 +51,20 @@ pub mod relay {
     pub mod v1 {
         tonic::include_proto!("relay.v1");
     }
+    pub mod admin {
+        pub mod v1 {
+            tonic::include_proto!("relay.admin.v1");
+        }
+    }
 }
 
 pub mod mail {
     pub mod v1 {
         tonic::include_proto!("mail.v1");
+    }
+    pub mod admin {
+        pub mod v1 {
+            tonic::include_proto!("mail.admin.v1");
+        }
     }
 }

@@ -3,7 +3,7 @@
 use std::{net::SocketAddr, str::FromStr, time::Duration};
 
 use clap::Parser;
-use outbox_kit::{health::Command, secret::SecretUrl, telemetry::LogFormat};
+use outbox_kit::{admin::AdminToken, health::Command, secret::SecretUrl, telemetry::LogFormat};
 use sqlx::postgres::PgConnectOptions;
 
 use crate::hook::BeforeDelete;
@@ -98,6 +98,13 @@ pub struct Config {
     #[arg(long, env = "LEADER_LEASE", default_value = "10s", value_parser = parse_duration)]
     pub leader_lease: Duration,
 
+    /// The token the admin service's mutating calls (`RequeueQuarantined`, `DropQuarantined`)
+    /// must carry as `authorization: Bearer <token>`; at least 16 characters. Unset: the admin
+    /// service is read-only. Never printed.
+    #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true, default_value = "",
+          hide_default_value = true, value_parser = AdminToken::parse)]
+    pub admin_token: AdminToken,
+
     /// Log output: human-readable text or JSON lines. Filter with RUST_LOG.
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -123,6 +130,7 @@ impl Config {
                  (the leader proves it is alive every second)"
             );
         }
+        self.admin_token.validate()?;
         if self.backoff_min_ms > self.backoff_max_ms {
             anyhow::bail!(
                 "BACKOFF_MIN_MS ({}) must not exceed BACKOFF_MAX_MS ({})",

@@ -12,10 +12,12 @@
 //! NOT_SERVING while it does not, and from the moment shutdown starts. The broker is not part of
 //! it: a relay that cannot publish still serves its status and catches up by itself.
 //!
-//! Layout: [`config`] (settings → `outbox_relay::Settings`), [`grpc`] (`GetStatus`), [`amqp`]
+//! Layout: [`config`] (settings → `outbox_relay::Settings`), [`grpc`] (`GetStatus`), [`admin`]
+//! (`relay.admin.v1.RelayAdmin`: backlog and quarantine for operators, `outboxctl`), [`amqp`]
 //! (the library's publisher and the orders encoder); [`db`], [`status`], [`error`] re-export the
 //! library's modules under their former paths.
 
+pub mod admin;
 pub mod amqp;
 pub mod config;
 pub mod db;
@@ -29,7 +31,9 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use anyhow::Context;
 use outbox_kit::health::{DbProbe, Health, Probe};
-use outbox_proto::relay::v1::relay_service_server::RelayServiceServer;
+use outbox_proto::relay::{
+    admin::v1::relay_admin_server::RelayAdminServer, v1::relay_service_server::RelayServiceServer,
+};
 use sqlx::postgres::PgPoolOptions;
 use tokio::{net::TcpListener, task::AbortHandle, task::JoinHandle};
 use tokio_stream::wrappers::TcpListenerStream;
@@ -72,6 +76,7 @@ impl App {
             outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
 
         let status = Arc::new(Status::default());
+        let cfg_admin_token = cfg.admin_token.clone();
         let settings = cfg.settings();
         let queries = db::Queries::new(&settings.table);
         let relay = tokio::spawn(
@@ -93,7 +98,12 @@ impl App {
         health.set(probe.check().await).await;
         let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
         let (reflection_v1, reflection_v1alpha) =
-            outbox_kit::grpc::reflection(&["relay.v1.RelayService"])?;
+            outbox_kit::grpc::reflection(&["relay.v1.RelayService", admin::SERVICE_NAME])?;
+        let admin = RelayAdminServer::new(admin::RelayAdminGrpc::new(
+            pool.clone(),
+            queries.clone(),
+            cfg_admin_token,
+        ));
         let service = RelayServiceServer::new(grpc::RelayGrpc::new(pool, queries, status.clone()));
         let server = tokio::spawn(
             tonic::transport::Server::builder()
@@ -101,6 +111,7 @@ impl App {
                 .add_service(reflection_v1)
                 .add_service(reflection_v1alpha)
                 .add_service(service)
+                .add_service(admin)
                 // NOT_SERVING first, then stop taking calls.
                 .serve_with_incoming_shutdown(TcpListenerStream::new(listener), health.stopped()),
         );

@@ -48,7 +48,7 @@ pub enum Error {
 
 impl Error {
     /// Maps sqlx's "undefined table" to [`Error::OutboxMissing`].
-    pub(crate) fn from_db(err: sqlx::Error) -> Self {
+    pub fn from_db(err: sqlx::Error) -> Self {
         match &err {
             sqlx::Error::Database(e) if e.code().as_deref() == Some("42P01") => {
                 Error::OutboxMissing

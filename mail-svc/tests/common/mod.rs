@@ -103,6 +103,7 @@ pub fn config(names: &Names) -> Config {
         mail_from: "Outbox Shop <shop@example.com>".into(),
         mail_hold_alert: Duration::from_secs(60),
         trusted_publishers: Vec::new(),
+        admin_token: Default::default(),
         log_format: LogFormat::Text,
         hooks: Hooks::default(),
     }

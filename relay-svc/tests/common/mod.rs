@@ -202,6 +202,7 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         confirm_timeout_ms: 5_000,
         leader_lease: Duration::from_secs(10),
         log_format: LogFormat::Text,
+        admin_token: Default::default(),
         before_delete: None,
     }
 }

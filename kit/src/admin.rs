@@ -1,0 +1,239 @@
+//! What the admin gRPC services of relay-svc and mail-svc share: the `ADMIN_TOKEN` setting, the
+//! token check for mutating calls (constant time), the caller's name (`x-operator`), and the
+//! checks of the fields every mutation takes (a reason, limits).
+//!
+//! Reads are open to anyone who can reach the port (as `GetStatus` is). A mutation needs the
+//! metadata `authorization: Bearer <ADMIN_TOKEN>`; a service without `ADMIN_TOKEN` is read-only.
+
+use std::fmt;
+
+use tonic::{Request, Status};
+
+/// The metadata key that names the person (or script) behind a call, for the audit row.
+pub const OPERATOR_HEADER: &str = "x-operator";
+
+/// The longest `reason` accepted (it is stored in `admin_actions`).
+pub const MAX_REASON_CHARS: usize = 1000;
+
+/// The longest `x-operator` value kept (longer ones are cut).
+pub const MAX_OPERATOR_CHARS: usize = 200;
+
+/// The `ADMIN_TOKEN` setting: `None` makes the admin service read-only. Never printed.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct AdminToken(Option<String>);
+
+impl fmt::Debug for AdminToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Some(_) => f.write_str("AdminToken(***)"),
+            None => f.write_str("AdminToken(unset: admin is read-only)"),
+        }
+    }
+}
+
+impl AdminToken {
+    /// A token from the setting's value; empty means unset.
+    pub fn new(value: Option<String>) -> Self {
+        Self(value.filter(|v| !v.is_empty()))
+    }
+
+    /// For clap's `value_parser`: never fails (checked by [`AdminToken::validate`]).
+    pub fn parse(value: &str) -> Result<Self, std::convert::Infallible> {
+        Ok(Self::new(Some(value.to_owned())))
+    }
+
+    /// Checks the setting: a token, when set, is at least 16 characters of printable ASCII
+    /// without spaces (it travels in an HTTP/2 header).
+    pub fn validate(&self) -> anyhow::Result<()> {
+        if let Some(t) = &self.0 {
+            if t.len() < 16 {
+                anyhow::bail!(
+                    "ADMIN_TOKEN must be at least 16 characters (or unset: read-only admin)"
+                );
+            }
+            if !t.bytes().all(|b| b.is_ascii_graphic()) {
+                anyhow::bail!("ADMIN_TOKEN must be printable ASCII without spaces");
+            }
+        }
+        Ok(())
+    }
+
+    /// True when mutations are possible at all.
+    pub fn is_set(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Lets a mutating call through, or answers why not: PERMISSION_DENIED when the service has
+    /// no token (read-only), UNAUTHENTICATED when the call carries none or a wrong one.
+    pub fn authorize<T>(&self, request: &Request<T>) -> Result<(), Status> {
+        let Some(expected) = &self.0 else {
+            return Err(Status::permission_denied(
+                "this admin service is read-only: ADMIN_TOKEN is not set on the service",
+            ));
+        };
+        let given = request
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        match given {
+            None => Err(Status::unauthenticated(
+                "missing admin token: send `authorization: Bearer <ADMIN_TOKEN>`",
+            )),
+            Some(t) if constant_time_eq(t.as_bytes(), expected.as_bytes()) => Ok(()),
+            Some(_) => Err(Status::unauthenticated("wrong admin token")),
+        }
+    }
+}
+
+/// Compares without an early exit on the first differing byte, so the time taken does not tell
+/// how much of a guess was right (the length may leak; the token's length is no secret worth
+/// keeping).
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut diff = 0u8;
+    for (x, y) in a.iter().zip(b) {
+        diff |= x ^ y;
+    }
+    // Keep the optimiser from turning the loop into an early-exit comparison.
+    std::hint::black_box(diff) == 0
+}
+
+/// The caller's name from `x-operator`, cut to [`MAX_OPERATOR_CHARS`]; `None` when absent.
+pub fn operator<T>(request: &Request<T>) -> Option<String> {
+    let v = request
+        .metadata()
+        .get(OPERATOR_HEADER)?
+        .to_str()
+        .ok()?
+        .trim();
+    (!v.is_empty()).then(|| v.chars().take(MAX_OPERATOR_CHARS).collect())
+}
+
+/// The `reason` of a mutation: required, at most [`MAX_REASON_CHARS`].
+pub fn reason(value: &str) -> Result<String, Status> {
+    let r = value.trim();
+    if r.is_empty() {
+        return Err(Status::invalid_argument(
+            "reason: required (why you are doing this; it is kept in admin_actions)",
+        ));
+    }
+    if r.chars().count() > MAX_REASON_CHARS {
+        return Err(Status::invalid_argument(format!(
+            "reason: at most {MAX_REASON_CHARS} characters"
+        )));
+    }
+    Ok(r.to_owned())
+}
+
+/// A list `limit`: 0 means `default`; above `max` is INVALID_ARGUMENT.
+pub fn limit(value: u32, default: u32, max: u32) -> Result<i64, Status> {
+    match value {
+        0 => Ok(i64::from(default)),
+        n if n <= max => Ok(i64::from(n)),
+        n => Err(Status::invalid_argument(format!(
+            "limit: {n} is more than {max}"
+        ))),
+    }
+}
+
+/// A seq from the wire: 1 ..= i64::MAX.
+pub fn seq(field: &'static str, value: u64) -> Result<i64, Status> {
+    i64::try_from(value)
+        .ok()
+        .filter(|v| *v > 0)
+        .ok_or_else(|| Status::invalid_argument(format!("{field}: {value} is not a valid seq")))
+}
+
+/// An order id filter: 0 (none) or positive.
+pub fn order_id(value: i64) -> Result<Option<i64>, Status> {
+    match value {
+        0 => Ok(None),
+        v if v > 0 => Ok(Some(v)),
+        v => Err(Status::invalid_argument(format!(
+            "order_id: {v} is not a positive integer"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(auth: Option<&str>) -> Request<()> {
+        let mut r = Request::new(());
+        if let Some(a) = auth {
+            r.metadata_mut()
+                .insert("authorization", a.parse().expect("ascii"));
+        }
+        r
+    }
+
+    #[test]
+    fn tokens_are_checked() {
+        let token = AdminToken::new(Some("0123456789abcdef".into()));
+        assert!(
+            token
+                .authorize(&with(Some("Bearer 0123456789abcdef")))
+                .is_ok()
+        );
+        for bad in [
+            None,
+            Some("Bearer nope"),
+            Some("0123456789abcdef"),
+            Some("Bearer "),
+        ] {
+            let e = token.authorize(&with(bad)).unwrap_err();
+            assert_eq!(e.code(), tonic::Code::Unauthenticated, "{bad:?}");
+        }
+        let read_only = AdminToken::new(Some(String::new()));
+        let e = read_only
+            .authorize(&with(Some("Bearer 0123456789abcdef")))
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::PermissionDenied);
+        assert!(e.message().contains("ADMIN_TOKEN is not set"));
+        assert!(AdminToken::new(Some("short".into())).validate().is_err());
+        assert!(
+            AdminToken::new(Some("with a space in it!".into()))
+                .validate()
+                .is_err()
+        );
+        assert!(!format!("{token:?}").contains("0123"));
+    }
+
+    #[test]
+    fn fields_are_checked_by_name() {
+        assert_eq!(
+            reason("  ").unwrap_err().code(),
+            tonic::Code::InvalidArgument
+        );
+        assert!(
+            reason(&"x".repeat(1001))
+                .unwrap_err()
+                .message()
+                .starts_with("reason:")
+        );
+        assert_eq!(reason(" fixed ").unwrap(), "fixed");
+        assert_eq!(limit(0, 20, 100).unwrap(), 20);
+        assert!(
+            limit(101, 20, 100)
+                .unwrap_err()
+                .message()
+                .starts_with("limit:")
+        );
+        assert!(seq("seqs", 0).is_err());
+        assert!(
+            seq("seqs", u64::MAX)
+                .unwrap_err()
+                .message()
+                .starts_with("seqs:")
+        );
+        assert_eq!(order_id(0).unwrap(), None);
+        assert!(order_id(-1).unwrap_err().message().starts_with("order_id:"));
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"abcd"));
+    }
+}

@@ -1,0 +1,198 @@
+//! The admin service's SQL: held chains, failed mails, and the audit rows (`admin_actions`,
+//! migration 0004), each mutation in one transaction with its audit row.
+
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgPool};
+
+/// One order with held events.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct HeldOrder {
+    pub order_id: i64,
+    pub last_seq: Option<i64>,
+    /// In seq (= chain) order.
+    pub seqs: Vec<i64>,
+    pub prevs: Vec<i64>,
+    pub oldest_age_ms: i64,
+}
+
+impl HeldOrder {
+    /// The missing seq the chain waits for: the lowest predecessor that is not held itself.
+    pub fn waiting_for(&self) -> i64 {
+        self.prevs
+            .iter()
+            .filter(|p| !self.seqs.contains(p))
+            .min()
+            .copied()
+            .unwrap_or_default()
+    }
+}
+
+/// Orders with held events, the longest waiting first, and the held events in all.
+pub async fn held(pool: &PgPool, limit: i64) -> Result<(i64, Vec<HeldOrder>), sqlx::Error> {
+    let total: i64 = sqlx::query_scalar("select count(*) from held_events")
+        .fetch_one(pool)
+        .await?;
+    let orders = sqlx::query_as(
+        "select h.order_id, p.last_seq,
+                array_agg(h.seq order by h.seq) as seqs,
+                array_agg(h.prev_seq order by h.seq) as prevs,
+                (extract(epoch from now() - min(h.held_at)) * 1000)::bigint as oldest_age_ms
+           from held_events h left join order_progress p on p.order_id = h.order_id
+          group by h.order_id, p.last_seq
+          order by min(h.held_at), h.order_id
+          limit $1",
+    )
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    Ok((total, orders))
+}
+
+/// A FAILED mail.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct FailedMail {
+    pub seq: i64,
+    pub order_id: i64,
+    pub event_type: String,
+    pub recipient: String,
+    pub last_error: Option<String>,
+    pub attempts: i32,
+    pub failed_at: DateTime<Utc>,
+}
+
+/// FAILED mails in all, and the oldest `limit` (of one order, or all).
+pub async fn failed(
+    pool: &PgPool,
+    limit: i64,
+    order_id: Option<i64>,
+) -> Result<(i64, Vec<FailedMail>), sqlx::Error> {
+    let total: i64 = sqlx::query_scalar(
+        "select count(*) from mails
+          where failed_at is not null and ($1::bigint is null or order_id = $1)",
+    )
+    .bind(order_id)
+    .fetch_one(pool)
+    .await?;
+    let mails = sqlx::query_as(
+        "select seq, order_id, event_type, recipient, last_error, attempts, failed_at
+           from mails
+          where failed_at is not null and ($2::bigint is null or order_id = $2)
+          order by seq limit $1",
+    )
+    .bind(limit)
+    .bind(order_id)
+    .fetch_all(pool)
+    .await?;
+    Ok((total, mails))
+}
+
+/// Which failed mails a retry takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MailFilter {
+    Seqs(Vec<i64>),
+    Order(i64),
+    AllFailed,
+}
+
+/// What a retry found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Retried {
+    pub retried: Vec<i64>,
+    /// Named seqs whose mail is not FAILED (queued or sent): nothing done.
+    pub not_failed: Vec<i64>,
+    /// Named seqs without a mail.
+    pub unknown: Vec<i64>,
+}
+
+/// Puts FAILED mails back in the send queue (due now; attempts and the last error are kept, so
+/// the history shows) and writes the audit row, in `tx`. Nothing changes when a seq is unknown.
+pub async fn retry(
+    tx: &mut PgConnection,
+    filter: &MailFilter,
+    reason: &str,
+    operator: Option<&str>,
+) -> Result<Retried, sqlx::Error> {
+    let mut out = Retried::default();
+    if let MailFilter::Seqs(seqs) = filter {
+        let known: Vec<(i64, bool)> = sqlx::query_as(
+            "select seq, failed_at is not null from mails where seq = any($1) order by seq",
+        )
+        .bind(seqs)
+        .fetch_all(&mut *tx)
+        .await?;
+        out.unknown = seqs
+            .iter()
+            .filter(|s| !known.iter().any(|(k, _)| k == *s))
+            .copied()
+            .collect();
+        out.not_failed = known.iter().filter(|(_, f)| !f).map(|(s, _)| *s).collect();
+        if !out.unknown.is_empty() {
+            return Ok(out);
+        }
+    }
+    let (seqs, order_id) = match filter {
+        MailFilter::Seqs(s) => (Some(s.clone()), None),
+        MailFilter::Order(o) => (None, Some(*o)),
+        MailFilter::AllFailed => (None, None),
+    };
+    // `for update` through the update itself: a mailer holds no FAILED mail (it claims only
+    // unsent ones), so nothing waits here.
+    out.retried = sqlx::query_scalar(
+        "update mails set failed_at = null, next_attempt_at = null
+          where failed_at is not null
+            and ($1::bigint[] is null or seq = any($1))
+            and ($2::bigint is null or order_id = $2)
+          returning seq",
+    )
+    .bind(seqs)
+    .bind(order_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    out.retried.sort_unstable();
+    if !out.retried.is_empty() {
+        audit(
+            tx,
+            "RetryMails",
+            &out.retried,
+            reason,
+            operator,
+            order_id.map(|o| serde_json::json!({ "order_id": o })),
+        )
+        .await?;
+    }
+    Ok(out)
+}
+
+/// Writes one audit row.
+pub async fn audit(
+    tx: &mut PgConnection,
+    action: &str,
+    ids: &[i64],
+    reason: &str,
+    operator: Option<&str>,
+    detail: Option<serde_json::Value>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "insert into admin_actions (action, ids, reason, operator, detail)
+         values ($1, $2, $3, $4, $5)",
+    )
+    .bind(action)
+    .bind(ids)
+    .bind(reason)
+    .bind(operator)
+    .bind(detail.unwrap_or_else(|| serde_json::json!({})))
+    .execute(tx)
+    .await?;
+    Ok(())
+}
+
+/// Whether an earlier `ReleaseHeld` released this order's chain.
+pub async fn released_before(tx: &mut PgConnection, order_id: i64) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(
+        "select exists (select 1 from admin_actions
+                         where action = 'ReleaseHeld' and (detail ->> 'order_id')::bigint = $1)",
+    )
+    .bind(order_id)
+    .fetch_one(tx)
+    .await
+}

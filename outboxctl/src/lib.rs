@@ -1,0 +1,231 @@
+//! `outboxctl`: the operator's one tool for the outbox stack. It wraps the services' status RPCs
+//! (`relay.v1.RelayService/GetStatus`, `mail.v1.MailService/GetStatus`, gRPC health) and their
+//! admin services (`relay.admin.v1.RelayAdmin`, `mail.admin.v1.MailAdmin`), prints tables for
+//! people and `--json` for scripts, and turns every gRPC failure into a sentence that says what
+//! to do (and an exit code, see [`Failure`]).
+//!
+//! Layout: [`cli`] (the commands and their `--help` examples), [`table`] (plain text tables),
+//! [`commands`] (one function per command), and here: connecting ([`Services`]) and the error
+//! mapping.
+
+pub mod cli;
+pub mod commands;
+pub mod table;
+
+use std::{fmt, process::ExitCode, time::Duration};
+
+use serde_json::{Value, json};
+use tonic::{
+    Code, Request, Status,
+    metadata::MetadataValue,
+    transport::{Channel, Endpoint},
+};
+
+pub use cli::Cli;
+
+/// How long connecting to one service may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// A failed command: what to print, and the exit code.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl Failure {
+    pub const FAILED: u8 = 1;
+    pub const AUTH: u8 = 3;
+    pub const NOT_FOUND: u8 = 4;
+    pub const UNREACHABLE: u8 = 5;
+
+    pub(crate) fn new(code: u8, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// A gRPC error from `service` at `addr`, in words an operator can act on.
+    pub(crate) fn from_status(service: &str, addr: &str, s: &Status) -> Self {
+        let msg = s.message();
+        match s.code() {
+            Code::Unauthenticated => Self::new(
+                Self::AUTH,
+                format!(
+                    "{service} at {addr} refused the admin token: {msg} (pass the services' \
+                     ADMIN_TOKEN with --token or OUTBOXCTL_ADMIN_TOKEN)"
+                ),
+            ),
+            Code::PermissionDenied => Self::new(Self::AUTH, format!("{service} at {addr}: {msg}")),
+            Code::NotFound => Self::new(Self::NOT_FOUND, format!("{service}: {msg}")),
+            Code::InvalidArgument | Code::FailedPrecondition => {
+                Self::new(Self::FAILED, format!("{service}: {msg}"))
+            }
+            Code::Unimplemented => Self::new(
+                Self::FAILED,
+                format!(
+                    "{service} at {addr} does not serve this call ({msg}): an older release \
+                     without the admin service, or another service on that port?"
+                ),
+            ),
+            code => Self::new(
+                Self::FAILED,
+                format!("{service} at {addr}: {code:?}: {msg}"),
+            ),
+        }
+    }
+}
+
+pub(crate) fn unreachable(service: &str, addr: &str, detail: &str) -> Failure {
+    let flag = match service {
+        "orders-svc" => "--orders-addr / OUTBOXCTL_ORDERS_ADDR",
+        "relay-svc" => "--relay-addr / OUTBOXCTL_RELAY_ADDR",
+        _ => "--mail-addr / OUTBOXCTL_MAIL_ADDR",
+    };
+    Failure::new(
+        Failure::UNREACHABLE,
+        format!("cannot reach {service} at {addr} ({detail}): is it running? (address: {flag})"),
+    )
+}
+
+pub(crate) type Result<T> = std::result::Result<T, Failure>;
+
+/// Runs the command, prints its output (or the failure on stderr) and returns the exit code.
+pub async fn run(cli: Cli) -> ExitCode {
+    let services = Services::new(&cli);
+    match commands::dispatch(&cli.command, &services).await {
+        Ok(out) => {
+            if cli.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&out.json).unwrap_or_default()
+                );
+            } else {
+                print!("{}", out.human);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(f) => {
+            if cli.json {
+                println!("{}", json!({ "error": f.message, "exit_code": f.code }));
+            }
+            eprintln!("outboxctl: {f}");
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+/// What a command prints: the same facts for people and for scripts.
+#[derive(Debug, Default)]
+pub struct Output {
+    pub human: String,
+    pub json: Value,
+}
+
+/// The addresses and credentials every command uses.
+#[derive(Debug)]
+pub struct Services {
+    pub(crate) orders: String,
+    pub(crate) relays: Vec<String>,
+    pub(crate) mails: Vec<String>,
+    token: Option<String>,
+    operator: Option<String>,
+    timeout: Duration,
+    pub(crate) json: bool,
+}
+
+impl Services {
+    fn new(cli: &Cli) -> Self {
+        let clean = |v: &[String]| -> Vec<String> {
+            v.iter()
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect()
+        };
+        Self {
+            orders: cli.orders_addr.trim().to_owned(),
+            relays: clean(&cli.relay_addr),
+            mails: clean(&cli.mail_addr),
+            token: cli.token.clone().filter(|t| !t.is_empty()),
+            operator: cli.operator.clone().filter(|o| !o.is_empty()),
+            timeout: cli.timeout,
+            json: cli.json,
+        }
+    }
+
+    pub(crate) async fn channel(&self, service: &str, addr: &str) -> Result<Channel> {
+        let uri = if addr.contains("://") {
+            addr.to_owned()
+        } else {
+            format!("http://{addr}")
+        };
+        let endpoint = Endpoint::from_shared(uri).map_err(|e| {
+            Failure::new(
+                Failure::FAILED,
+                format!("{service} address {addr:?} is not an address: {e}"),
+            )
+        })?;
+        endpoint
+            .connect_timeout(CONNECT_TIMEOUT)
+            .timeout(self.timeout)
+            .connect()
+            .await
+            .map_err(|e| {
+                // The innermost cause says it best ("Connection refused (os error 111)").
+                let mut cause: &dyn std::error::Error = &e;
+                while let Some(next) = cause.source() {
+                    cause = next;
+                }
+                unreachable(service, addr, &cause.to_string())
+            })
+    }
+
+    /// The first address of `addrs` that accepts a connection.
+    pub(crate) async fn first(&self, service: &str, addrs: &[String]) -> Result<(String, Channel)> {
+        let mut last = None;
+        for addr in addrs {
+            match self.channel(service, addr).await {
+                Ok(ch) => return Ok((addr.clone(), ch)),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            Failure::new(Failure::FAILED, format!("no address given for {service}"))
+        }))
+    }
+
+    /// A request that carries the operator's name, and the token when `mutating` (an error
+    /// before anything is sent when there is none).
+    pub(crate) fn request<T>(&self, msg: T, mutating: bool) -> Result<Request<T>> {
+        let mut r = Request::new(msg);
+        if let Some(op) = &self.operator
+            && let Ok(v) = MetadataValue::try_from(op.as_str())
+        {
+            r.metadata_mut().insert("x-operator", v);
+        }
+        if mutating {
+            let Some(token) = &self.token else {
+                return Err(Failure::new(
+                    Failure::AUTH,
+                    "this command changes something and needs the admin token: pass --token or \
+                     set OUTBOXCTL_ADMIN_TOKEN (the services' ADMIN_TOKEN)",
+                ));
+            };
+            let v = MetadataValue::try_from(format!("Bearer {token}")).map_err(|_| {
+                Failure::new(
+                    Failure::AUTH,
+                    "the admin token must be printable ASCII without spaces",
+                )
+            })?;
+            r.metadata_mut().insert("authorization", v);
+        }
+        Ok(r)
+    }
+}

@@ -1,0 +1,339 @@
+//! The real stack in-process (orders-svc, relay-svc, mail-svc on port 0, fresh databases, unique
+//! RabbitMQ names) and a runner for the real `outboxctl` binary against it.
+
+#![allow(dead_code)]
+
+use std::{future::Future, net::SocketAddr, time::Duration};
+
+use clap::Parser as _;
+use lapin::{
+    Connection, ConnectionProperties,
+    options::{ExchangeDeleteOptions, QueueDeleteOptions},
+};
+use outbox_kit::{telemetry::LogFormat, testing};
+use outbox_proto::orders::v1::{
+    OrderStatus, UpsertOrderRequest, order_service_client::OrderServiceClient,
+};
+use serde_json::Value;
+use sqlx::PgPool;
+use tokio_util::sync::CancellationToken;
+
+pub const TOKEN: &str = "test-admin-token-0123456789";
+
+/// Test names: prefixes the sweep in deploy/test.sh knows (`relay…`, `mail…`).
+#[derive(Debug, Clone)]
+pub struct Names {
+    pub orders_db: String,
+    pub mail_db: String,
+    pub exchange: String,
+    pub queue: String,
+}
+
+impl Names {
+    pub fn new() -> Self {
+        Self {
+            orders_db: testing::fresh_database_url("relay_ctl_orders"),
+            mail_db: testing::fresh_database_url("mail_ctl"),
+            exchange: testing::unique("mail_ctl_ex"),
+            queue: testing::unique("mail_ctl_q"),
+        }
+    }
+
+    pub async fn cleanup(&self) {
+        let Ok(conn) =
+            Connection::connect(&testing::amqp_url(), ConnectionProperties::default()).await
+        else {
+            return;
+        };
+        if let Ok(ch) = conn.create_channel().await {
+            for q in [self.queue.clone(), format!("{}.dead-letter", self.queue)] {
+                let _ = ch
+                    .queue_delete(q.as_str().into(), QueueDeleteOptions::default())
+                    .await;
+            }
+            for x in [self.exchange.clone(), format!("{}.dlx", self.queue)] {
+                let _ = ch
+                    .exchange_delete(x.as_str().into(), ExchangeDeleteOptions::default())
+                    .await;
+            }
+        }
+        let _ = conn.close(200, "bye".into()).await;
+    }
+}
+
+/// One running service: its address, and how to stop it.
+pub struct Running {
+    pub grpc_addr: SocketAddr,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+impl Running {
+    pub async fn stop(self) {
+        self.shutdown.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(30), self.task).await;
+    }
+}
+
+pub struct Stack {
+    pub names: Names,
+    pub orders: Running,
+    pub orders_client: OrderServiceClient<tonic::transport::Channel>,
+    pub orders_pool: PgPool,
+    pub relay: Running,
+    pub mail: Running,
+    pub mail_pool: PgPool,
+}
+
+pub async fn start_orders(
+    names: &Names,
+) -> (
+    Running,
+    PgPool,
+    OrderServiceClient<tonic::transport::Channel>,
+) {
+    let shutdown = CancellationToken::new();
+    let app = orders_svc::App::build(
+        orders_svc::Config::try_parse_from([
+            "orders-svc",
+            "--grpc-addr=127.0.0.1:0",
+            "--metrics-addr=127.0.0.1:0",
+            &format!("--database-url={}", names.orders_db),
+        ])
+        .expect("orders config"),
+        shutdown.clone(),
+    )
+    .await
+    .expect("orders-svc starts");
+    let grpc_addr = app.grpc_addr();
+    let pool = app.pool().clone();
+    let task = tokio::spawn(app.run());
+    let client = OrderServiceClient::connect(format!("http://{grpc_addr}"))
+        .await
+        .expect("orders client");
+    (
+        Running {
+            grpc_addr,
+            shutdown,
+            task,
+        },
+        pool,
+        client,
+    )
+}
+
+/// relay-svc, with the admin token when `token`.
+pub async fn start_relay(names: &Names, token: Option<&str>) -> Running {
+    let mut args = vec![
+        "relay-svc".to_owned(),
+        "--grpc-addr=127.0.0.1:0".into(),
+        "--metrics-addr=127.0.0.1:0".into(),
+        format!("--database-url={}", names.orders_db),
+        format!("--amqp-url={}", testing::amqp_url()),
+        format!("--amqp-exchange={}", names.exchange),
+        "--poll-interval-ms=200".into(),
+        "--backoff-min-ms=50".into(),
+        "--backoff-max-ms=1000".into(),
+        "--standby-retry-ms=200".into(),
+    ];
+    if let Some(t) = token {
+        args.push(format!("--admin-token={t}"));
+    }
+    let cfg = relay_svc::Config::try_parse_from(args).expect("relay config");
+    let shutdown = CancellationToken::new();
+    let app = relay_svc::App::build(cfg, shutdown.clone())
+        .await
+        .expect("relay-svc starts");
+    let grpc_addr = app.grpc_addr();
+    let task = tokio::spawn(app.run());
+    Running {
+        grpc_addr,
+        shutdown,
+        task,
+    }
+}
+
+/// mail-svc (log mailer), trusting `trusted` publishers, with the admin token when `token`;
+/// returns once it consumes.
+pub async fn start_mail(names: &Names, trusted: &str, token: Option<&str>) -> (Running, PgPool) {
+    let mut args = vec![
+        "mail-svc".to_owned(),
+        "--grpc-addr=127.0.0.1:0".into(),
+        "--metrics-addr=127.0.0.1:0".into(),
+        format!("--database-url={}", names.mail_db),
+        format!("--amqp-url={}", testing::amqp_url()),
+        format!("--amqp-exchange={}", names.exchange),
+        format!("--mail-queue={}", names.queue),
+        format!("--trusted-publishers={trusted}"),
+    ];
+    if let Some(t) = token {
+        args.push(format!("--admin-token={t}"));
+    }
+    let mut cfg = mail_svc::Config::try_parse_from(args).expect("mail config");
+    cfg.log_format = LogFormat::Text;
+    let shutdown = CancellationToken::new();
+    let app = mail_svc::App::build(cfg, shutdown.clone())
+        .await
+        .expect("mail-svc starts");
+    let grpc_addr = app.grpc_addr();
+    let pool = app.pool().clone();
+    let mut consuming = app.consuming();
+    let task = tokio::spawn(app.run());
+    tokio::time::timeout(Duration::from_secs(60), consuming.wait_for(|c| *c))
+        .await
+        .expect("mail-svc consumes within 60s")
+        .expect("consumer state");
+    (
+        Running {
+            grpc_addr,
+            shutdown,
+            task,
+        },
+        pool,
+    )
+}
+
+impl Stack {
+    /// The whole stack; relay and mail with the admin token.
+    pub async fn start() -> Self {
+        let names = Names::new();
+        let (orders, orders_pool, orders_client) = start_orders(&names).await;
+        let relay = start_relay(&names, Some(TOKEN)).await;
+        let (mail, mail_pool) = start_mail(&names, "guest", Some(TOKEN)).await;
+        Self {
+            names,
+            orders,
+            orders_client,
+            orders_pool,
+            relay,
+            mail,
+            mail_pool,
+        }
+    }
+
+    /// Stops mail-svc and starts it again trusting `trusted` (a deploy with another setting).
+    pub async fn redeploy_mail(&mut self, trusted: &str) {
+        let (mail, pool) = start_mail(&self.names, trusted, Some(TOKEN)).await;
+        let old = std::mem::replace(&mut self.mail, mail);
+        self.mail_pool = pool;
+        old.stop().await;
+    }
+
+    pub fn ctl(&self) -> Ctl {
+        Ctl {
+            orders: self.orders.grpc_addr.to_string(),
+            relay: self.relay.grpc_addr.to_string(),
+            mail: self.mail.grpc_addr.to_string(),
+        }
+    }
+
+    /// Upserts through gRPC; the seq of the appended event.
+    pub async fn upsert(&self, id: i64, status: OrderStatus) -> i64 {
+        let seq = self
+            .orders_client
+            .clone()
+            .upsert(UpsertOrderRequest {
+                id,
+                status: status as i32,
+                customer_email: format!("customer{id}@example.com"),
+            })
+            .await
+            .expect("upsert")
+            .into_inner()
+            .event_seq
+            .expect("an event");
+        i64::try_from(seq).expect("seq")
+    }
+
+    /// The order's mails in queue order: (seq, sent).
+    pub async fn mails(&self, order_id: i64) -> Vec<(i64, bool)> {
+        sqlx::query_as(
+            "select seq, sent_at is not null from mails where order_id = $1 order by position",
+        )
+        .bind(order_id)
+        .fetch_all(&self.mail_pool)
+        .await
+        .expect("mails")
+    }
+}
+
+/// The addresses the binary is pointed at.
+#[derive(Debug, Clone)]
+pub struct Ctl {
+    pub orders: String,
+    pub relay: String,
+    pub mail: String,
+}
+
+/// What one run of the binary gave.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {self:?}"))
+    }
+
+    #[track_caller]
+    pub fn ok(self) -> Self {
+        assert_eq!(self.code, 0, "outboxctl failed: {self:?}");
+        self
+    }
+}
+
+impl Ctl {
+    /// Runs `outboxctl <args>` with the operator `test-operator` and, when given, the token.
+    pub async fn run(&self, token: Option<&str>, args: &[&str]) -> Run {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_outboxctl"));
+        cmd.env_remove("OUTBOXCTL_ADMIN_TOKEN")
+            .env("OUTBOXCTL_ORDERS_ADDR", &self.orders)
+            .env("OUTBOXCTL_RELAY_ADDR", &self.relay)
+            .env("OUTBOXCTL_MAIL_ADDR", &self.mail)
+            .arg("--operator=test-operator")
+            .args(args);
+        if let Some(t) = token {
+            cmd.env("OUTBOXCTL_ADMIN_TOKEN", t);
+        }
+        let out = cmd.output().await.expect("outboxctl runs");
+        let run = Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
+        eprintln!(
+            "$ outboxctl {}\n{}{}",
+            args.join(" "),
+            run.stdout,
+            run.stderr
+        );
+        run
+    }
+}
+
+/// Polls `check` until it is true (30 s at most).
+pub async fn wait_until<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The audit rows: (action, ids, reason, operator, detail).
+pub async fn audit(pool: &PgPool) -> Vec<(String, Vec<i64>, String, Option<String>, Value)> {
+    sqlx::query_as("select action, ids, reason, operator, detail from admin_actions order by id")
+        .fetch_all(pool)
+        .await
+        .expect("admin_actions")
+}

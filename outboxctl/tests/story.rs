@@ -1,0 +1,738 @@
+//! The operator's story, end to end, through the real `outboxctl` binary against the real stack
+//! (orders-svc, relay-svc, mail-svc in-process on port 0; the machine's PostgreSQL and RabbitMQ):
+//!
+//! 1. a bad deploy of mail-svc (TRUSTED_PUBLISHERS names the wrong user) dead-letters two
+//!    orders' events; once it is fixed, their next events are held behind them;
+//! 2. `outboxctl status` shows the held chains, the dead letters, and what to do;
+//! 3. one predecessor is redriven and its order's mails go out in chain order; the other order's
+//!    chain is released with a reason (its missing event skipped);
+//! 4. a row the relay cannot encode is quarantined, repaired, requeued and published;
+//! 5. a FAILED mail is retried and sent;
+//!
+//! with the audit rows of every change asserted, and every repeated call changing nothing.
+
+mod common;
+
+use common::{Stack, TOKEN, audit, wait_until};
+use outbox_proto::orders::{events::v1::OrderPayload, v1::OrderStatus};
+use prost::Message;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
+    let mut stack = Stack::start().await;
+    let (x, y) = (4301_i64, 4302_i64);
+
+    // Both orders are created while all is well.
+    let x1 = stack.upsert(x, OrderStatus::Pending).await;
+    let y1 = stack.upsert(y, OrderStatus::Pending).await;
+    wait_until("the first mails", || async {
+        stack.mails(x).await == [(x1, true)] && stack.mails(y).await == [(y1, true)]
+    })
+    .await;
+
+    // A bad deploy: mail-svc trusts the wrong publisher, so the next events are dead-lettered.
+    stack.redeploy_mail("relay-svc-typo").await;
+    let x2 = stack.upsert(x, OrderStatus::Paid).await;
+    let y2 = stack.upsert(y, OrderStatus::Paid).await;
+    let ctl = stack.ctl();
+    wait_until("two dead letters", || async {
+        let r = ctl.run(None, &["--json", "dead-letters", "list"]).await;
+        r.code == 0 && r.json()["count"] == 2
+    })
+    .await;
+
+    // A redrive now would only dead-letter them again: refused, saying why.
+    let early = ctl
+        .run(
+            Some(TOKEN),
+            &["dead-letters", "redrive", "--all", "--reason", "too early"],
+        )
+        .await;
+    assert_eq!(early.code, 1, "{early:?}");
+    assert!(
+        early
+            .stderr
+            .contains("Add \"guest\" to TRUSTED_PUBLISHERS (nothing changed)"),
+        "{early:?}"
+    );
+
+    // The fix is deployed; the orders' next events wait for the dead-lettered ones.
+    stack.redeploy_mail("guest").await;
+    let ctl = stack.ctl();
+    let x3 = stack.upsert(x, OrderStatus::Shipped).await;
+    let y3 = stack.upsert(y, OrderStatus::Shipped).await;
+    wait_until("two held events", || async {
+        let r = ctl.run(None, &["--json", "status"]).await;
+        r.code == 0 && r.json()["figures"]["held_events"] == 2
+    })
+    .await;
+
+    // `status` finds it: held chains, dead letters, and the way out.
+    let status = ctl.run(None, &["status"]).await.ok();
+    assert!(status.stdout.contains("LEADER"), "{}", status.stdout);
+    assert!(
+        status.stdout.contains("2 in 2 order(s)"),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        status.stdout.contains(&format!(
+            "order {x} waits for seq {x2}, which is in the dead-letter queue"
+        )),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        status
+            .stdout
+            .contains(&format!("outboxctl dead-letters redrive --seq {x2}")),
+        "{}",
+        status.stdout
+    );
+    let json = ctl.run(None, &["--json", "status"]).await.ok().json();
+    assert_eq!(json["figures"]["dead_letters"], 2);
+    assert_eq!(json["figures"]["held_events"], 2);
+
+    let held = ctl.run(None, &["--json", "held", "list"]).await.ok().json();
+    let orders = held["orders"].as_array().expect("orders");
+    assert_eq!(orders.len(), 2, "{held}");
+    for (order, missing, next) in [(x, x2, x3), (y, y2, y3)] {
+        let o = orders
+            .iter()
+            .find(|o| o["order_id"] == order)
+            .expect("held order");
+        assert_eq!(o["waiting_for"], missing);
+        assert_eq!(o["waiting_for_dead_lettered"], true);
+        assert_eq!(o["held_seqs"], serde_json::json!([next]));
+    }
+    let table = ctl.run(None, &["held", "list"]).await.ok();
+    assert!(table.stdout.contains("DEAD-LETTERED"), "{table:?}");
+    let table = ctl.run(None, &["dead-letters", "list"]).await.ok();
+    assert!(
+        table.stdout.contains("2 dead letter(s) in the queue"),
+        "{table:?}"
+    );
+    let dead = ctl
+        .run(
+            None,
+            &["--json", "dead-letters", "list", "--order", &x.to_string()],
+        )
+        .await
+        .ok()
+        .json();
+    assert_eq!(dead["messages"][0]["seq"], x2);
+    assert!(
+        dead["messages"][0]["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("TRUSTED_PUBLISHERS"),
+        "{dead}"
+    );
+
+    // Redrive x's predecessor (its cause is fixed): x's mails go out in chain order.
+    let redrive = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "dead-letters",
+                "redrive",
+                "--seq",
+                &x2.to_string(),
+                "--reason",
+                "TRUSTED_PUBLISHERS fixed",
+            ],
+        )
+        .await
+        .ok();
+    assert!(
+        redrive
+            .stdout
+            .contains(&format!("redriven 1 message(s) to the main queue: {x2}")),
+        "{redrive:?}"
+    );
+    wait_until("x's chain sent in order", || async {
+        stack.mails(x).await == [(x1, true), (x2, true), (x3, true)]
+    })
+    .await;
+    // Again: the dead letter is gone, the filter matches nothing, nothing changes.
+    let again = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "dead-letters",
+                "redrive",
+                "--seq",
+                &x2.to_string(),
+                "--reason",
+                "again",
+            ],
+        )
+        .await;
+    assert_eq!(again.code, 4, "{again:?}");
+    assert!(again.stderr.contains(&format!(
+        "no dead letter matches seq {x2} (nothing changed)"
+    )));
+
+    // Release y's chain instead: its missing event is skipped, the held one is mailed.
+    let release = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "held",
+                "release",
+                "--order",
+                &y.to_string(),
+                "--reason",
+                "paid mail not wanted, INC-1",
+            ],
+        )
+        .await
+        .ok();
+    assert!(
+        release
+            .stdout
+            .contains(&format!("order {y}: skipped seq {y2}, released {y3}")),
+        "{release:?}"
+    );
+    wait_until("y's released chain sent", || async {
+        stack.mails(y).await == [(y1, true), (y3, true)]
+    })
+    .await;
+    let again = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "--json",
+                "held",
+                "release",
+                "--order",
+                &y.to_string(),
+                "--reason",
+                "again",
+            ],
+        )
+        .await
+        .ok()
+        .json();
+    assert_eq!(again["already_released"], true);
+    // y's dead letter is still there; a late copy of it would be skipped as a duplicate.
+    let dead = ctl
+        .run(None, &["--json", "dead-letters", "list"])
+        .await
+        .ok()
+        .json();
+    assert_eq!(dead["count"], 1);
+    assert_eq!(dead["messages"][0]["seq"], y2);
+
+    // A row the relay cannot encode (a hand-written event with a misspelt type) is quarantined
+    // and holds back its order's next event.
+    let z = 4303_i64;
+    let payload = |status: OrderStatus, previous: OrderStatus| {
+        OrderPayload {
+            id: z,
+            status: status as i32,
+            customer_email: format!("customer{z}@example.com"),
+            previous_status: previous as i32,
+        }
+        .encode_to_vec()
+    };
+    let z1: i64 = sqlx::query_scalar(
+        "insert into outbox (aggregate_id, event_type, prev_seq, payload)
+         values ($1, 'OrderCreatd', null, $2) returning seq",
+    )
+    .bind(z)
+    .bind(payload(OrderStatus::Pending, OrderStatus::Unspecified))
+    .fetch_one(&stack.orders_pool)
+    .await
+    .expect("insert");
+    wait_until("the row quarantined", || async {
+        let r = ctl.run(None, &["--json", "quarantine", "list"]).await;
+        r.code == 0 && r.json()["count"] == 1
+    })
+    .await;
+    let z2: i64 = sqlx::query_scalar(
+        "insert into outbox (aggregate_id, event_type, prev_seq, payload)
+         values ($1, 'OrderStatusChanged', $2, $3) returning seq",
+    )
+    .bind(z)
+    .bind(z1)
+    .bind(payload(OrderStatus::Paid, OrderStatus::Pending))
+    .fetch_one(&stack.orders_pool)
+    .await
+    .expect("insert");
+    let list = ctl.run(None, &["quarantine", "list"]).await.ok();
+    assert!(
+        list.stdout.contains("unknown event_type \"OrderCreatd\""),
+        "{list:?}"
+    );
+    let backlog = ctl.run(None, &["backlog"]).await.ok();
+    assert!(
+        backlog
+            .stdout
+            .contains("quarantined 1 (holding back 1 row(s))"),
+        "{backlog:?}"
+    );
+    let status = ctl.run(None, &["--json", "status"]).await.ok().json();
+    assert_eq!(status["figures"]["quarantined"], 1);
+    assert_eq!(status["figures"]["held_back_by_quarantine"], 1);
+    // The operator repairs the row, then requeues it: both events are published and mailed.
+    sqlx::query("update outbox_quarantine set event_type = 'OrderCreated' where seq = $1")
+        .bind(z1)
+        .execute(&stack.orders_pool)
+        .await
+        .expect("repair");
+    let requeue = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "quarantine",
+                "requeue",
+                "--seq",
+                &z1.to_string(),
+                "--reason",
+                "type repaired by hand",
+            ],
+        )
+        .await
+        .ok();
+    assert!(
+        requeue.stdout.contains(&format!("requeued: {z1}\n")),
+        "{requeue:?}"
+    );
+    wait_until("z's chain published and mailed", || async {
+        stack.mails(z).await == [(z1, true), (z2, true)]
+    })
+    .await;
+    let again = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "--json",
+                "quarantine",
+                "requeue",
+                "--seq",
+                &z1.to_string(),
+                "--reason",
+                "again",
+            ],
+        )
+        .await
+        .ok()
+        .json();
+    assert_eq!(again["requeued"], serde_json::json!([]));
+    assert_eq!(again["already_requeued"], serde_json::json!([z1]));
+
+    // A mail the server refused for good (as the mailer records a permanent 5xx) is retried.
+    sqlx::query(
+        "update mails set sent_at = null, failed_at = now(),
+                          last_error = '550 5.1.1 mailbox unavailable'
+          where seq = $1",
+    )
+    .bind(x3)
+    .execute(&stack.mail_pool)
+    .await
+    .expect("fail the mail");
+    let failed = ctl.run(None, &["mails", "failed"]).await.ok();
+    assert!(
+        failed.stdout.contains("550 5.1.1 mailbox unavailable"),
+        "{failed:?}"
+    );
+    let status = ctl.run(None, &["--json", "status"]).await.ok().json();
+    assert_eq!(status["figures"]["failed_mails"], 1);
+    let retry = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "mails",
+                "retry",
+                "--seq",
+                &x3.to_string(),
+                "--reason",
+                "mailbox restored",
+            ],
+        )
+        .await
+        .ok();
+    assert!(
+        retry.stdout.contains(&format!("retried: {x3}\n")),
+        "{retry:?}"
+    );
+    wait_until("the retried mail sent", || async {
+        stack.mails(x).await == [(x1, true), (x2, true), (x3, true)]
+    })
+    .await;
+    let again = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "--json",
+                "mails",
+                "retry",
+                "--seq",
+                &x3.to_string(),
+                "--reason",
+                "again",
+            ],
+        )
+        .await
+        .ok()
+        .json();
+    assert_eq!(again["not_failed"], serde_json::json!([x3]));
+
+    // Nothing is stuck any more but y's skipped dead letter.
+    ctl.run(None, &["status"]).await.ok();
+    let status = ctl.run(None, &["--json", "status"]).await.ok().json();
+    assert_eq!(status["figures"]["held_events"], 0);
+    assert_eq!(status["figures"]["quarantined"], 0);
+    assert_eq!(status["figures"]["failed_mails"], 0);
+    assert_eq!(status["figures"]["dead_letters"], 1);
+
+    // The audit trail: one row per change, none for the repeats.
+    let mail_audit = audit(&stack.mail_pool).await;
+    let actions: Vec<(&str, &[i64], &str, Option<&str>)> = mail_audit
+        .iter()
+        .map(|(a, ids, r, op, _)| (a.as_str(), ids.as_slice(), r.as_str(), op.as_deref()))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            (
+                "RedriveDeadLetters",
+                &[x2][..],
+                "TRUSTED_PUBLISHERS fixed",
+                Some("test-operator")
+            ),
+            (
+                "ReleaseHeld",
+                &[y3][..],
+                "paid mail not wanted, INC-1",
+                Some("test-operator")
+            ),
+            (
+                "RetryMails",
+                &[x3][..],
+                "mailbox restored",
+                Some("test-operator")
+            ),
+        ]
+    );
+    assert_eq!(mail_audit[1].4["skipped"], serde_json::json!([y2]));
+    let relay_audit = audit(&stack.orders_pool).await;
+    assert_eq!(relay_audit.len(), 1, "{relay_audit:?}");
+    assert_eq!(relay_audit[0].0, "RequeueQuarantined");
+    assert_eq!(relay_audit[0].1, [z1]);
+    assert_eq!(relay_audit[0].2, "type repaired by hand");
+    assert_eq!(relay_audit[0].3.as_deref(), Some("test-operator"));
+
+    stack.names.cleanup().await;
+}
+
+/// The other way out of quarantine: the row is dropped (kept in the audit row), its order's next
+/// event flows and is held by mail-svc behind the dropped seq, which is no dead letter; releasing
+/// the chain skips it. A chain with two gaps is released past both, in chain order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_dropped_row_and_a_chain_with_two_gaps_are_released() {
+    let stack = Stack::start().await;
+    let ctl = stack.ctl();
+    let w = 4401_i64;
+    let payload = |status: OrderStatus, previous: OrderStatus| {
+        OrderPayload {
+            id: w,
+            status: status as i32,
+            customer_email: format!("customer{w}@example.com"),
+            previous_status: previous as i32,
+        }
+        .encode_to_vec()
+    };
+    let insert = |seq: Option<i64>, event_type: &'static str, prev: Option<i64>, p: Vec<u8>| {
+        let pool = stack.orders_pool.clone();
+        async move {
+            // An explicit seq leaves a gap before it (the chain's missing events).
+            sqlx::query_scalar::<_, i64>(
+                "insert into outbox (seq, aggregate_id, event_type, prev_seq, payload)
+                 overriding system value
+                 values (coalesce($1, nextval(pg_get_serial_sequence('outbox', 'seq'))),
+                         $2, $3, $4, $5)
+                 returning seq",
+            )
+            .bind(seq)
+            .bind(w)
+            .bind(event_type)
+            .bind(prev)
+            .bind(p)
+            .fetch_one(&pool)
+            .await
+            .expect("insert")
+        }
+    };
+    let q1 = insert(
+        None,
+        "OrderCreatd",
+        None,
+        payload(OrderStatus::Pending, OrderStatus::Unspecified),
+    )
+    .await;
+    wait_until("the row quarantined", || async {
+        let r = ctl.run(None, &["--json", "quarantine", "list"]).await;
+        r.code == 0 && r.json()["count"] == 1
+    })
+    .await;
+    let q2 = insert(
+        None,
+        "OrderStatusChanged",
+        Some(q1),
+        payload(OrderStatus::Paid, OrderStatus::Pending),
+    )
+    .await;
+    // Two more events behind two gaps that will never be filled.
+    let (q4, q6) = (q2 + 200, q2 + 400);
+    insert(
+        Some(q4),
+        "OrderStatusChanged",
+        Some(q2 + 100),
+        payload(OrderStatus::Shipped, OrderStatus::Paid),
+    )
+    .await;
+    insert(
+        Some(q6),
+        "OrderStatusChanged",
+        Some(q2 + 300),
+        payload(OrderStatus::Delivered, OrderStatus::Shipped),
+    )
+    .await;
+
+    let drop = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "quarantine",
+                "drop",
+                "--order",
+                &w.to_string(),
+                "--reason",
+                "a test event, never sent",
+            ],
+        )
+        .await
+        .ok();
+    assert!(
+        drop.stdout.contains(&format!("dropped: {q1}\n")),
+        "{drop:?}"
+    );
+    let again = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "--json",
+                "quarantine",
+                "drop",
+                "--order",
+                &w.to_string(),
+                "--reason",
+                "again",
+            ],
+        )
+        .await
+        .ok()
+        .json();
+    assert_eq!(again["already_dropped"], serde_json::json!([q1]));
+
+    wait_until("three events held", || async {
+        let r = ctl.run(None, &["--json", "held", "list"]).await;
+        r.code == 0 && r.json()["held_events"] == 3
+    })
+    .await;
+    let held = ctl.run(None, &["--json", "held", "list"]).await.ok().json();
+    let o = &held["orders"][0];
+    assert_eq!(o["order_id"], w);
+    assert_eq!(o["waiting_for"], q1);
+    assert_eq!(o["waiting_for_dead_lettered"], false);
+    assert_eq!(o["held_seqs"], serde_json::json!([q2, q4, q6]));
+    let table = ctl.run(None, &["held", "list"]).await.ok();
+    assert!(
+        table.stdout.contains("which is not a dead letter"),
+        "{table:?}"
+    );
+
+    let release = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "--json",
+                "held",
+                "release",
+                "--order",
+                &w.to_string(),
+                "--reason",
+                "skip the dropped row",
+            ],
+        )
+        .await
+        .ok()
+        .json();
+    assert_eq!(
+        release["skipped"],
+        serde_json::json!([q1, q2 + 100, q2 + 300])
+    );
+    assert_eq!(release["released"], serde_json::json!([q2, q4, q6]));
+    wait_until("the released chain sent in order", || async {
+        stack.mails(w).await == [(q2, true), (q4, true), (q6, true)]
+    })
+    .await;
+
+    let relay_audit = audit(&stack.orders_pool).await;
+    assert_eq!(relay_audit.len(), 1, "{relay_audit:?}");
+    let (action, ids, reason, operator, detail) = &relay_audit[0];
+    assert_eq!(
+        (action.as_str(), ids.as_slice(), reason.as_str()),
+        ("DropQuarantined", &[q1][..], "a test event, never sent")
+    );
+    assert_eq!(operator.as_deref(), Some("test-operator"));
+    assert_eq!(detail["order_id"], w);
+    assert_eq!(detail["rows"][0]["type"], "OrderCreatd");
+    assert_eq!(
+        detail["rows"][0]["quarantine_reason"],
+        "unknown event_type \"OrderCreatd\""
+    );
+    assert!(
+        detail["rows"][0]["payload_hex"]
+            .as_str()
+            .is_some_and(|h| !h.is_empty())
+    );
+    let mail_audit = audit(&stack.mail_pool).await;
+    assert_eq!(mail_audit.len(), 1, "{mail_audit:?}");
+    assert_eq!(mail_audit[0].0, "ReleaseHeld");
+    assert_eq!(mail_audit[0].1, [q2, q4, q6]);
+
+    stack.names.cleanup().await;
+}
+
+/// A redriven message keeps its body, message id and headers and counts its redrives: a poison
+/// message redriven twice comes back to the dead-letter queue each time with `x-redrive-count`
+/// one higher.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_redriven_message_keeps_its_properties_and_counts_redrives() {
+    use lapin::{
+        BasicProperties, Connection, ConnectionProperties,
+        options::{BasicPublishOptions, ConfirmSelectOptions},
+        types::{AMQPValue, FieldTable},
+    };
+    let stack = Stack::start().await;
+    let ctl = stack.ctl();
+    let conn = Connection::connect(
+        &outbox_kit::testing::amqp_url(),
+        ConnectionProperties::default(),
+    )
+    .await
+    .expect("connect");
+    let ch = conn.create_channel().await.expect("channel");
+    ch.confirm_select(ConfirmSelectOptions::default())
+        .await
+        .expect("confirms");
+    let mut headers = FieldTable::default();
+    headers.insert("x-custom".into(), AMQPValue::LongString("kept".into()));
+    ch.basic_publish(
+        stack.names.exchange.as_str().into(),
+        "order.created".into(),
+        BasicPublishOptions::default(),
+        br#"{"seq": "not a number"}"#,
+        BasicProperties::default()
+            .with_content_type("application/json".into())
+            .with_message_id("poison-1".into())
+            .with_headers(headers),
+    )
+    .await
+    .expect("publish")
+    .await
+    .expect("confirm");
+
+    for round in 0..3 {
+        wait_until("the poison message dead-lettered", || async {
+            let r = ctl.run(None, &["--json", "dead-letters", "list"]).await;
+            r.code == 0 && r.json()["messages"][0]["redrive_count"] == round
+        })
+        .await;
+        let dead = ctl
+            .run(None, &["--json", "dead-letters", "list"])
+            .await
+            .ok()
+            .json();
+        assert_eq!(dead["count"], 1, "{dead}");
+        let m = &dead["messages"][0];
+        assert_eq!(m["message_id"], "poison-1");
+        assert_eq!(m["routing_key"], "order.created");
+        assert_eq!(m["body_bytes"], 23);
+        if round < 2 {
+            ctl.run(
+                Some(TOKEN),
+                &["dead-letters", "redrive", "--all", "--reason", "try again"],
+            )
+            .await
+            .ok();
+        }
+    }
+    let rows = audit(&stack.mail_pool).await;
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    let rows_before = rows.len();
+    for (action, _, reason, _, detail) in &rows {
+        assert_eq!(
+            (action.as_str(), reason.as_str()),
+            ("RedriveDeadLetters", "try again")
+        );
+        assert_eq!(detail["message_ids"], serde_json::json!(["poison-1"]));
+    }
+
+    // Two more: a redrive in batches of one shows its progress and moves each message once,
+    // although each dies again (and matches again) while the command runs.
+    for id in ["poison-2", "poison-3"] {
+        ch.basic_publish(
+            stack.names.exchange.as_str().into(),
+            "order.created".into(),
+            BasicPublishOptions::default(),
+            br#"{"seq": "not a number"}"#,
+            BasicProperties::default()
+                .with_content_type("application/json".into())
+                .with_message_id(id.into()),
+        )
+        .await
+        .expect("publish")
+        .await
+        .expect("confirm");
+    }
+    wait_until("three dead letters", || async {
+        let r = ctl.run(None, &["--json", "dead-letters", "list"]).await;
+        r.code == 0 && r.json()["count"] == 3
+    })
+    .await;
+    let batches = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "dead-letters",
+                "redrive",
+                "--all",
+                "--batch",
+                "1",
+                "--reason",
+                "in batches",
+            ],
+        )
+        .await
+        .ok();
+    assert!(
+        batches.stdout.contains("redriven 3 message(s)"),
+        "{batches:?}"
+    );
+    assert!(
+        batches.stderr.contains("redriven 1 of 3, 2 left"),
+        "{batches:?}"
+    );
+    assert!(
+        batches.stderr.contains("redriven 2 of 3, 1 left"),
+        "{batches:?}"
+    );
+    assert_eq!(audit(&stack.mail_pool).await.len(), rows_before + 3);
+
+    let _ = conn.close(200, "bye".into()).await;
+    stack.names.cleanup().await;
+}
