@@ -29,7 +29,7 @@
 //!
 //! Layout: [`config`], [`event`] (decode + validate), [`process`] (the batch and per-event transactions),
 //! [`retry`] (which database errors are the event's fault, and the retry loop), [`db`] (SQL +
-//! migrations), [`mail`] (the text table), [`mailer`] (delivery + the stuck-hold watch), [`amqp`]
+//! migrations), [`mail`] (the text table), [`mailer`] (delivery + the stuck-hold watch), [`metrics`] (every metric with its HELP text), [`amqp`]
 //! (topology, consumer, dead letters), [`grpc`] (`mail.v1.MailService`), [`error`], and [`App`],
 //! which wires them together.
 
@@ -41,6 +41,7 @@ pub mod event;
 pub mod grpc;
 pub mod mail;
 pub mod mailer;
+pub mod metrics;
 pub mod process;
 pub mod retry;
 
@@ -89,7 +90,7 @@ impl App {
         cfg.validate()?;
         // Install the metrics recorder now: `metrics::counter!` calls made before it exists are
         // dropped (kit's listener only installs it on the first scrape).
-        outbox_kit::metrics::handle();
+        metrics::register();
         let transport = mailer::Transport::from_config(&cfg)?;
         let pg = outbox_kit::db::options(&cfg.database_url)?;
         // Lazy: the service runs (and answers NOT_SERVING, and UNAVAILABLE to MailService
