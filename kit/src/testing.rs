@@ -269,6 +269,18 @@ impl Exposition {
             .unwrap_or(sample)
     }
 
+    /// The value of one series, written as exported: `name` or `name{label="value",…}`.
+    pub fn value(&self, series: &str) -> Option<f64> {
+        let (name, labels) = match series.split_once('{') {
+            Some((name, rest)) => (name, rest.strip_suffix('}').unwrap_or(rest)),
+            None => (series, ""),
+        };
+        self.samples
+            .iter()
+            .find(|(n, l, _)| n == name && l == labels)
+            .map(|(_, _, v)| *v)
+    }
+
     /// Every family with at least one sample.
     pub fn families(&self) -> BTreeSet<String> {
         self.samples
@@ -329,6 +341,9 @@ mod exposition_tests {
         assert_eq!(e.family("h_bucket"), "h");
         assert_eq!(e.family("a_total"), "a_total");
         assert!(e.has_series("h_bucket") && !e.has_series("h"));
+        assert_eq!(e.value("a_total"), Some(3.0));
+        assert_eq!(e.value("h_bucket{le=\"1\"}"), Some(1.0));
+        assert_eq!(e.value("h_bucket{le=\"2\"}"), None);
         let problems = e.hygiene_problems("relay-svc");
         assert!(
             problems.contains(&"h has no HELP text".to_owned()),
