@@ -107,6 +107,53 @@ fn the_dashboard_has_the_panels_an_operator_needs() {
     }
 }
 
+/// Every panel query parses as PromQL: promtool checks them as recording rules (Grafana's
+/// `$__rate_interval` stands for a range of 5m here).
+#[test]
+fn every_panel_query_is_valid_promql() {
+    let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
+    let mut n = 0;
+    for panel in dashboard()["panels"].as_array().expect("panels") {
+        for target in panel["targets"].as_array().into_iter().flatten() {
+            let expr = target["expr"]
+                .as_str()
+                .expect("expr")
+                .replace("$__rate_interval", "5m");
+            n += 1;
+            let quoted = serde_json::to_string(&expr).expect("quoted");
+            rules.push_str(&format!(
+                "      - record: dashboard:query_{n}\n        expr: {quoted}\n"
+            ));
+        }
+    }
+    let path = std::env::temp_dir().join(format!(
+        "{}.yaml",
+        outbox_kit::testing::unique("dashboard_queries")
+    ));
+    std::fs::write(&path, &rules).expect("write the rules");
+    let out = std::process::Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(&path)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run promtool ({e}): install it with `apt-get install prometheus` \
+                 (Debian/Ubuntu; .ci/run does this when it is missing)"
+            )
+        });
+    let _ = std::fs::remove_file(&path);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "a panel query is not PromQL:\n{text}\n{rules}"
+    );
+    assert!(text.contains(&format!("{n} rules found")), "{text}");
+}
+
 async fn upsert(stack: &Stack, id: i64, status: OrderStatus) {
     stack
         .orders_client()
