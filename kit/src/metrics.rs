@@ -17,6 +17,9 @@ use tokio_util::sync::CancellationToken;
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
+/// The content type of the Prometheus text exposition format.
+pub const TEXT_FORMAT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
 /// The name of the gauge that is 1 with the service's name and version as labels.
 pub const BUILD_INFO: &str = "build_info";
 
@@ -154,7 +157,14 @@ pub async fn serve(
         .await
         .with_context(|| format!("{setting}: cannot listen on {addr}"))?;
     let local = listener.local_addr()?;
-    let app = axum::Router::new().route("/metrics", axum::routing::get(|| async { render() }));
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(|| async {
+            // The text format's own content type: Prometheus 3 refuses a scrape without one it
+            // knows.
+            ([(axum::http::header::CONTENT_TYPE, TEXT_FORMAT)], render())
+        }),
+    );
     tokio::spawn(async move {
         let served = axum::serve(listener, app)
             .with_graceful_shutdown(async move { shutdown.cancelled().await })

@@ -200,6 +200,18 @@ pub async fn scrape(addr: SocketAddr) -> std::io::Result<String> {
             head.lines().next().unwrap_or("no answer")
         )));
     }
+    let content_type = head
+        .lines()
+        .find_map(|l| {
+            l.split_once(':')
+                .filter(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        })
+        .map(|(_, v)| v.trim());
+    if content_type != Some(crate::metrics::TEXT_FORMAT) {
+        return Err(std::io::Error::other(format!(
+            "GET http://{addr}/metrics: content type {content_type:?}, not the text format's"
+        )));
+    }
     Ok(body.to_owned())
 }
 
