@@ -1,4 +1,12 @@
 //! Prometheus metrics: one process-wide recorder, and a `/metrics` HTTP listener per service.
+//!
+//! Every service registers its metrics once at start-up through [`register`], from the one
+//! module that names them: each gets a `# HELP` line, every counter starts at 0 (so that
+//! `increase()` in an alert sees the first event, not only the second), and a `build_info`
+//! gauge says which service and version answers. Each scrape also reads the process figures
+//! (`process_*`, see [`process`]) fresh from `/proc`.
+
+mod process;
 
 use std::{net::SocketAddr, sync::OnceLock};
 
@@ -8,6 +16,12 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+
+/// The content type of the Prometheus text exposition format.
+pub const TEXT_FORMAT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// The name of the gauge that is 1 with the service's name and version as labels.
+pub const BUILD_INFO: &str = "build_info";
 
 /// The process-wide recorder, installed on first use (tests start several services in one
 /// process; they share it).
@@ -27,6 +41,108 @@ pub fn handle() -> &'static PrometheusHandle {
     })
 }
 
+/// The Prometheus type of a [`Metric`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Counter,
+    Gauge,
+    Histogram,
+}
+
+/// One metric a service exports, as its one list of metrics declares it.
+#[derive(Debug, Clone, Copy)]
+pub struct Metric {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// The `# HELP` text: what it counts or measures, in the operator's words.
+    pub help: &'static str,
+    /// For a labelled counter: the label and every value it takes, each started at 0.
+    pub label: Option<(&'static str, &'static [&'static str])>,
+}
+
+impl Metric {
+    pub const fn counter(name: &'static str, help: &'static str) -> Self {
+        Self {
+            name,
+            kind: Kind::Counter,
+            help,
+            label: None,
+        }
+    }
+
+    /// A counter with one label whose values are known up front (each starts at 0).
+    pub const fn labelled_counter(
+        name: &'static str,
+        help: &'static str,
+        label: &'static str,
+        values: &'static [&'static str],
+    ) -> Self {
+        Self {
+            name,
+            kind: Kind::Counter,
+            help,
+            label: Some((label, values)),
+        }
+    }
+
+    pub const fn gauge(name: &'static str, help: &'static str) -> Self {
+        Self {
+            name,
+            kind: Kind::Gauge,
+            help,
+            label: None,
+        }
+    }
+
+    pub const fn histogram(name: &'static str, help: &'static str) -> Self {
+        Self {
+            name,
+            kind: Kind::Histogram,
+            help,
+            label: None,
+        }
+    }
+}
+
+/// Installs the recorder, gives every metric of `metrics` its HELP text, starts every counter
+/// at 0 and sets `build_info{service, version}` to 1. Call once from `App::build`, before
+/// anything is recorded.
+pub fn register(service: &'static str, version: &'static str, metrics: &[Metric]) {
+    handle();
+    metrics::describe_gauge!(
+        BUILD_INFO,
+        "Always 1; the labels say which service and version exports these metrics."
+    );
+    metrics::gauge!(BUILD_INFO, "service" => service, "version" => version).set(1.0);
+    for m in metrics {
+        match m.kind {
+            Kind::Counter => {
+                metrics::describe_counter!(m.name, m.help);
+                match m.label {
+                    Some((label, values)) => {
+                        for value in values {
+                            metrics::counter!(m.name, label => *value).increment(0);
+                        }
+                    }
+                    None => metrics::counter!(m.name).increment(0),
+                }
+            }
+            Kind::Gauge => metrics::describe_gauge!(m.name, m.help),
+            Kind::Histogram => metrics::describe_histogram!(m.name, m.help),
+        }
+    }
+}
+
+/// What `GET /metrics` answers: the recorder's metrics, then this process's figures.
+pub fn render() -> String {
+    let mut text = handle().render();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&process::render());
+    text
+}
+
 /// Binds `addr` (port 0 picks a free one) for `GET /metrics`; `setting` names the config
 /// option in the error. Returns the bound address; serves until `shutdown` fires.
 pub async fn serve(
@@ -43,7 +159,11 @@ pub async fn serve(
     let local = listener.local_addr()?;
     let app = axum::Router::new().route(
         "/metrics",
-        axum::routing::get(|| async { handle().render() }),
+        axum::routing::get(|| async {
+            // The text format's own content type: Prometheus 3 refuses a scrape without one it
+            // knows.
+            ([(axum::http::header::CONTENT_TYPE, TEXT_FORMAT)], render())
+        }),
     );
     tokio::spawn(async move {
         let served = axum::serve(listener, app)

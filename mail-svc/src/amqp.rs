@@ -611,7 +611,7 @@ impl Consumer {
             // counted) again. If the copy was published, the dead-letter queue has two.
             return Ok(Handled::Shutdown);
         }
-        metrics::counter!("mail_dead_lettered_total").increment(1);
+        metrics::counter!(crate::metrics::DEAD_LETTERED).increment(1);
         match copied {
             Ok(()) => {
                 broker_call("ack", delivery.ack(BasicAckOptions::default())).await?;
@@ -704,11 +704,11 @@ impl Consumer {
                         )
                     });
                 }
-                metrics::counter!("mail_processed_total").increment(queued.len() as u64);
+                metrics::counter!(crate::metrics::PROCESSED).increment(queued.len() as u64);
                 self.mailer_wake.notify_one();
             }
             Outcome::Skipped { held } => {
-                metrics::counter!("mail_skipped_total").increment(1);
+                metrics::counter!(crate::metrics::SKIPPED).increment(1);
                 tracing::info!(
                     "[mail] skip seq={} order={} (already {})",
                     ev.seq,
@@ -717,7 +717,7 @@ impl Consumer {
                 );
             }
             Outcome::Held { waiting_for } => {
-                metrics::counter!("mail_held_total").increment(1);
+                metrics::counter!(crate::metrics::HELD).increment(1);
                 tracing::info!(
                     "[mail] hold seq={} order={} (waiting for seq={waiting_for})",
                     ev.seq,

@@ -29,10 +29,10 @@
 //!
 //! Layout: [`config`], [`event`] (decode + validate), [`process`] (the batch and per-event transactions),
 //! [`retry`] (which database errors are the event's fault, and the retry loop), [`db`] (SQL +
-//! migrations), [`mail`] (the text table), [`mailer`] (delivery + the stuck-hold watch), [`amqp`]
-//! (topology, consumer, dead letters), [`grpc`] (`mail.v1.MailService`), [`admin`]
-//! (`mail.admin.v1.MailAdmin`: held chains, dead letters, failed mails for operators and
-//! `outboxctl`), [`error`], and [`App`],
+//! migrations), [`mail`] (the text table), [`mailer`] (delivery + the stuck-hold watch),
+//! [`metrics`] (every metric with its HELP text), [`amqp`] (topology, consumer, dead letters),
+//! [`grpc`] (`mail.v1.MailService`), [`admin`] (`mail.admin.v1.MailAdmin`: held chains, dead
+//! letters, failed mails for operators and `outboxctl`), [`error`], and [`App`],
 //! which wires them together.
 
 pub mod admin;
@@ -44,6 +44,7 @@ pub mod event;
 pub mod grpc;
 pub mod mail;
 pub mod mailer;
+pub mod metrics;
 pub mod process;
 pub mod retry;
 
@@ -94,7 +95,7 @@ impl App {
         cfg.validate()?;
         // Install the metrics recorder now: `metrics::counter!` calls made before it exists are
         // dropped (kit's listener only installs it on the first scrape).
-        outbox_kit::metrics::handle();
+        metrics::register();
         let transport = mailer::Transport::from_config(&cfg)?;
         let pg = outbox_kit::db::options(&cfg.database_url)?;
         // Lazy: the service runs (and answers NOT_SERVING, and UNAVAILABLE to MailService

@@ -313,7 +313,7 @@ impl Default for Circuit {
 
 impl Circuit {
     pub fn new() -> Self {
-        metrics::gauge!("mail_smtp_circuit_open").set(0.0);
+        metrics::gauge!(crate::metrics::SMTP_CIRCUIT_OPEN).set(0.0);
         Self {
             state: Mutex::new(CircuitState {
                 open: false,
@@ -364,7 +364,7 @@ impl Circuit {
             s.open = false;
             s.probing = false;
             s.backoff.reset();
-            metrics::gauge!("mail_smtp_circuit_open").set(0.0);
+            metrics::gauge!(crate::metrics::SMTP_CIRCUIT_OPEN).set(0.0);
             tracing::info!("[mail] SMTP circuit closed: the server accepts sessions again");
         }
     }
@@ -372,7 +372,7 @@ impl Circuit {
     /// A session failed. Loops that were sending when another one opened the circuit do not
     /// lengthen the wait; the probe's failure does.
     fn session_failed(&self, probe: bool, f: &SendFailure) {
-        metrics::counter!("mail_smtp_session_failures_total").increment(1);
+        metrics::counter!(crate::metrics::SMTP_SESSION_FAILURES).increment(1);
         let mut s = self.lock();
         if s.open && !probe {
             return;
@@ -381,7 +381,7 @@ impl Circuit {
         s.open = true;
         s.probing = false;
         s.until = Instant::now() + delay;
-        metrics::gauge!("mail_smtp_circuit_open").set(1.0);
+        metrics::gauge!(crate::metrics::SMTP_CIRCUIT_OPEN).set(1.0);
         tracing::warn!(
             stage = ?f.stage,
             retry = s.backoff.failures(),
@@ -595,7 +595,7 @@ impl Mailer {
             db::mark_all_sent(&mut tx, &seqs).await?;
         }
         tx.commit().await?;
-        metrics::counter!("mail_sent_total").increment(sent.len() as u64);
+        metrics::counter!(crate::metrics::SENT).increment(sent.len() as u64);
         for m in sent {
             tracing::info!(
                 "[mail] delivered seq={} order={} to={}",
@@ -618,7 +618,7 @@ impl Mailer {
         match failure.verdict() {
             Verdict::Permanent => {
                 db::mark_failed(tx, m.seq, &failure.error).await?;
-                metrics::counter!("mail_failed_total").increment(1);
+                metrics::counter!(crate::metrics::FAILED).increment(1);
                 tracing::error!(
                     "[mail] failed seq={} order={} to={}: {}",
                     m.seq,
@@ -672,7 +672,7 @@ async fn defer(
     let attempts = m.attempts.saturating_add(1);
     let delay = retry_delay(attempts);
     db::mark_deferred(tx, m.seq, &failure.error, delay).await?;
-    metrics::counter!("mail_deferred_total").increment(1);
+    metrics::counter!(crate::metrics::DEFERRED).increment(1);
     Ok((attempts, delay))
 }
 
@@ -882,9 +882,9 @@ pub async fn watch_holds(pool: PgPool, alert: Duration, shutdown: CancellationTo
                 continue;
             }
         };
-        metrics::gauge!("mail_held_events").set(stats.held as f64);
-        metrics::gauge!("mail_unsent_mails").set(stats.unsent as f64);
-        metrics::gauge!("mail_oldest_held_age_seconds")
+        metrics::gauge!(crate::metrics::HELD_EVENTS).set(stats.held as f64);
+        metrics::gauge!(crate::metrics::UNSENT_MAILS).set(stats.unsent as f64);
+        metrics::gauge!(crate::metrics::OLDEST_HELD_AGE)
             .set(stats.oldest_held_age_ms as f64 / 1000.0);
         let stuck = Duration::from_millis(stats.oldest_held_age_ms.max(0) as u64) > alert;
         // Warn once per alert period while it lasts, not at every check.

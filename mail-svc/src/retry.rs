@@ -102,7 +102,7 @@ where
         if failure == Failure::Poison {
             return Some(Err(err));
         }
-        metrics::counter!("mail_db_retries_total").increment(1);
+        metrics::counter!(crate::metrics::DB_RETRIES).increment(1);
         let delay = backoff.next_delay();
         let code = match &err {
             sqlx::Error::Database(e) => e.code().map(|c| c.into_owned()),

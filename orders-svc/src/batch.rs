@@ -111,7 +111,7 @@ async fn writer(pool: PgPool, relay_waker: Arc<Notify>, rx: Arc<Mutex<mpsc::Rece
         if taken == 0 {
             return; // every handle is gone: the service stopped
         }
-        metrics::histogram!("orders_upsert_batch_size").record(jobs.len() as f64);
+        metrics::histogram!(crate::metrics::UPSERT_BATCH_SIZE).record(jobs.len() as f64);
         let calls: Vec<(&UpsertCommand, Option<&str>)> = jobs
             .iter()
             .map(|j| (&j.cmd, j.traceparent.as_deref()))

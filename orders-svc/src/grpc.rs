@@ -66,8 +66,8 @@ impl OrderService for OrdersGrpc {
             Err(Error::ForbiddenTransition { .. }) => "failed_precondition",
             Err(_) => "error",
         };
-        metrics::counter!("orders_upserts_total", "outcome" => outcome_label).increment(1);
-        metrics::histogram!("orders_upsert_duration_seconds").record(started.elapsed());
+        metrics::counter!(crate::metrics::UPSERTS, "outcome" => outcome_label).increment(1);
+        metrics::histogram!(crate::metrics::UPSERT_DURATION).record(started.elapsed());
         let outcome = result?;
 
         if let Some(seq) = outcome.event_seq {

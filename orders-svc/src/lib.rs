@@ -9,6 +9,7 @@
 //! - [`db`]: migrations and the `Upsert` transaction;
 //! - [`batch`]: the group commit that applies concurrent `Upsert`s in one transaction;
 //! - [`grpc`]: the tonic service;
+//! - [`metrics`]: every Prometheus metric it exports, with its HELP text;
 //! - [`App`]: wires them into a server with health, reflection and metrics.
 //!
 //! Health (`grpc.health.v1`, for `""` and `orders.v1.OrderService`) is SERVING while the
@@ -21,6 +22,7 @@ pub mod config;
 pub mod db;
 pub mod error;
 pub mod grpc;
+pub mod metrics;
 pub mod order;
 
 use std::{net::SocketAddr, sync::Arc};
@@ -61,6 +63,7 @@ impl App {
             .await
             .with_context(|| format!("GRPC_ADDR: cannot listen on {}", cfg.grpc_addr))?;
         let grpc_addr = listener.local_addr()?;
+        metrics::register();
         let metrics_addr =
             outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
 

@@ -71,7 +71,7 @@ impl App {
             .with_context(|| format!("GRPC_ADDR: cannot listen on {}", cfg.grpc_addr))?;
         let grpc_addr = listener.local_addr()?;
         // Install the recorder now: figures recorded before the first scrape must not be lost.
-        outbox_kit::metrics::handle();
+        status::register();
         let metrics_addr =
             outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
 

@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use chrono::{DateTime, Utc};
+use outbox_kit::metrics::Metric;
 
 use crate::db::Backlog;
 
@@ -34,6 +35,60 @@ pub mod names {
     /// Counter: rows this instance moved into quarantine.
     pub const QUARANTINED_TOTAL: &str = "relay_quarantined_total";
 }
+
+/// The values of `relay_publish_failed_total{reason}`.
+pub const FAILED_REASONS: &[&str] = &["returned", "nacked", "error", "unreachable", "corrupt"];
+
+/// What the relay exports, with HELP texts (a service registers them with
+/// `outbox_kit::metrics::register`).
+pub const METRICS: &[Metric] = &[
+    Metric::gauge(
+        names::BACKLOG,
+        "Outbox rows not yet confirmed by the broker.",
+    ),
+    Metric::gauge(
+        names::OLDEST_UNSENT_AGE,
+        "Age of the oldest unsent outbox row in seconds (0 when the outbox is empty).",
+    ),
+    Metric::gauge(
+        names::LAST_PUBLISHED_SEQ,
+        "Highest outbox seq this instance published and saw confirmed.",
+    ),
+    Metric::gauge(
+        names::ACTIVE,
+        "1 while this instance holds the leader lock and publishes, 0 on a standby.",
+    ),
+    Metric::gauge(
+        names::CONSECUTIVE_FAILURES,
+        "Failed relay cycles in a row (broker or database failures; 0 after a success).",
+    ),
+    Metric::counter(
+        names::PUBLISHED,
+        "Events published and confirmed by the broker.",
+    ),
+    Metric::labelled_counter(
+        names::FAILED,
+        "Events not delivered, by reason: returned, nacked, error, unreachable, corrupt.",
+        "reason",
+        FAILED_REASONS,
+    ),
+    Metric::histogram(
+        names::COMMIT_TO_PUBLISH,
+        "Seconds from the outbox row's creation (the order's commit) to the broker's confirm.",
+    ),
+    Metric::gauge(
+        names::HELD_ORDERS,
+        "Orders with a returned or nacked event not delivered yet (retried with their own backoff).",
+    ),
+    Metric::gauge(
+        names::QUARANTINED,
+        "Rows in outbox_quarantine; each holds back its order until an operator acts.",
+    ),
+    Metric::counter(
+        names::QUARANTINED_TOTAL,
+        "Outbox rows this instance moved into quarantine.",
+    ),
+];
 
 /// The live figures of one relay instance.
 #[derive(Debug, Default)]

@@ -15,6 +15,7 @@ pub struct TestOrders {
     pub client: OrderServiceClient<Channel>,
     pub pool: PgPool,
     pub grpc_addr: std::net::SocketAddr,
+    pub metrics_addr: std::net::SocketAddr,
     pub shutdown: CancellationToken,
     pub app: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
@@ -39,6 +40,7 @@ pub async fn start_with(cfg: Config) -> TestOrders {
         .await
         .expect("orders-svc starts");
     let grpc_addr = app.grpc_addr();
+    let metrics_addr = app.metrics_addr();
     let pool = app.pool().clone();
     let app = tokio::spawn(app.run());
     let client = OrderServiceClient::connect(format!("http://{grpc_addr}"))
@@ -48,6 +50,7 @@ pub async fn start_with(cfg: Config) -> TestOrders {
         client,
         pool,
         grpc_addr,
+        metrics_addr,
         shutdown,
         app,
     }

@@ -1,0 +1,71 @@
+//! The real `/metrics` answer of a running mail-svc (SMTP mailer, as in production) after it
+//! mailed an event: every family has HELP text and a TYPE, every metric of
+//! `mail_svc::metrics::METRICS` is there (counters from the start, at 0), and the `process_*`
+//! figures and `build_info` are exported. One test in this binary, so the process-wide recorder
+//! holds this service's metrics only.
+
+mod common;
+
+use common::{Names, Publisher, SmtpSink, config, created, eventually, start};
+use mail_svc::{
+    config::MailerKind,
+    metrics::{DEAD_LETTERED, METRICS, SENT},
+};
+use outbox_kit::{
+    metrics::Kind,
+    testing::{Exposition, scrape},
+};
+
+#[tokio::test]
+async fn every_metric_has_help_and_the_process_and_build_figures_are_exported() {
+    let sink = SmtpSink::start().await;
+    let names = Names::new();
+    let mut cfg = config(&names);
+    cfg.mailer = MailerKind::Smtp;
+    cfg.smtp_url = format!("smtp://{}", sink.addr).into();
+    let svc = start(cfg).await;
+
+    let before = Exposition::parse(&scrape(svc.metrics_addr).await.expect("scrape"));
+    assert_eq!(before.hygiene_problems("mail-svc"), Vec::<String>::new());
+    for m in METRICS.iter().filter(|m| m.kind == Kind::Counter) {
+        assert!(
+            before
+                .samples
+                .iter()
+                .any(|(n, l, v)| n == m.name && l.is_empty() && *v == 0.0),
+            "{} 0 before anything happened",
+            m.name
+        );
+    }
+
+    let publisher = Publisher::connect(&names.exchange).await;
+    publisher
+        .proto(&created(1, 61, "metrics@example.com"))
+        .await;
+    let after = eventually("the mail is sent and every figure reported", 60, || async {
+        let e = Exposition::parse(&scrape(svc.metrics_addr).await.expect("scrape"));
+        let families = e.families();
+        let sent = e.samples.iter().any(|(n, _, v)| n == SENT && *v == 1.0);
+        (sent && METRICS.iter().all(|m| families.contains(m.name))).then_some(e)
+    })
+    .await;
+    assert_eq!(after.hygiene_problems("mail-svc"), Vec::<String>::new());
+    for m in METRICS {
+        assert_eq!(
+            after.help.get(m.name).map(String::as_str),
+            Some(m.help),
+            "{}'s HELP is the one the list gives",
+            m.name
+        );
+    }
+    assert!(
+        after
+            .samples
+            .iter()
+            .any(|(n, _, v)| n == DEAD_LETTERED && *v == 0.0),
+        "nothing dead-lettered, and the counter says so"
+    );
+    assert_eq!(sink.mails().len(), 1);
+    svc.stop().await;
+    names.cleanup().await;
+}

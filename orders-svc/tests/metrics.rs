@@ -1,0 +1,56 @@
+//! The real `/metrics` answer of a running orders-svc: every family has HELP text and a TYPE,
+//! every metric of `orders_svc::metrics::METRICS` is there (counters from the start, at 0),
+//! and the `process_*` figures and `build_info` are exported. One test in this binary, so the
+//! process-wide recorder holds this service's metrics only.
+
+mod common;
+
+use common::{req, start};
+use orders_svc::metrics::{METRICS, OUTCOMES, UPSERTS};
+use outbox_kit::testing::{Exposition, scrape};
+use outbox_proto::orders::v1::OrderStatus;
+
+#[tokio::test]
+async fn every_metric_has_help_and_the_process_and_build_figures_are_exported() {
+    let mut t = start().await;
+    let addr = t.metrics_addr;
+
+    // Before any call: the counters are there at 0, one series per outcome.
+    let before = Exposition::parse(&scrape(addr).await.expect("scrape"));
+    assert_eq!(before.hygiene_problems("orders-svc"), Vec::<String>::new());
+    for outcome in OUTCOMES {
+        let label = format!("outcome=\"{outcome}\"");
+        assert!(
+            before
+                .samples
+                .iter()
+                .any(|(n, l, v)| n == UPSERTS && *l == label && *v == 0.0),
+            "{UPSERTS}{{{label}}} 0 before any call"
+        );
+    }
+
+    t.client
+        .upsert(req(1, OrderStatus::Pending, "a@example.com"))
+        .await
+        .expect("upsert");
+    let after = Exposition::parse(&scrape(addr).await.expect("scrape"));
+    assert_eq!(after.hygiene_problems("orders-svc"), Vec::<String>::new());
+    let families = after.families();
+    for m in METRICS {
+        assert!(families.contains(m.name), "{} is exported", m.name);
+        assert_eq!(
+            after.help.get(m.name).map(String::as_str),
+            Some(m.help),
+            "{}'s HELP is the one the list gives",
+            m.name
+        );
+    }
+    assert!(
+        after
+            .samples
+            .iter()
+            .any(|(n, l, v)| n == UPSERTS && l == "outcome=\"changed\"" && *v == 1.0),
+        "the call is counted"
+    );
+    t.shutdown.cancel();
+}

@@ -1,0 +1,69 @@
+//! The real `/metrics` answer of a running relay-svc after it published: every family has HELP
+//! text and a TYPE, every metric of `relay_svc::status::METRICS` is there (counters from the
+//! start, at 0, one series per failure reason), and the `process_*` figures and `build_info` are
+//! exported. One test in this binary, so the process-wide recorder holds this service's metrics
+//! (and those of the orders-svc that writes the outbox) only.
+
+mod common;
+
+use common::*;
+use outbox_kit::testing::{self, Exposition, scrape};
+use outbox_proto::orders::v1::OrderStatus;
+use relay_svc::status::{FAILED_REASONS, METRICS, names};
+
+#[tokio::test]
+async fn every_metric_has_help_and_the_process_and_build_figures_are_exported() {
+    let orders = Orders::start().await;
+    let exchange = testing::unique("relay_metrics_ex");
+    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let relay = Relay::start(relay_config(
+        &orders.database_url,
+        &testing::amqp_url(),
+        &exchange,
+    ))
+    .await;
+
+    let before = Exposition::parse(&scrape(relay.metrics_addr).await.expect("scrape"));
+    assert_eq!(before.hygiene_problems("relay-svc"), Vec::<String>::new());
+    for reason in FAILED_REASONS {
+        let label = format!("reason=\"{reason}\"");
+        assert!(
+            before
+                .samples
+                .iter()
+                .any(|(n, l, v)| n == names::FAILED && *l == label && *v == 0.0),
+            "{}{{{label}}} 0 before any failure",
+            names::FAILED
+        );
+    }
+
+    let seq = orders.upsert(7, OrderStatus::Pending).await;
+    wait_until("the event is consumed", || async {
+        consumer.has_all(&[seq])
+    })
+    .await;
+    // The counters follow the confirm; the backlog gauges follow the cycle that drained it.
+    wait_until("the relay reported the publish", || async {
+        let text = scrape(relay.metrics_addr).await.expect("scrape");
+        let e = Exposition::parse(&text);
+        let families = e.families();
+        METRICS.iter().all(|m| families.contains(m.name))
+            && e.samples
+                .iter()
+                .any(|(n, _, v)| n == names::PUBLISHED && *v >= 1.0)
+    })
+    .await;
+    let after = Exposition::parse(&scrape(relay.metrics_addr).await.expect("scrape"));
+    assert_eq!(after.hygiene_problems("relay-svc"), Vec::<String>::new());
+    let families = after.families();
+    for m in METRICS {
+        assert!(families.contains(m.name), "{} is exported", m.name);
+        assert_eq!(
+            after.help.get(m.name).map(String::as_str),
+            Some(m.help),
+            "{}'s HELP is the one the list gives",
+            m.name
+        );
+    }
+    consumer.cleanup().await;
+}
