@@ -5,7 +5,7 @@
  * model/README.md explains what is modelled, how, and what is not.
  *
  * Every step that stands for code names it in a comment of the fixed form
- *     models: <path from the repository root>::<fn name>
+ *     models: relay-svc/src/relay.rs::cycle
  * (e2e/tests/model.rs checks that each of those functions exists).
  *
  * Bounds and switches (all -D at `spin -a` time):
@@ -534,7 +534,8 @@ end_cycle:
                blocked = blocked | OBIT(ord[k]); refused = refused | OBIT(ord[k]);
                printf("relay-svc-%d  relay: seq=%d order=%d returned by the broker: 312 NO_ROUTE; order held, retry=1 in 100ms\n", r + 1, k, ord[k] + 1)
             :: (wave & BIT(k)) && !broken && !(nacked & BIT(k)) && !(attributed & BIT(k)) ->
-               delivered = delivered | BIT(k); dorders = dorders | OBIT(ord[k])
+               delivered = delivered | BIT(k); dorders = dorders | OBIT(ord[k]);
+               printf("relay-svc-%d  relay: sent seq=%d order=%d\n", r + 1, k, ord[k] + 1)
             fi;
             k++
          od;
@@ -550,7 +551,6 @@ end_cycle:
       if
       :: delivered != 0 ->
          held = held & ~dorders;
-         printf("relay-svc-%d  relay: published seq=%d.. (seq bit mask)\n", r + 1, delivered);
 #ifdef MUTANT_SEED_HWM
          /* the seed: offset = the batch's last seq; delete seq <= last */
          k = NSEQ;
