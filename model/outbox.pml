@@ -45,7 +45,7 @@
 #define MAIL_BATCH 2
 #endif
 #ifndef FAULTS
-#define FAULTS 2
+#define FAULTS 1
 #endif
 #ifndef POISON
 #define POISON 1

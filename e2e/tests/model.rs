@@ -196,11 +196,11 @@ fn assert_clean(name: &str, pan: &Pan) {
     );
 }
 
-/// The writers' bound on its own: rolled-back transactions (a seq taken, never committed) and
-/// an event mail-svc dead-letters, no other fault.
+/// The writers' bound on its own: a rolled-back transaction (a seq taken, never committed), no
+/// other fault. (The poison event is in the liveness runs, which check the assertions too.)
 #[test]
-fn default_bounds_writers_aborts_and_poison() {
-    let defines = profile(&["-DFAULTS=0", "-DPOISON=1", "-DABORTS=1"], &[]);
+fn default_bounds_writers_rollback() {
+    let defines = profile(&["-DFAULTS=0", "-DPOISON=0", "-DABORTS=1"], &[]);
     assert_clean("writers", &verify("writers", &defines, SAFETY, PAN));
 }
 
@@ -242,11 +242,15 @@ fn default_bounds_takeover() {
 }
 
 /// `ltl live { <> settled }` under weak fairness (`pan -a -f`): every committed event is
-/// eventually mailed, unless it or a predecessor was dead-lettered.
+/// eventually mailed, unless it or a predecessor was dead-lettered. The assertions are checked
+/// on the way. One consumer: in this model a consumer keeps no state between its steps, so a
+/// second one reaches exactly the same states and only doubles the fairness bookkeeping.
 fn assert_live(name: &str, defines: &[&str]) {
+    let mut defines = defines.to_vec();
+    defines.push("-DCONSUMERS=1");
     let pan = verify(
         name,
-        defines,
+        &defines,
         &["-DCOLLAPSE", "-DNFAIR=3"],
         &["-m1000000", "-w26", "-a", "-f", "-N", "live"],
     );
@@ -447,7 +451,7 @@ fn the_reference_check_catches_a_missing_function() {
 /// with the rolled-back transaction and the poison event, checked with bitstate hashing (too
 /// big for an exhaustive search in the suite's time).
 #[test]
-#[ignore = "about 15 minutes of CPU; run on demand: cargo test -p e2e --test model -- --ignored --nocapture"]
+#[ignore = "hours of CPU; run on demand: cargo test -p e2e --test model -- --ignored --nocapture"]
 fn larger_bound_on_demand() {
     let defines = ["-DFAULTS=1", "-DPOISON=1", "-DABORTS=1"];
     let pan = verify(
