@@ -5,7 +5,7 @@
  * model/README.md explains what is modelled, how, and what is not.
  *
  * Every step that stands for code names it in a comment of the fixed form
- *     models: relay-svc/src/relay.rs::cycle
+ *     models: crates/outbox-relay/src/cycle.rs::cycle
  * (e2e/tests/model.rs checks that each of those functions exists).
  *
  * Bounds and switches (all -D at `spin -a` time):
@@ -251,7 +251,7 @@ end_idle:
 
 /* The oldest BATCH rows among the candidates, in one snapshot (inside an atomic step). */
 inline fetch_batch(into, skip_orders, skip_seqs) {
-  /* models: relay-svc/src/db.rs::fetch_batch */
+  /* models: crates/outbox-relay/src/db.rs::fetch_batch */
   d_step {
     into = 0; t = 0; k = 1;
     do
@@ -270,7 +270,7 @@ inline fetch_batch(into, skip_orders, skip_seqs) {
 /* Waits for the background delete, then deletes again what failed before (inside an atomic
  * step). A delete that fails leaves its seqs out of reads until a later one succeeds. */
 inline settle_deletes() {
-  /* models: relay-svc/src/relay.rs::settle_deletes */
+  /* models: crates/outbox-relay/src/cycle.rs::settle_deletes */
   if
   :: deleting[r] != 0 ->
      if
@@ -328,13 +328,13 @@ end_standby:
        deleting[r] = 0
      }
   :: atomic {
-       /* models: relay-svc/src/db.rs::try_lock */
+       /* models: crates/outbox-relay/src/db.rs::try_lock */
        lock_holder == 0 -> lock_holder = r + 1; leading[r] = 1;
        printf("relay-svc-%d  relay: active (holding the leader lock)\n", r + 1);
        break
      }
   :: atomic {
-       /* models: relay-svc/src/db.rs::terminate_stale_leader */
+       /* models: crates/outbox-relay/src/db.rs::terminate_stale_leader */
        /* The holder's session was silent for LEADER_LEASE (it froze, or its host vanished):
         * terminate it and take over. The old leader does not know yet. */
        lock_holder != 0 && lock_holder != r + 1 && FAULT && F_TAKEOVER &&
@@ -346,11 +346,11 @@ end_standby:
   od;
 
 leader:
-  /* models: relay-svc/src/relay.rs::lead */
+  /* models: crates/outbox-relay/src/cycle.rs::lead */
   {
     skip;
-    /* models: relay-svc/src/relay.rs::cycle */
-    /* Drained, it waits (models: relay-svc/src/relay.rs::wait) for a NOTIFY or the poll (a
+    /* models: crates/outbox-relay/src/cycle.rs::cycle */
+    /* Drained, it waits (models: crates/outbox-relay/src/cycle.rs::wait) for a NOTIFY or the poll (a
      * row to read), or the end of a hold. */
 end_cycle:
     if
@@ -364,7 +364,7 @@ end_cycle:
       lock_holder == r + 1 &&
       (ahead != 0 || CANDIDATES(held, undeleted) != 0 || held != 0 || undeleted != 0
        || deleting[r] != 0) ->
-      /* models: relay-svc/src/relay.rs::held_orders */
+      /* models: crates/outbox-relay/src/cycle.rs::held_orders */
       /* a hold ends when its own backoff has elapsed: at any time */
       if
       :: held & 1 -> held = held & ~1
@@ -381,7 +381,7 @@ end_cycle:
       if
       :: ahead != 0 -> batch = ahead; ahead = 0; from_ahead = 1
       :: else ->
-         /* models: relay-svc/src/relay.rs::finish_deletes */
+         /* models: crates/outbox-relay/src/cycle.rs::finish_deletes */
          settle_deletes();
          fetch_batch(batch, held, undeleted);
          from_ahead = 0
@@ -407,7 +407,7 @@ end_cycle:
     :: else
     fi;
 
-    /* models: relay-svc/src/relay.rs::publish_in_waves */
+    /* models: crates/outbox-relay/src/cycle.rs::publish_in_waves */
     do
     :: atomic {
          ahead_due ->
@@ -431,7 +431,7 @@ end_cycle:
        }
     :: atomic {
          wave == 0 && (rest & ~SEQS_OF(blocked)) != 0 && !broken && !interrupted ->
-         /* models: relay-svc/src/lease.rs::check */
+         /* models: crates/outbox-relay/src/lease.rs::check */
          if
          :: lock_holder != r + 1 && !late[r] ->
             /* the lease is not proven (the lock was taken over): nothing more goes out */
@@ -454,7 +454,7 @@ end_cycle:
               od;
               rest = rest & ~wave; k = 0; n = 0
             };
-            /* models: relay-svc/src/amqp.rs::publish_wave */
+            /* models: crates/outbox-relay/src/publisher.rs::publish_wave */
             /* All messages pipelined (mandatory, persistent); what the broker does with each: */
             s = 1;
             do
@@ -488,7 +488,7 @@ end_cycle:
     :: atomic {
          wave != 0 ->
          /* The confirms of the wave. */
-         /* models: relay-svc/src/amqp.rs::attribute */
+         /* models: crates/outbox-relay/src/publisher.rs::attribute */
          /* Which message did each return come for? lapin hands a return to whichever confirm
           * completes next (acks are coalesced, in any order); the relay matches it by the
           * returned message's message_id. */
@@ -515,8 +515,8 @@ end_cycle:
 #else
          attributed = retn;
 #endif
-         /* models: relay-svc/src/relay.rs::decide */
-         /* models: relay-svc/src/relay.rs::settle */
+         /* models: crates/outbox-relay/src/cycle.rs::decide */
+         /* models: crates/outbox-relay/src/cycle.rs::settle */
          d_step {
          k = 1;
          do
