@@ -73,5 +73,6 @@ if [ "${1:-}" = "--sweep-only" ]; then
 fi
 
 bash deploy/ensure-services.sh
+bash deploy/ensure-test-tools.sh
 sweep
 cargo test --workspace --locked "$@"

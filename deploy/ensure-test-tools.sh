@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Makes sure the tools some tests run are installed, installing them with apt-get when absent:
+# spin and gcc (the protocol model, e2e/tests/model.rs) and promtool (the alert rules,
+# e2e/tests/alerts.rs). Used by deploy/test.sh, so the README's test command works on a fresh
+# machine; those tests fail with an install hint where this could not install them.
+set -euo pipefail
+
+log() { printf 'ensure-test-tools: %s\n' "$*" >&2; }
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  for tool in spin gcc promtool; do
+    command -v "$tool" >/dev/null 2>&1 || log "$tool is missing and apt-get is not available: install it"
+  done
+  exit 0
+fi
+
+missing=()
+command -v spin >/dev/null 2>&1 || missing+=(spin)
+command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+if [ "${#missing[@]}" -gt 0 ]; then
+  log "installing ${missing[*]} with apt-get"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Debian ships promtool in the `prometheus` package, whose daemon must not stay up (it would take
+# port 9090): where no policy-rc.d keeps services from starting at install, one is put in place
+# for the install only, and the daemon is stopped and disabled if it runs anyway.
+if ! command -v promtool >/dev/null 2>&1; then
+  log "installing promtool (package prometheus, its daemon kept stopped) with apt-get"
+  policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+    $SUDO chmod +x "$policy"
+  fi
+  installed=0
+  { $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; } || installed=$?
+  # Removed whether or not the install worked: it would keep every later package's service down.
+  if [ -n "$policy" ]; then $SUDO rm -f "$policy"; fi
+  if [ "$installed" -ne 0 ]; then exit "$installed"; fi
+  if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+    $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || true
+  elif [ -x /etc/init.d/prometheus ]; then
+    $SUDO /etc/init.d/prometheus stop >/dev/null 2>&1 || true
+  fi
+fi
