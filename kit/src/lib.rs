@@ -3,6 +3,8 @@
 //! - [`admin`]: the admin services' token check (`ADMIN_TOKEN`), caller name and field checks;
 //! - [`telemetry`]: tracing setup (`RUST_LOG`, `LOG_FORMAT=json`);
 //! - [`shutdown`]: one cancellation token fed by SIGTERM and ctrl-c;
+//! - [`config`]: the one duration format of every setting (`200ms`, `1s`, `2m`), and the
+//!   deprecated `*_MS` settings it replaced;
 //! - [`db`]: connect to PostgreSQL, creating the database when it is missing;
 //! - [`email`]: the one rule for customer mail addresses (orders-svc and mail-svc);
 //! - [`grpc`]: gRPC server reflection (v1 and v1alpha) for grpcurl;
@@ -16,6 +18,7 @@
 
 pub mod admin;
 pub mod backoff;
+pub mod config;
 pub mod db;
 pub mod email;
 pub mod grpc;

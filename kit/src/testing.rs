@@ -373,4 +373,41 @@ mod exposition_tests {
         let other = e.hygiene_problems("mail-svc");
         assert!(other.iter().any(|p| p.contains("build_info")), "{other:?}");
     }
+
+/// Runs a service binary that is expected to keep running: waits `for_`, reports whether it was
+/// still running, then kills it (the child this call started) and returns everything it wrote to
+/// stdout and stderr.
+pub fn run_for(command: &mut std::process::Command, for_: std::time::Duration) -> (bool, String) {
+    use std::{io::Read, process::Stdio};
+
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    std::thread::sleep(for_);
+    let running = child.try_wait().expect("status").is_none();
+    if running {
+        child.kill().expect("kill the child this test started");
+    }
+    child.wait().expect("reaped");
+    let mut all = String::new();
+    if let Some(mut out) = child.stdout.take() {
+        out.read_to_string(&mut all).expect("stdout");
+    }
+    if let Some(mut err) = child.stderr.take() {
+        err.read_to_string(&mut all).expect("stderr");
+    }
+    (running, all)
+}
+
+/// Runs a service binary to its end: (succeeded, stdout + stderr).
+pub fn run_to_end(command: &mut std::process::Command) -> (bool, String) {
+    let out = command.output().expect("the binary runs");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), all)
 }

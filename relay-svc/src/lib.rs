@@ -58,7 +58,7 @@ impl App {
     /// loop. Neither the database nor the broker has to be up: the relay retries until they are,
     /// while status is served and health says NOT_SERVING until the database answers.
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
-        cfg.validate()?;
+        cfg.validate_and_warn()?;
         let pg = cfg.pg_options()?;
         // Lazy: the relay must start (and report) while the database is still away.
         let pool = PgPoolOptions::new()
@@ -77,7 +77,7 @@ impl App {
 
         let status = Arc::new(Status::default());
         let cfg_admin_token = cfg.admin_token.clone();
-        let settings = cfg.settings();
+        let settings = cfg.settings()?;
         let queries = db::Queries::new(&settings.table);
         let relay = tokio::spawn(
             outbox_relay::Relay::new(

@@ -85,7 +85,7 @@ fn the_binary_never_prints_the_password() {
         .env("AMQP_URL", format!("amqp://app:{PASSWORD}@127.0.0.1:1/%2f"))
         .env("GRPC_ADDR", "127.0.0.1:0")
         .env("METRICS_ADDR", "127.0.0.1:0")
-        .env("BACKOFF_MIN_MS", "50")
+        .env("BACKOFF_MIN", "50ms")
         .env("RUST_LOG", "debug")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
