@@ -5,6 +5,7 @@
 //! and [`run_to_end`], for tests of the real binaries.
 
 pub mod health;
+pub mod secrets;
 
 use std::{
     collections::{BTreeMap, BTreeSet},
