@@ -416,3 +416,14 @@ pub fn run_to_end(command: &mut std::process::Command) -> (bool, String) {
     );
     (out.status.success(), all)
 }
+
+/// Runs a service binary that must refuse to start: asserts it fails and that its output says
+/// each of `says` (the settings it names, the bad value). Returns the output.
+pub fn assert_refuses(command: &mut std::process::Command, says: &[&str]) -> String {
+    let (ok, all) = run_to_end(command);
+    assert!(!ok, "refuses to start: {all}");
+    for said in says {
+        assert!(all.contains(said), "says {said:?}: {all}");
+    }
+    all
+}

@@ -3,7 +3,7 @@
 
 use std::{process::Command, time::Duration};
 
-use outbox_kit::testing::{run_for, run_to_end};
+use outbox_kit::testing::{assert_refuses, run_for};
 
 fn mail() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mail-svc"));
@@ -30,21 +30,14 @@ fn batch_window_ms_works_and_warns_once() {
 
 #[test]
 fn both_names_or_garbage_refuse_to_start() {
-    let (ok, all) = run_to_end(
+    assert_refuses(
         mail()
             .env("BATCH_WINDOW", "7ms")
             .env("BATCH_WINDOW_MS", "7"),
+        &["BATCH_WINDOW and BATCH_WINDOW_MS are both set"],
     );
-    assert!(!ok, "{all}");
-    assert!(
-        all.contains("BATCH_WINDOW and BATCH_WINDOW_MS are both set"),
-        "{all}"
-    );
-
-    let (ok, all) = run_to_end(mail().env("BATCH_WINDOW", "a while"));
-    assert!(!ok, "{all}");
-    assert!(
-        all.contains("--batch-window") && all.contains("a while"),
-        "{all}"
+    assert_refuses(
+        mail().env("BATCH_WINDOW", "a while"),
+        &["--batch-window", "a while"],
     );
 }

@@ -4,7 +4,7 @@
 
 use std::{process::Command, time::Duration};
 
-use outbox_kit::testing::{run_for, run_to_end};
+use outbox_kit::testing::{assert_refuses, run_for};
 
 fn relay() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_relay-svc"));
@@ -51,21 +51,14 @@ fn the_new_settings_take_durations_and_do_not_warn() {
 
 #[test]
 fn old_and_new_name_together_or_garbage_refuse_to_start() {
-    let (ok, all) = run_to_end(
+    assert_refuses(
         relay()
             .env("CONFIRM_TIMEOUT", "5s")
             .env("CONFIRM_TIMEOUT_MS", "5000"),
+        &["CONFIRM_TIMEOUT and CONFIRM_TIMEOUT_MS are both set"],
     );
-    assert!(!ok, "{all}");
-    assert!(
-        all.contains("CONFIRM_TIMEOUT and CONFIRM_TIMEOUT_MS are both set"),
-        "{all}"
-    );
-
-    let (ok, all) = run_to_end(relay().env("STANDBY_RETRY", "often"));
-    assert!(!ok, "{all}");
-    assert!(
-        all.contains("--standby-retry") && all.contains("often"),
-        "{all}"
+    assert_refuses(
+        relay().env("STANDBY_RETRY", "often"),
+        &["--standby-retry", "often"],
     );
 }
