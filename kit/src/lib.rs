@@ -7,7 +7,8 @@
 //!   deprecated `*_MS` settings it replaced;
 //! - [`db`]: connect to PostgreSQL, creating the database when it is missing;
 //! - [`email`]: the one rule for customer mail addresses (orders-svc and mail-svc);
-//! - [`grpc`]: gRPC server reflection (v1 and v1alpha) for grpcurl;
+//! - [`grpc`]: the one gRPC server wiring (service, health, reflection v1 and v1alpha for grpcurl,
+//!   shutdown);
 //! - [`health`]: `grpc.health.v1` statuses that follow what the service depends on, and the
 //!   `healthcheck` subcommand;
 //! - [`secret`]: [`secret::SecretUrl`], URLs whose password never reaches a log or an error;
