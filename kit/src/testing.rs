@@ -344,41 +344,6 @@ impl Exposition {
     }
 }
 
-#[cfg(test)]
-mod exposition_tests {
-    use super::*;
-
-    #[test]
-    fn a_family_without_help_or_build_info_is_named() {
-        let text = "# HELP a_total Things.\n# TYPE a_total counter\na_total 3\n\
-                    # TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_sum 0.5\nh_count 1\n\
-                    # HELP build_info Build.\n# TYPE build_info gauge\n\
-                    build_info{service=\"relay-svc\",version=\"0.1.0\"} 1\n";
-        let e = Exposition::parse(text);
-        assert_eq!(e.family("h_bucket"), "h");
-        assert_eq!(e.family("a_total"), "a_total");
-        assert!(e.has_series("h_bucket") && !e.has_series("h"));
-        assert_eq!(e.value("a_total"), Some(3.0));
-        assert_eq!(e.value("h_bucket{le=\"1\"}"), Some(1.0));
-        assert_eq!(e.value("h_bucket{le=\"2\"}"), None);
-        let problems = e.hygiene_problems("relay-svc");
-        assert!(
-            problems.contains(&"h has no HELP text".to_owned()),
-            "{problems:?}"
-        );
-        assert!(
-            !problems.iter().any(|p| p.starts_with("a_total")),
-            "{problems:?}"
-        );
-        assert!(
-            !problems.iter().any(|p| p.contains("build_info")),
-            "{problems:?}"
-        );
-        assert!(problems.contains(&"process_open_fds is missing".to_owned()));
-        let other = e.hygiene_problems("mail-svc");
-        assert!(other.iter().any(|p| p.contains("build_info")), "{other:?}");
-    }
-
 /// Runs a service binary that is expected to keep running: waits `for_`, reports whether it was
 /// still running, then kills it (the child this call started) and returns everything it wrote to
 /// stdout and stderr.
@@ -426,4 +391,40 @@ pub fn assert_refuses(command: &mut std::process::Command, says: &[&str]) -> Str
         assert!(all.contains(said), "says {said:?}: {all}");
     }
     all
+}
+
+#[cfg(test)]
+mod exposition_tests {
+    use super::*;
+
+    #[test]
+    fn a_family_without_help_or_build_info_is_named() {
+        let text = "# HELP a_total Things.\n# TYPE a_total counter\na_total 3\n\
+                    # TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_sum 0.5\nh_count 1\n\
+                    # HELP build_info Build.\n# TYPE build_info gauge\n\
+                    build_info{service=\"relay-svc\",version=\"0.1.0\"} 1\n";
+        let e = Exposition::parse(text);
+        assert_eq!(e.family("h_bucket"), "h");
+        assert_eq!(e.family("a_total"), "a_total");
+        assert!(e.has_series("h_bucket") && !e.has_series("h"));
+        assert_eq!(e.value("a_total"), Some(3.0));
+        assert_eq!(e.value("h_bucket{le=\"1\"}"), Some(1.0));
+        assert_eq!(e.value("h_bucket{le=\"2\"}"), None);
+        let problems = e.hygiene_problems("relay-svc");
+        assert!(
+            problems.contains(&"h has no HELP text".to_owned()),
+            "{problems:?}"
+        );
+        assert!(
+            !problems.iter().any(|p| p.starts_with("a_total")),
+            "{problems:?}"
+        );
+        assert!(
+            !problems.iter().any(|p| p.contains("build_info")),
+            "{problems:?}"
+        );
+        assert!(problems.contains(&"process_open_fds is missing".to_owned()));
+        let other = e.hygiene_problems("mail-svc");
+        assert!(other.iter().any(|p| p.contains("build_info")), "{other:?}");
+    }
 }
