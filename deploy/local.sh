@@ -43,7 +43,8 @@ Settings (environment; the default is used only when the variable is unset):
                         which `outboxctl` changes things through (at least 16 characters;
                         give it to outboxctl as OUTBOXCTL_ADMIN_TOKEN)
 Any other setting of a service (see `target/<profile>/<binary> --help`: BATCH_SIZE, MAILER,
-SMTP_URL, TRUSTED_PUBLISHERS, RUST_LOG, LOG_FORMAT, ...) is passed through to it as exported.
+SMTP_URL, TRUSTED_PUBLISHERS, POLL_INTERVAL, BATCH_WINDOW, RUST_LOG, LOG_FORMAT, ...) is passed
+through to it as exported. Durations are written 200ms, 1s, 30s.
 GRPC_ADDR, METRICS_ADDR, DATABASE_URL and AMQP_URL differ per service: export the per-service
 variables above instead (start refuses the shared names rather than apply one value to all three).
 

@@ -10,7 +10,7 @@ use lapin::{
     BasicProperties, Connection, ConnectionProperties, options::BasicPublishOptions,
     types::FieldTable,
 };
-use outbox_proto::orders::v1::{OrderStatus, UpsertOrderRequest};
+use outbox_proto::orders::v1::OrderStatus;
 
 use crate::{
     chaos::rabbitmqctl,
@@ -67,17 +67,7 @@ fn story_part(line: &str) -> Option<&str> {
 }
 
 async fn upsert(stack: &Stack, id: i64, status: OrderStatus) -> anyhow::Result<u64> {
-    let resp = stack
-        .orders_client()
-        .await?
-        .upsert(UpsertOrderRequest {
-            id,
-            status: status as i32,
-            customer_email: format!("customer{id}@example.com"),
-        })
-        .await?
-        .into_inner();
-    let seq = resp.event_seq.context("the upsert changed something")?;
+    let seq = stack.upsert(id, status).await?;
     println!(
         "  Upsert order {id} -> {} (seq={seq})",
         status.as_str_name()

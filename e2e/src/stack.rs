@@ -10,8 +10,8 @@ use std::{
 
 use anyhow::{Context, bail};
 use outbox_proto::{
-    mail::v1::mail_service_client::MailServiceClient,
-    orders::v1::order_service_client::OrderServiceClient,
+    mail::v1::{ListMailsRequest, Mail, mail_service_client::MailServiceClient},
+    orders::v1::{OrderStatus, UpsertOrderRequest, order_service_client::OrderServiceClient},
     relay::v1::relay_service_client::RelayServiceClient,
 };
 use tokio::process::{Child, Command};
@@ -356,6 +356,40 @@ impl Stack {
 
     pub async fn orders_client(&self) -> anyhow::Result<OrderServiceClient<Channel>> {
         Ok(OrderServiceClient::new(self.orders.channel().await?))
+    }
+
+    /// Upserts order `id` to `status` (customer `customer{id}@example.com`) through orders-svc;
+    /// the seq of the event it wrote.
+    pub async fn upsert(&self, id: i64, status: OrderStatus) -> anyhow::Result<u64> {
+        self.orders_client()
+            .await?
+            .upsert(UpsertOrderRequest {
+                id,
+                status: status as i32,
+                customer_email: format!("customer{id}@example.com"),
+            })
+            .await?
+            .into_inner()
+            .event_seq
+            .context("the upsert changed something, so it wrote an event")
+    }
+
+    /// Polls the first mail-svc's ListMails until order `order_id` has `n` mails, or a minute
+    /// passed; the mails it has then.
+    pub async fn mails_for(&self, order_id: i64, n: usize) -> anyhow::Result<Vec<Mail>> {
+        let mut client = self.mail_client(0).await?;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let mails = client
+                .list_mails(ListMailsRequest { order_id })
+                .await?
+                .into_inner()
+                .mails;
+            if mails.len() >= n || Instant::now() > deadline {
+                return Ok(mails);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     pub async fn relay_client(&self, i: usize) -> anyhow::Result<RelayServiceClient<Channel>> {

@@ -5,10 +5,7 @@
 //! a trusted-looking account forges without the relay's `user_id` is dead-lettered by mail-svc
 //! (TRUSTED_PUBLISHERS) instead of moving the order's watermark.
 
-use std::{
-    process::Command,
-    time::{Duration, Instant},
-};
+use std::{process::Command, time::Duration};
 
 use e2e::stack::{Stack, StackConfig};
 use futures::StreamExt;
@@ -18,10 +15,7 @@ use lapin::{
     types::{AMQPValue, FieldTable, ShortString},
 };
 use outbox_kit::testing;
-use outbox_proto::{
-    mail::v1::ListMailsRequest,
-    orders::v1::{OrderStatus, UpsertOrderRequest},
-};
+use outbox_proto::orders::v1::OrderStatus;
 
 fn rabbitmqctl(args: &[&str]) {
     let out = Command::new("rabbitmqctl")
@@ -128,37 +122,12 @@ const EXCHANGE: &str = "orders.events";
 const QUEUE: &str = "mail-svc.order-events";
 
 async fn upsert(stack: &Stack, id: i64, status: OrderStatus) -> u64 {
-    stack
-        .orders_client()
-        .await
-        .expect("client")
-        .upsert(UpsertOrderRequest {
-            id,
-            status: status as i32,
-            customer_email: format!("customer{id}@example.com"),
-        })
-        .await
-        .expect("upsert")
-        .into_inner()
-        .event_seq
-        .expect("an event")
+    stack.upsert(id, status).await.expect("upsert")
 }
 
 async fn sent_seqs(stack: &Stack, order_id: i64, n: usize) -> Vec<u64> {
-    let mut client = stack.mail_client(0).await.expect("mail client");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let mails = client
-            .list_mails(ListMailsRequest { order_id })
-            .await
-            .expect("list mails")
-            .into_inner()
-            .mails;
-        if mails.len() >= n || Instant::now() > deadline {
-            return mails.iter().map(|m| m.seq).collect();
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let mails = stack.mails_for(order_id, n).await.expect("list mails");
+    mails.iter().map(|m| m.seq).collect()
 }
 
 /// Publishes `body` as the given connection's user, with confirms; the broker's verdict.

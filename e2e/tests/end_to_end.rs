@@ -12,43 +12,17 @@ use lapin::{
     types::{AMQPValue, FieldTable},
 };
 use outbox_proto::{
-    mail::v1::{ListMailsRequest, Mail},
+    mail::v1::Mail,
     orders::v1::{OrderStatus, UpsertOrderRequest},
 };
 
 async fn upsert(stack: &Stack, id: i64, status: OrderStatus) -> u64 {
-    stack
-        .orders_client()
-        .await
-        .expect("client")
-        .upsert(UpsertOrderRequest {
-            id,
-            status: status as i32,
-            customer_email: format!("customer{id}@example.com"),
-        })
-        .await
-        .expect("upsert")
-        .into_inner()
-        .event_seq
-        .expect("an event")
+    stack.upsert(id, status).await.expect("upsert")
 }
 
 /// Polls ListMails until the order has `n` mails (or gives up after a minute).
 async fn mails_for(stack: &Stack, order_id: i64, n: usize) -> Vec<Mail> {
-    let mut client = stack.mail_client(0).await.expect("mail client");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let mails = client
-            .list_mails(ListMailsRequest { order_id })
-            .await
-            .expect("list mails")
-            .into_inner()
-            .mails;
-        if mails.len() >= n || Instant::now() > deadline {
-            return mails;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    stack.mails_for(order_id, n).await.expect("list mails")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

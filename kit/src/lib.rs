@@ -3,9 +3,12 @@
 //! - [`admin`]: the admin services' token check (`ADMIN_TOKEN`), caller name and field checks;
 //! - [`telemetry`]: tracing setup (`RUST_LOG`, `LOG_FORMAT=json`);
 //! - [`shutdown`]: one cancellation token fed by SIGTERM and ctrl-c;
+//! - [`config`]: the one duration format of every setting (`200ms`, `1s`, `2m`), and the
+//!   deprecated `*_MS` settings it replaced;
 //! - [`db`]: connect to PostgreSQL, creating the database when it is missing;
 //! - [`email`]: the one rule for customer mail addresses (orders-svc and mail-svc);
-//! - [`grpc`]: gRPC server reflection (v1 and v1alpha) for grpcurl;
+//! - [`grpc`]: the one gRPC server wiring (service, health, reflection v1 and v1alpha for grpcurl,
+//!   shutdown);
 //! - [`health`]: `grpc.health.v1` statuses that follow what the service depends on, and the
 //!   `healthcheck` subcommand;
 //! - [`secret`]: [`secret::SecretUrl`], URLs whose password never reaches a log or an error;
@@ -16,6 +19,7 @@
 
 pub mod admin;
 pub mod backoff;
+pub mod config;
 pub mod db;
 pub mod email;
 pub mod grpc;

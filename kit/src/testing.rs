@@ -1,7 +1,12 @@
 //! Helpers for the services' integration tests (feature `testing`): unique names so tests run in
 //! parallel against the one real PostgreSQL and RabbitMQ, and [`Proxy`], a TCP relay that a test
 //! can cut to produce a real outage of the real server behind it; [`scrape`] and [`Exposition`]
-//! read a service's real `/metrics` answer.
+//! read a service's real `/metrics` answer; [`health`], [`reflection`] and [`secrets`], what the
+//! services' tests of those share; [`run_for`] and [`run_to_end`], for tests of the real binaries.
+
+pub mod health;
+pub mod reflection;
+pub mod secrets;
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -337,6 +342,55 @@ impl Exposition {
         }
         problems
     }
+}
+
+/// Runs a service binary that is expected to keep running: waits `for_`, reports whether it was
+/// still running, then kills it (the child this call started) and returns everything it wrote to
+/// stdout and stderr.
+pub fn run_for(command: &mut std::process::Command, for_: std::time::Duration) -> (bool, String) {
+    use std::{io::Read, process::Stdio};
+
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    std::thread::sleep(for_);
+    let running = child.try_wait().expect("status").is_none();
+    if running {
+        child.kill().expect("kill the child this test started");
+    }
+    child.wait().expect("reaped");
+    let mut all = String::new();
+    if let Some(mut out) = child.stdout.take() {
+        out.read_to_string(&mut all).expect("stdout");
+    }
+    if let Some(mut err) = child.stderr.take() {
+        err.read_to_string(&mut all).expect("stderr");
+    }
+    (running, all)
+}
+
+/// Runs a service binary to its end: (succeeded, stdout + stderr).
+pub fn run_to_end(command: &mut std::process::Command) -> (bool, String) {
+    let out = command.output().expect("the binary runs");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), all)
+}
+
+/// Runs a service binary that must refuse to start: asserts it fails and that its output says
+/// each of `says` (the settings it names, the bad value). Returns the output.
+pub fn assert_refuses(command: &mut std::process::Command, says: &[&str]) -> String {
+    let (ok, all) = run_to_end(command);
+    assert!(!ok, "refuses to start: {all}");
+    for said in says {
+        assert!(all.contains(said), "says {said:?}: {all}");
+    }
+    all
 }
 
 #[cfg(test)]

@@ -5,7 +5,16 @@ use std::{net::SocketAddr, str::FromStr, time::Duration};
 use anyhow::{Context, bail};
 use clap::{Parser, ValueEnum};
 use lettre::message::Mailbox;
-use outbox_kit::{admin::AdminToken, health::Command, secret::SecretUrl, telemetry::LogFormat};
+use outbox_kit::{
+    admin::AdminToken,
+    config::{Resolved, parse_duration, renamed_ms},
+    health::Command,
+    secret::SecretUrl,
+    telemetry::LogFormat,
+};
+
+/// The longest BATCH_WINDOW: a longer wait would show as latency, not throughput.
+const MAX_BATCH_WINDOW: Duration = Duration::from_secs(1);
 
 /// The command line: run the service, or `healthcheck` a running one.
 #[derive(Debug, Clone, Parser)]
@@ -84,12 +93,15 @@ pub struct Config {
           value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub batch_size: u16,
 
-    /// How long a batch may wait for more deliveries, in milliseconds, while an earlier batch is
+    /// How long a batch may wait for more deliveries, e.g. `5ms`, while an earlier batch is
     /// still in flight. When nothing else is in flight the batch starts at once with what is
-    /// ready (no added latency at low load). 0: never wait.
-    #[arg(long, env = "BATCH_WINDOW_MS", default_value_t = 5,
-          value_parser = clap::value_parser!(u64).range(0..=1000))]
-    pub batch_window_ms: u64,
+    /// ready (no added latency at low load). 0: never wait; at most 1s. [default: 5ms]
+    #[arg(long, env = "BATCH_WINDOW", value_parser = parse_duration)]
+    pub batch_window: Option<Duration>,
+
+    /// Deprecated: BATCH_WINDOW in milliseconds.
+    #[arg(long, env = "BATCH_WINDOW_MS", value_parser = clap::value_parser!(u64))]
+    pub batch_window_ms: Option<u64>,
 
     /// Delivery loops sending mails side by side (each mail is one transaction; one order's mails
     /// still go out one after another, in order).
@@ -192,6 +204,14 @@ impl Config {
                 lettre::AsyncSmtpTransport::<lettre::Tokio1Executor>::from_url,
             )?;
         }
+        let window = self.resolved_batch_window()?;
+        if window.value > MAX_BATCH_WINDOW {
+            bail!(
+                "{} must be at most {MAX_BATCH_WINDOW:?} (it is {:?})",
+                window.source,
+                window.value
+            );
+        }
         if self.mail_hold_alert.is_zero() {
             bail!("MAIL_HOLD_ALERT must be greater than zero");
         }
@@ -209,29 +229,44 @@ impl Config {
         Ok(())
     }
 
+    /// Checks the settings (as [`Config::validate`]) and logs, once, a warning for each
+    /// deprecated `*_MS` setting in use. Called once at start-up.
+    pub fn validate_and_warn(&self) -> anyhow::Result<()> {
+        self.validate()?;
+        for warning in self.deprecations()? {
+            tracing::warn!("{warning}");
+        }
+        Ok(())
+    }
+
+    /// The warnings for the deprecated `*_MS` settings in use, naming the settings to use instead.
+    pub fn deprecations(&self) -> anyhow::Result<Vec<String>> {
+        Ok(self
+            .resolved_batch_window()?
+            .deprecation
+            .into_iter()
+            .collect())
+    }
+
+    /// BATCH_WINDOW (or the deprecated BATCH_WINDOW_MS, or the default 5ms).
+    pub fn batch_window(&self) -> anyhow::Result<Duration> {
+        Ok(self.resolved_batch_window()?.value)
+    }
+
+    fn resolved_batch_window(&self) -> anyhow::Result<Resolved> {
+        renamed_ms(
+            "BATCH_WINDOW",
+            self.batch_window,
+            "BATCH_WINDOW_MS",
+            self.batch_window_ms,
+            Duration::from_millis(5),
+        )
+    }
+
     /// MAIL_FROM, parsed.
     pub fn from_mailbox(&self) -> anyhow::Result<Mailbox> {
         Mailbox::from_str(&self.mail_from)
             .with_context(|| format!("MAIL_FROM is not a mail address: {:?}", self.mail_from))
-    }
-}
-
-/// Parses `500ms`, `90s`, `2m`, `1h` or a plain number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (digits, unit) = s.split_at(split);
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration (use e.g. 60s, 2m, 500ms)"))?;
-    match unit.trim() {
-        "" | "s" => Ok(Duration::from_secs(n)),
-        "ms" => Ok(Duration::from_millis(n)),
-        "m" => Ok(Duration::from_secs(n * 60)),
-        "h" => Ok(Duration::from_secs(n * 3600)),
-        other => Err(format!(
-            "unknown duration unit {other:?} (use ms, s, m or h)"
-        )),
     }
 }
 
@@ -246,7 +281,60 @@ mod tests {
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert!(parse_duration("soon").is_err());
-        assert!(parse_duration("5 days").is_err());
+        assert!(parse_duration("5 parsecs").is_err());
+    }
+
+    #[test]
+    fn batch_window_takes_humantime_and_the_old_ms_setting_warns() {
+        let cfg = Config::parse_from(["mail-svc"]);
+        assert_eq!(cfg.batch_window().unwrap(), Duration::from_millis(5));
+        assert!(cfg.deprecations().unwrap().is_empty());
+
+        let cfg = Config::parse_from(["mail-svc", "--batch-window", "20ms"]);
+        cfg.validate().expect("valid");
+        assert_eq!(cfg.batch_window().unwrap(), Duration::from_millis(20));
+        assert!(cfg.deprecations().unwrap().is_empty());
+
+        let err = Config::try_parse_from(["mail-svc", "--batch-window", "soonish"])
+            .expect_err("garbage")
+            .to_string();
+        assert!(
+            err.contains("--batch-window") && err.contains("soonish"),
+            "{err}"
+        );
+        let err = Config::parse_from(["mail-svc", "--batch-window", "2s"])
+            .validate()
+            .expect_err("too long")
+            .to_string();
+        assert!(err.contains("BATCH_WINDOW must be at most 1s"), "{err}");
+
+        let cfg = Config::parse_from(["mail-svc", "--batch-window-ms", "0"]);
+        cfg.validate().expect("valid");
+        assert_eq!(cfg.batch_window().unwrap(), Duration::ZERO);
+        let cfg = Config::parse_from(["mail-svc", "--batch-window-ms", "12"]);
+        assert_eq!(cfg.batch_window().unwrap(), Duration::from_millis(12));
+        assert_eq!(
+            cfg.deprecations().unwrap(),
+            ["BATCH_WINDOW_MS is deprecated: set BATCH_WINDOW=12ms instead"]
+        );
+        let err = Config::parse_from(["mail-svc", "--batch-window-ms", "1001"])
+            .validate()
+            .expect_err("too long")
+            .to_string();
+        assert!(err.contains("BATCH_WINDOW_MS must be at most 1s"), "{err}");
+
+        let cfg = Config::parse_from([
+            "mail-svc",
+            "--batch-window",
+            "5ms",
+            "--batch-window-ms",
+            "5",
+        ]);
+        let err = cfg.validate().expect_err("both").to_string();
+        assert!(
+            err.contains("BATCH_WINDOW and BATCH_WINDOW_MS are both set"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -64,7 +64,6 @@ use tokio::{
     sync::{Notify, watch},
     task::JoinHandle,
 };
-use tokio_stream::wrappers::TcpListenerStream;
 use tokio_util::sync::CancellationToken;
 
 pub use config::Config;
@@ -92,7 +91,7 @@ impl App {
     /// the consumer keeps retrying the broker. Anything waiting cannot fix (a bad setting,
     /// refused credentials, a failed migration) stops start-up with an error naming the setting.
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
-        cfg.validate()?;
+        cfg.validate_and_warn()?;
         // Install the metrics recorder now: `metrics::counter!` calls made before it exists are
         // dropped (kit's listener only installs it on the first scrape).
         metrics::register();
@@ -141,7 +140,7 @@ impl App {
                 instance: format!("{:016x}", rand::random::<u64>()),
                 mailer_wake: Arc::new(Notify::new()),
                 batch_size: usize::from(cfg.batch_size),
-                batch_window: std::time::Duration::from_millis(cfg.batch_window_ms),
+                batch_window: cfg.batch_window()?,
                 ready,
                 trusted_publishers: cfg.trusted_publishers.clone(),
                 hooks: cfg.hooks.clone(),
@@ -154,8 +153,6 @@ impl App {
         };
         let workers = tokio::spawn(workers.run(prepared, shutdown.clone()));
 
-        let (reflection_v1, reflection_v1alpha) =
-            outbox_kit::grpc::reflection(&["mail.v1.MailService", admin::SERVICE_NAME])?;
         let service = MailServiceServer::new(grpc::MailGrpc::new(pool.clone()));
         let admin = MailAdminServer::new(admin::MailAdminGrpc::new(
             pool.clone(),
@@ -163,16 +160,8 @@ impl App {
             cfg.admin_token.clone(),
             cfg.trusted_publishers.clone(),
         ));
-        let server = tokio::spawn(
-            tonic::transport::Server::builder()
-                .add_service(health_service)
-                .add_service(reflection_v1)
-                .add_service(reflection_v1alpha)
-                .add_service(service)
-                .add_service(admin)
-                // NOT_SERVING first, then stop taking calls.
-                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), health.stopped()),
-        );
+        let services = outbox_kit::grpc::Services::new(service).with(admin);
+        let server = outbox_kit::grpc::serve(listener, services, &health, health_service)?;
         tracing::info!(%grpc_addr, %metrics_addr, queue = %topology.queue, mailer = ?cfg.mailer, "mail-svc listening");
         Ok(Self {
             grpc_addr,

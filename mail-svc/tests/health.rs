@@ -4,44 +4,19 @@
 
 mod common;
 
-use std::{net::SocketAddr, process::Command, time::Duration};
+use std::{net::SocketAddr, time::Duration};
 
 use common::{Names, Publisher, config, created, eventually, start};
 use mail_svc::App;
-use outbox_kit::testing::{Proxy, pg_server_url, unique};
+use outbox_kit::testing::{Proxy, health, pg_server_url, unique};
 use outbox_proto::mail::v1::{GetStatusRequest, mail_service_client::MailServiceClient};
 use tokio_util::sync::CancellationToken;
-use tonic_health::pb::{
-    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
-};
+use tonic_health::pb::health_check_response::ServingStatus;
 
 const SERVICES: [&str; 2] = ["", "mail.v1.MailService"];
 
-async fn client(addr: SocketAddr) -> HealthClient<tonic::transport::Channel> {
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-        .expect("uri")
-        .connect()
-        .await
-        .expect("health connects");
-    HealthClient::new(channel)
-}
-
 async fn is(addr: SocketAddr, want: ServingStatus) -> bool {
-    let mut c = client(addr).await;
-    for service in SERVICES {
-        let got = c
-            .check(HealthCheckRequest {
-                service: service.into(),
-            })
-            .await
-            .expect("check")
-            .into_inner()
-            .status;
-        if got != want as i32 {
-            return false;
-        }
-    }
-    true
+    health::all_are(addr, &SERVICES, want).await
 }
 
 async fn wait_for(addr: SocketAddr, want: ServingStatus, what: &str) {
@@ -114,26 +89,12 @@ async fn not_serving_as_soon_as_shutdown_starts() {
         "SERVING once consuming",
     )
     .await;
-    let mut watch = client(svc.grpc_addr)
-        .await
-        .watch(HealthCheckRequest {
-            service: "mail.v1.MailService".into(),
-        })
-        .await
-        .expect("watch")
-        .into_inner();
-    let first = watch.message().await.expect("stream").expect("first");
-    assert_eq!(first.status, ServingStatus::Serving as i32);
-
-    svc.shutdown.cancel();
-    // The server is still delivering this stream: NOT_SERVING reaches the client before it stops.
-    let next = tokio::time::timeout(Duration::from_secs(10), watch.message())
-        .await
-        .expect("an update within 10s")
-        .expect("stream")
-        .expect("an update before the server stopped");
-    assert_eq!(next.status, ServingStatus::NotServing as i32);
-    drop(watch);
+    health::assert_not_serving_once_shutdown_starts(
+        svc.grpc_addr,
+        "mail.v1.MailService",
+        &svc.shutdown,
+    )
+    .await;
     tokio::time::timeout(Duration::from_secs(30), svc.app)
         .await
         .expect("stops once the watcher left")
@@ -225,23 +186,21 @@ async fn starts_while_its_database_is_down_and_catches_up() {
 
 /// Runs `mail-svc healthcheck` with the service's own environment, whose database, broker and
 /// SMTP server lead nowhere: the check must not need them.
-fn healthcheck(grpc_addr: String) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mail-svc"))
-        .arg("healthcheck")
-        .env_clear()
-        .env("GRPC_ADDR", grpc_addr)
-        .env(
-            "DATABASE_URL",
-            "postgres://app:pw@nowhere.invalid:5432/mail",
-        )
-        .env("AMQP_URL", "amqp://app:pw@nowhere.invalid:5672/%2f")
-        .env("MAILER", "smtp")
-        .env("SMTP_URL", "smtp://app:pw@nowhere.invalid:25")
-        .output()
-        .expect("runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(stdout.lines().count(), 1, "one line: {stdout:?}");
-    (out.status.success(), stdout)
+async fn healthcheck(grpc_addr: String) -> (bool, String) {
+    health::healthcheck(
+        env!("CARGO_BIN_EXE_mail-svc"),
+        grpc_addr,
+        &[
+            (
+                "DATABASE_URL",
+                "postgres://app:pw@nowhere.invalid:5432/mail",
+            ),
+            ("AMQP_URL", "amqp://app:pw@nowhere.invalid:5672/%2f"),
+            ("MAILER", "smtp"),
+            ("SMTP_URL", "smtp://app:pw@nowhere.invalid:25"),
+        ],
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -261,9 +220,7 @@ async fn healthcheck_subcommand_exits_0_only_when_serving() {
     .await;
 
     let any = format!("0.0.0.0:{}", svc.grpc_addr.port());
-    let (ok, line) = tokio::task::spawn_blocking(move || healthcheck(any))
-        .await
-        .unwrap();
+    let (ok, line) = healthcheck(any).await;
     assert!(ok, "exit 0 while serving: {line}");
 
     broker.cut();
@@ -274,18 +231,14 @@ async fn healthcheck_subcommand_exits_0_only_when_serving() {
     )
     .await;
     let addr = svc.grpc_addr.to_string();
-    let (ok, line) = tokio::task::spawn_blocking(move || healthcheck(addr))
-        .await
-        .unwrap();
+    let (ok, line) = healthcheck(addr).await;
     assert!(!ok, "exit 1 while the broker is away: {line}");
     assert!(line.contains("NOT_SERVING"), "{line}");
     broker.restore();
 
     let addr = svc.grpc_addr.to_string();
     svc.stop().await;
-    let (ok, line) = tokio::task::spawn_blocking(move || healthcheck(addr))
-        .await
-        .unwrap();
+    let (ok, line) = healthcheck(addr).await;
     assert!(!ok, "exit 1 on a closed port: {line}");
     names.cleanup().await;
 }

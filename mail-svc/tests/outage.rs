@@ -73,54 +73,24 @@ async fn database_outage_delays_but_loses_nothing() {
 
 #[tokio::test]
 async fn health_and_reflection_answer() {
-    use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+    use outbox_kit::testing::{health, reflection};
     let names = Names::new();
     let svc = start(config(&names)).await;
-    let channel = tonic::transport::Channel::from_shared(format!("http://{}", svc.grpc_addr))
-        .expect("uri")
-        .connect()
-        .await
-        .expect("connect");
     for service in ["", "mail.v1.MailService"] {
         // SERVING follows "consuming" within a probe; poll rather than race it.
-        eventually(&format!("{service:?} is SERVING"), 10, || {
-            let channel = channel.clone();
-            async move {
-                let resp = HealthClient::new(channel)
-                    .check(HealthCheckRequest {
-                        service: service.into(),
-                    })
-                    .await
-                    .expect("health")
-                    .into_inner();
-                (resp.status == 1).then_some(())
-            }
+        eventually(&format!("{service:?} is SERVING"), 10, || async move {
+            (health::status(svc.grpc_addr, service).await == 1).then_some(())
         })
         .await;
     }
 
-    use tokio_stream::StreamExt;
-    use tonic_reflection::pb::v1::{
-        ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
-        server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
-    };
-    let request = ServerReflectionRequest {
-        host: String::new(),
-        message_request: Some(MessageRequest::ListServices(String::new())),
-    };
-    let mut stream = ServerReflectionClient::new(channel)
-        .server_reflection_info(tokio_stream::iter([request]))
-        .await
-        .expect("reflection")
-        .into_inner();
-    let resp = stream.next().await.expect("one answer").expect("ok");
-    let Some(MessageResponse::ListServicesResponse(list)) = resp.message_response else {
-        panic!("unexpected reflection answer");
-    };
-    let services: Vec<_> = list.service.iter().map(|s| s.name.as_str()).collect();
-    assert!(services.contains(&"mail.v1.MailService"), "{services:?}");
+    let services = reflection::services_v1(svc.grpc_addr).await;
     assert!(
-        !services.contains(&"orders.v1.OrderService"),
+        services.iter().any(|s| s == "mail.v1.MailService"),
+        "{services:?}"
+    );
+    assert!(
+        !services.iter().any(|s| s == "orders.v1.OrderService"),
         "{services:?}"
     );
     svc.stop().await;

@@ -3,17 +3,17 @@
 
 mod common;
 
-use std::{
-    io::Read,
-    process::{Command, Stdio},
-    time::Duration,
-};
+use std::{process::Command, time::Duration};
 
 use common::{Names, config};
 use mail_svc::{App, config::MailerKind};
+use outbox_kit::testing::{
+    run_for,
+    secrets::{
+        PASSWORD, assert_binary_refuses, assert_error_names_setting, assert_help_hides_password,
+    },
+};
 use tokio_util::sync::CancellationToken;
-
-const PASSWORD: &str = "s3cr3t-Pw0rd";
 
 /// (setting, value) pairs that carry the password and cannot be parsed.
 fn bad_settings() -> Vec<(&'static str, String)> {
@@ -56,83 +56,50 @@ async fn start_up_errors_name_the_setting_and_hide_the_password() {
         let err = App::build(cfg, CancellationToken::new())
             .await
             .expect_err("cannot start");
-        for text in [format!("{err:#}"), format!("{err:?}")] {
-            assert!(text.contains(setting), "{value}: {text}");
-            assert!(!text.contains(PASSWORD), "{value}: {text}");
-        }
+        assert_error_names_setting(&err, setting, &value);
     }
 }
 
 #[test]
 fn the_binary_never_prints_the_password() {
     for (setting, value) in bad_settings() {
-        let out = Command::new(env!("CARGO_BIN_EXE_mail-svc"))
-            .env(setting, &value)
-            .env("MAILER", "smtp")
-            .env("GRPC_ADDR", "127.0.0.1:0")
-            .env("METRICS_ADDR", "127.0.0.1:0")
-            .output()
-            .expect("runs");
-        let all = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        assert_binary_refuses(
+            Command::new(env!("CARGO_BIN_EXE_mail-svc"))
+                .env(setting, &value)
+                .env("MAILER", "smtp")
+                .env("GRPC_ADDR", "127.0.0.1:0")
+                .env("METRICS_ADDR", "127.0.0.1:0"),
+            setting,
+            &value,
         );
-        assert!(!out.status.success(), "{value}: fails");
-        assert!(all.contains(setting), "{value}: {all}");
-        assert!(!all.contains(PASSWORD), "{value}: {all}");
     }
 
     // Valid URLs with passwords to servers that are not there: mail-svc runs, waits for its
     // database and logs each retry; none of it shows a password.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mail-svc"))
-        .env(
-            "DATABASE_URL",
-            format!("postgres://app:{PASSWORD}@127.0.0.1:1/mail"),
-        )
-        .env("AMQP_URL", format!("amqp://app:{PASSWORD}@127.0.0.1:1/%2f"))
-        .env("MAILER", "smtp")
-        .env("SMTP_URL", format!("smtp://app:{PASSWORD}@127.0.0.1:1"))
-        .env("GRPC_ADDR", "127.0.0.1:0")
-        .env("METRICS_ADDR", "127.0.0.1:0")
-        .env("RUST_LOG", "debug")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("runs");
-    std::thread::sleep(Duration::from_secs(4));
-    assert!(
-        child.try_wait().expect("status").is_none(),
-        "waits for its database instead of exiting"
+    let (running, all) = run_for(
+        Command::new(env!("CARGO_BIN_EXE_mail-svc"))
+            .env(
+                "DATABASE_URL",
+                format!("postgres://app:{PASSWORD}@127.0.0.1:1/mail"),
+            )
+            .env("AMQP_URL", format!("amqp://app:{PASSWORD}@127.0.0.1:1/%2f"))
+            .env("MAILER", "smtp")
+            .env("SMTP_URL", format!("smtp://app:{PASSWORD}@127.0.0.1:1"))
+            .env("GRPC_ADDR", "127.0.0.1:0")
+            .env("METRICS_ADDR", "127.0.0.1:0")
+            .env("RUST_LOG", "debug"),
+        Duration::from_secs(4),
     );
-    child.kill().expect("kill the child this test started");
-    child.wait().expect("reaped");
-    let mut all = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut all)
-        .unwrap();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut all)
-        .unwrap();
+    assert!(running, "waits for its database instead of exiting");
     let retries = all.matches("database unreachable, retrying").count();
     assert!(retries >= 2, "each retry is logged ({retries}): {all}");
     assert!(!all.contains(PASSWORD), "{all}");
 
-    let out = Command::new(env!("CARGO_BIN_EXE_mail-svc"))
-        .arg("--help")
-        .env("DATABASE_URL", format!("postgres://app:{PASSWORD}@db/mail"))
-        .env("AMQP_URL", format!("amqp://app:{PASSWORD}@mq/%2f"))
-        .env("SMTP_URL", format!("smtp://app:{PASSWORD}@smtp"))
-        .output()
-        .expect("runs");
-    let help = String::from_utf8_lossy(&out.stdout);
-    assert!(help.contains("SMTP_URL"), "{help}");
-    assert!(!help.contains(PASSWORD), "{help}");
-    assert!(help.contains("healthcheck"), "{help}");
+    assert_help_hides_password(
+        Command::new(env!("CARGO_BIN_EXE_mail-svc"))
+            .env("DATABASE_URL", format!("postgres://app:{PASSWORD}@db/mail"))
+            .env("AMQP_URL", format!("amqp://app:{PASSWORD}@mq/%2f"))
+            .env("SMTP_URL", format!("smtp://app:{PASSWORD}@smtp")),
+        "SMTP_URL",
+    );
 }

@@ -32,7 +32,6 @@ use outbox_kit::health::{DbProbe, Health, Probe};
 use outbox_proto::orders::v1::order_service_server::OrderServiceServer;
 use sqlx::PgPool;
 use tokio::{net::TcpListener, sync::Notify, task::JoinHandle};
-use tokio_stream::wrappers::TcpListenerStream;
 use tokio_util::sync::CancellationToken;
 
 pub use config::Config;
@@ -80,19 +79,9 @@ impl App {
         let mut probe = DbProbe::new(outbox_kit::db::options(&cfg.database_url)?);
         health.set(probe.check().await).await;
         let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
-        let (reflection_v1, reflection_v1alpha) =
-            outbox_kit::grpc::reflection(&["orders.v1.OrderService"])?;
         let orders = OrderServiceServer::new(grpc::OrdersGrpc::new(pool.clone(), relay_waker));
-
-        let server = tokio::spawn(
-            tonic::transport::Server::builder()
-                .add_service(health_service)
-                .add_service(reflection_v1)
-                .add_service(reflection_v1alpha)
-                .add_service(orders)
-                // NOT_SERVING first, then stop taking calls.
-                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), health.stopped()),
-        );
+        let services = outbox_kit::grpc::Services::new(orders);
+        let server = outbox_kit::grpc::serve(listener, services, &health, health_service)?;
         tracing::info!(%grpc_addr, %metrics_addr, "orders-svc listening");
         Ok(Self {
             grpc_addr,

@@ -4,36 +4,15 @@
 
 mod common;
 
-use std::{net::SocketAddr, process::Command, time::Duration};
+use std::{net::SocketAddr, time::Duration};
 
 use common::{config, start_with};
-use outbox_kit::testing::{Proxy, unique};
-use tonic_health::pb::{
-    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
-};
+use outbox_kit::testing::{Proxy, health, unique};
+use tonic_health::pb::health_check_response::ServingStatus;
 
 const SERVICES: [&str; 2] = ["", "orders.v1.OrderService"];
 
-async fn client(addr: SocketAddr) -> HealthClient<tonic::transport::Channel> {
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-        .expect("uri")
-        .connect()
-        .await
-        .expect("health connects");
-    HealthClient::new(channel)
-}
-
-async fn status(addr: SocketAddr, service: &str) -> i32 {
-    let mut client = client(addr).await;
-    client
-        .check(HealthCheckRequest {
-            service: service.into(),
-        })
-        .await
-        .expect("check")
-        .into_inner()
-        .status
-}
+use health::status;
 
 /// Waits until both statuses are `want`; returns how long it took.
 async fn wait_for(addr: SocketAddr, want: ServingStatus, within: Duration) -> Duration {
@@ -89,26 +68,12 @@ async fn health_follows_the_database() {
 #[tokio::test]
 async fn not_serving_as_soon_as_shutdown_starts() {
     let t = common::start().await;
-    let mut client = client(t.grpc_addr).await;
-    let mut watch = client
-        .watch(HealthCheckRequest {
-            service: "orders.v1.OrderService".into(),
-        })
-        .await
-        .expect("watch")
-        .into_inner();
-    let first = watch.message().await.expect("stream").expect("first");
-    assert_eq!(first.status, ServingStatus::Serving as i32);
-
-    t.shutdown.cancel();
-    // The server is still delivering this stream: NOT_SERVING reaches the client before it stops.
-    let next = tokio::time::timeout(Duration::from_secs(10), watch.message())
-        .await
-        .expect("an update within 10s")
-        .expect("stream")
-        .expect("an update before the server stopped");
-    assert_eq!(next.status, ServingStatus::NotServing as i32);
-    drop(watch);
+    health::assert_not_serving_once_shutdown_starts(
+        t.grpc_addr,
+        "orders.v1.OrderService",
+        &t.shutdown,
+    )
+    .await;
     tokio::time::timeout(Duration::from_secs(30), t.app)
         .await
         .expect("stops once the watcher left")
@@ -118,20 +83,16 @@ async fn not_serving_as_soon_as_shutdown_starts() {
 
 /// Runs `orders-svc healthcheck` with only the service's own environment (a DATABASE_URL that
 /// leads nowhere: the check must not need it).
-fn healthcheck(grpc_addr: &str) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_orders-svc"))
-        .arg("healthcheck")
-        .env_clear()
-        .env("GRPC_ADDR", grpc_addr)
-        .env(
+async fn healthcheck(grpc_addr: String) -> (bool, String) {
+    health::healthcheck(
+        env!("CARGO_BIN_EXE_orders-svc"),
+        grpc_addr,
+        &[(
             "DATABASE_URL",
             "postgres://app:pw@nowhere.invalid:5432/orders",
-        )
-        .output()
-        .expect("runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(stdout.lines().count(), 1, "one line: {stdout:?}");
-    (out.status.success(), stdout)
+        )],
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -143,9 +104,7 @@ async fn healthcheck_subcommand_exits_0_only_when_serving() {
     let t = start_with(config(outbox_kit::testing::pg_url_via(proxy.addr(), &name))).await;
     // 0.0.0.0 means "this host": the check goes to loopback.
     let any = format!("0.0.0.0:{}", t.grpc_addr.port());
-    let (ok, line) = tokio::task::spawn_blocking(move || healthcheck(&any))
-        .await
-        .unwrap();
+    let (ok, line) = healthcheck(any).await;
     assert!(ok, "exit 0 while serving: {line}");
     assert!(line.contains("SERVING"), "{line}");
 
@@ -157,9 +116,7 @@ async fn healthcheck_subcommand_exits_0_only_when_serving() {
     )
     .await;
     let addr = t.grpc_addr.to_string();
-    let (ok, line) = tokio::task::spawn_blocking(move || healthcheck(&addr))
-        .await
-        .unwrap();
+    let (ok, line) = healthcheck(addr).await;
     assert!(!ok, "exit 1 while the database is away: {line}");
     assert!(line.contains("NOT_SERVING"), "{line}");
     proxy.restore();
@@ -169,9 +126,7 @@ async fn healthcheck_subcommand_exits_0_only_when_serving() {
 
     // Nothing listens there any more.
     let addr = t.grpc_addr.to_string();
-    let (ok, line) = tokio::task::spawn_blocking(move || healthcheck(&addr))
-        .await
-        .unwrap();
+    let (ok, line) = healthcheck(addr).await;
     assert!(!ok, "exit 1 on a closed port: {line}");
     println!("closed port: {line}");
 }

@@ -6,9 +6,10 @@ mod common;
 use std::process::Command;
 
 use orders_svc::{App, Config};
+use outbox_kit::testing::secrets::{
+    PASSWORD, assert_binary_refuses, assert_error_names_setting, assert_help_hides_password,
+};
 use tokio_util::sync::CancellationToken;
-
-const PASSWORD: &str = "s3cr3t-Pw0rd";
 
 /// URLs that carry the password and cannot be used: unparsable, or leading to a closed port.
 fn bad_urls() -> Vec<String> {
@@ -31,43 +32,29 @@ async fn start_up_errors_name_the_setting_and_hide_the_password() {
         let err = App::build(cfg, CancellationToken::new())
             .await
             .expect_err("cannot start");
-        for text in [format!("{err:#}"), format!("{err:?}")] {
-            assert!(text.contains("DATABASE_URL"), "{url}: {text}");
-            assert!(!text.contains(PASSWORD), "{url}: {text}");
-        }
+        assert_error_names_setting(&err, "DATABASE_URL", &url);
     }
 }
 
 #[test]
 fn the_binary_never_prints_the_password() {
     for url in bad_urls() {
-        let out = Command::new(env!("CARGO_BIN_EXE_orders-svc"))
-            .env("DATABASE_URL", &url)
-            .env("GRPC_ADDR", "127.0.0.1:0")
-            .env("METRICS_ADDR", "127.0.0.1:0")
-            .env("RUST_LOG", "debug")
-            .output()
-            .expect("runs");
-        let all = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        assert_binary_refuses(
+            Command::new(env!("CARGO_BIN_EXE_orders-svc"))
+                .env("DATABASE_URL", &url)
+                .env("GRPC_ADDR", "127.0.0.1:0")
+                .env("METRICS_ADDR", "127.0.0.1:0")
+                .env("RUST_LOG", "debug"),
+            "DATABASE_URL",
+            &url,
         );
-        assert!(!out.status.success(), "{url}: fails");
-        assert!(all.contains("DATABASE_URL"), "{url}: {all}");
-        assert!(!all.contains(PASSWORD), "{url}: {all}");
     }
     // `--help` shows which variables are set, never their values.
-    let out = Command::new(env!("CARGO_BIN_EXE_orders-svc"))
-        .arg("--help")
-        .env(
+    assert_help_hides_password(
+        Command::new(env!("CARGO_BIN_EXE_orders-svc")).env(
             "DATABASE_URL",
             format!("postgres://app:{PASSWORD}@db/orders"),
-        )
-        .output()
-        .expect("runs");
-    let help = String::from_utf8_lossy(&out.stdout);
-    assert!(help.contains("DATABASE_URL"), "{help}");
-    assert!(!help.contains(PASSWORD), "{help}");
-    assert!(help.contains("healthcheck"), "{help}");
+        ),
+        "DATABASE_URL",
+    );
 }

@@ -6,7 +6,6 @@
 mod common;
 
 use common::{Ctl, Run, Stack, TOKEN, audit, start_relay, wait_until};
-use futures::StreamExt;
 use outbox_proto::orders::{events::v1::OrderPayload, v1::OrderStatus};
 use prost::Message;
 
@@ -226,61 +225,10 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing() {
         (stack.relay.grpc_addr, "relay.admin.v1.RelayAdmin"),
         (stack.mail.grpc_addr, "mail.admin.v1.MailAdmin"),
     ] {
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-            .expect("uri")
-            .connect()
-            .await
-            .expect("connect");
-        {
-            use tonic_reflection::pb::v1::{
-                ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
-                server_reflection_request::MessageRequest,
-                server_reflection_response::MessageResponse,
-            };
-            let mut responses = ServerReflectionClient::new(channel.clone())
-                .server_reflection_info(futures::stream::iter([ServerReflectionRequest {
-                    host: String::new(),
-                    message_request: Some(MessageRequest::ListServices(String::new())),
-                }]))
-                .await
-                .expect("v1")
-                .into_inner();
-            let Some(MessageResponse::ListServicesResponse(list)) = responses
-                .next()
-                .await
-                .expect("reply")
-                .expect("ok")
-                .message_response
-            else {
-                panic!("expected a service list");
-            };
-            assert!(list.service.iter().any(|s| s.name == name), "{list:?}");
-        }
-        {
-            use tonic_reflection::pb::v1alpha::{
-                ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
-                server_reflection_request::MessageRequest,
-                server_reflection_response::MessageResponse,
-            };
-            let mut responses = ServerReflectionClient::new(channel)
-                .server_reflection_info(futures::stream::iter([ServerReflectionRequest {
-                    host: String::new(),
-                    message_request: Some(MessageRequest::ListServices(String::new())),
-                }]))
-                .await
-                .expect("v1alpha")
-                .into_inner();
-            let Some(MessageResponse::ListServicesResponse(list)) = responses
-                .next()
-                .await
-                .expect("reply")
-                .expect("ok")
-                .message_response
-            else {
-                panic!("expected a service list");
-            };
-            assert!(list.service.iter().any(|s| s.name == name), "{list:?}");
-        }
+        let names = outbox_kit::testing::reflection::services_v1(addr).await;
+        assert!(names.iter().any(|s| s == name), "{names:?}");
+        let names = outbox_kit::testing::reflection::services_v1alpha(addr).await;
+        assert!(names.iter().any(|s| s == name), "{names:?}");
     }
 
     stack.names.cleanup().await;

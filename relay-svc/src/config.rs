@@ -3,7 +3,13 @@
 use std::{net::SocketAddr, str::FromStr, time::Duration};
 
 use clap::Parser;
-use outbox_kit::{admin::AdminToken, health::Command, secret::SecretUrl, telemetry::LogFormat};
+use outbox_kit::{
+    admin::AdminToken,
+    config::{Resolved, parse_duration, renamed_ms},
+    health::Command,
+    secret::SecretUrl,
+    telemetry::LogFormat,
+};
 use sqlx::postgres::PgConnectOptions;
 
 use crate::hook::BeforeDelete;
@@ -64,33 +70,51 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub batch_size: u32,
 
-    /// First retry delay after a failure (broker or database), in ms; doubles up to the max.
-    #[arg(long, env = "BACKOFF_MIN_MS", default_value_t = 200,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub backoff_min_ms: u64,
+    /// First retry delay after a failure (broker or database), e.g. `200ms`; doubles up to
+    /// BACKOFF_MAX. [default: 200ms]
+    #[arg(long, env = "BACKOFF_MIN", value_parser = parse_duration)]
+    pub backoff_min: Option<Duration>,
 
-    /// Longest retry delay after repeated failures, in ms.
-    #[arg(long, env = "BACKOFF_MAX_MS", default_value_t = 30_000,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub backoff_max_ms: u64,
+    /// Longest retry delay after repeated failures, e.g. `30s`. [default: 30s]
+    #[arg(long, env = "BACKOFF_MAX", value_parser = parse_duration)]
+    pub backoff_max: Option<Duration>,
 
-    /// Fallback poll of the outbox when no NOTIFY arrives, in ms (a lost notification costs at
-    /// most this much latency). Also how often the leader checks its lock connection when idle.
-    #[arg(long, env = "POLL_INTERVAL_MS", default_value_t = 1_000,
-          value_parser = clap::value_parser!(u64).range(50..))]
-    pub poll_interval_ms: u64,
+    /// Fallback poll of the outbox when no NOTIFY arrives, e.g. `1s` (a lost notification costs
+    /// at most this much latency). Also how often the leader checks its lock connection when
+    /// idle. At least 50ms. [default: 1s]
+    #[arg(long, env = "POLL_INTERVAL", value_parser = parse_duration)]
+    pub poll_interval: Option<Duration>,
 
-    /// How often a standby tries to take the leader lock, in ms.
-    #[arg(long, env = "STANDBY_RETRY_MS", default_value_t = 1_000,
-          value_parser = clap::value_parser!(u64).range(50..))]
-    pub standby_retry_ms: u64,
+    /// How often a standby tries to take the leader lock, e.g. `1s`. At least 50ms.
+    /// [default: 1s]
+    #[arg(long, env = "STANDBY_RETRY", value_parser = parse_duration)]
+    pub standby_retry: Option<Duration>,
 
     /// How long one wave of a batch may take, sending included (a broker applying flow control
     /// stops reading), until the broker confirmed it; then the connection is treated as broken.
-    /// In ms.
-    #[arg(long, env = "CONFIRM_TIMEOUT_MS", default_value_t = 15_000,
-          value_parser = clap::value_parser!(u64).range(100..))]
-    pub confirm_timeout_ms: u64,
+    /// E.g. `15s`; at least 100ms. [default: 15s]
+    #[arg(long, env = "CONFIRM_TIMEOUT", value_parser = parse_duration)]
+    pub confirm_timeout: Option<Duration>,
+
+    /// Deprecated: BACKOFF_MIN in milliseconds.
+    #[arg(long, env = "BACKOFF_MIN_MS", value_parser = clap::value_parser!(u64))]
+    pub backoff_min_ms: Option<u64>,
+
+    /// Deprecated: BACKOFF_MAX in milliseconds.
+    #[arg(long, env = "BACKOFF_MAX_MS", value_parser = clap::value_parser!(u64))]
+    pub backoff_max_ms: Option<u64>,
+
+    /// Deprecated: POLL_INTERVAL in milliseconds.
+    #[arg(long, env = "POLL_INTERVAL_MS", value_parser = clap::value_parser!(u64))]
+    pub poll_interval_ms: Option<u64>,
+
+    /// Deprecated: STANDBY_RETRY in milliseconds.
+    #[arg(long, env = "STANDBY_RETRY_MS", value_parser = clap::value_parser!(u64))]
+    pub standby_retry_ms: Option<u64>,
+
+    /// Deprecated: CONFIRM_TIMEOUT in milliseconds.
+    #[arg(long, env = "CONFIRM_TIMEOUT_MS", value_parser = clap::value_parser!(u64))]
+    pub confirm_timeout_ms: Option<u64>,
 
     /// Leader lease: the leader proves it is alive every second; a standby that sees the
     /// leader's lock session silent for longer than this terminates it and takes over (a frozen
@@ -131,14 +155,99 @@ impl Config {
             );
         }
         self.admin_token.validate()?;
-        if self.backoff_min_ms > self.backoff_max_ms {
+        let t = self.timings()?;
+        for (r, min) in [
+            (&t.backoff_min, Duration::from_millis(1)),
+            (&t.backoff_max, Duration::from_millis(1)),
+            (&t.poll_interval, Duration::from_millis(50)),
+            (&t.standby_retry, Duration::from_millis(50)),
+            (&t.confirm_timeout, Duration::from_millis(100)),
+        ] {
+            if r.value < min {
+                anyhow::bail!(
+                    "{} must be at least {min:?} (it is {:?})",
+                    r.source,
+                    r.value
+                );
+            }
+        }
+        if t.backoff_min.value > t.backoff_max.value {
             anyhow::bail!(
-                "BACKOFF_MIN_MS ({}) must not exceed BACKOFF_MAX_MS ({})",
-                self.backoff_min_ms,
-                self.backoff_max_ms
+                "{} ({:?}) must not exceed {} ({:?})",
+                t.backoff_min.source,
+                t.backoff_min.value,
+                t.backoff_max.source,
+                t.backoff_max.value
             );
         }
         Ok(())
+    }
+
+    /// Checks the settings (as [`Config::validate`]) and logs, once, a warning for each
+    /// deprecated `*_MS` setting in use. Called once at start-up.
+    pub fn validate_and_warn(&self) -> anyhow::Result<()> {
+        self.validate()?;
+        for warning in self.deprecations()? {
+            tracing::warn!("{warning}");
+        }
+        Ok(())
+    }
+
+    /// The warnings for the deprecated `*_MS` settings in use, naming the settings to use instead.
+    pub fn deprecations(&self) -> anyhow::Result<Vec<String>> {
+        let t = self.timings()?;
+        Ok([
+            t.backoff_min,
+            t.backoff_max,
+            t.poll_interval,
+            t.standby_retry,
+            t.confirm_timeout,
+        ]
+        .into_iter()
+        .filter_map(|r| r.deprecation)
+        .collect())
+    }
+
+    /// Each duration from its setting, its deprecated `*_MS` predecessor or its default; both
+    /// names set is an error naming both.
+    fn timings(&self) -> anyhow::Result<Timings> {
+        Ok(Timings {
+            backoff_min: renamed_ms(
+                "BACKOFF_MIN",
+                self.backoff_min,
+                "BACKOFF_MIN_MS",
+                self.backoff_min_ms,
+                Duration::from_millis(200),
+            )?,
+            backoff_max: renamed_ms(
+                "BACKOFF_MAX",
+                self.backoff_max,
+                "BACKOFF_MAX_MS",
+                self.backoff_max_ms,
+                Duration::from_secs(30),
+            )?,
+            poll_interval: renamed_ms(
+                "POLL_INTERVAL",
+                self.poll_interval,
+                "POLL_INTERVAL_MS",
+                self.poll_interval_ms,
+                Duration::from_secs(1),
+            )?,
+            standby_retry: renamed_ms(
+                "STANDBY_RETRY",
+                self.standby_retry,
+                "STANDBY_RETRY_MS",
+                self.standby_retry_ms,
+                Duration::from_secs(1),
+            )?,
+            confirm_timeout: renamed_ms(
+                "CONFIRM_TIMEOUT",
+                self.confirm_timeout,
+                "CONFIRM_TIMEOUT_MS",
+                self.confirm_timeout_ms,
+                Duration::from_secs(15),
+            )?,
+        })
     }
 
     /// The parsed `DATABASE_URL` (the error names it and never shows the password).
@@ -147,41 +256,32 @@ impl Config {
     }
 
     /// The relay library's settings: the table `outbox` of the orders database.
-    pub fn settings(&self) -> outbox_relay::Settings {
+    pub fn settings(&self) -> anyhow::Result<outbox_relay::Settings> {
+        let t = self.timings()?;
         let mut s = outbox_relay::Settings::new(
             self.database_url.expose(),
             self.amqp_url.expose(),
             self.amqp_exchange.clone(),
         );
         s.batch_size = self.batch_size;
-        s.backoff_min_ms = self.backoff_min_ms;
-        s.backoff_max_ms = self.backoff_max_ms;
-        s.poll_interval_ms = self.poll_interval_ms;
-        s.standby_retry_ms = self.standby_retry_ms;
-        s.confirm_timeout_ms = self.confirm_timeout_ms;
+        s.backoff_min = t.backoff_min.value;
+        s.backoff_max = t.backoff_max.value;
+        s.poll_interval = t.poll_interval.value;
+        s.standby_retry = t.standby_retry.value;
+        s.confirm_timeout = t.confirm_timeout.value;
         s.leader_lease = self.leader_lease;
         s.before_delete = self.before_delete.clone();
-        s
+        Ok(s)
     }
 }
 
-/// Parses `500ms`, `10s`, `2m`, `1h` or a plain number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (digits, unit) = s.split_at(split);
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration (use e.g. 10s, 2m, 500ms)"))?;
-    match unit.trim() {
-        "" | "s" => Ok(Duration::from_secs(n)),
-        "ms" => Ok(Duration::from_millis(n)),
-        "m" => Ok(Duration::from_secs(n * 60)),
-        "h" => Ok(Duration::from_secs(n * 3600)),
-        other => Err(format!(
-            "unknown duration unit {other:?} (use ms, s, m or h)"
-        )),
-    }
+/// The resolved durations (see [`Config::timings`]).
+struct Timings {
+    backoff_min: Resolved,
+    backoff_max: Resolved,
+    poll_interval: Resolved,
+    standby_retry: Resolved,
+    confirm_timeout: Resolved,
 }
 
 #[cfg(test)]
@@ -199,5 +299,93 @@ mod tests {
         assert!(Config::try_parse_from(["relay-svc", "--leader-lease", "soon"]).is_err());
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
+    }
+
+    const NEW: [(&str, &str); 5] = [
+        ("BACKOFF_MIN", "--backoff-min"),
+        ("BACKOFF_MAX", "--backoff-max"),
+        ("POLL_INTERVAL", "--poll-interval"),
+        ("STANDBY_RETRY", "--standby-retry"),
+        ("CONFIRM_TIMEOUT", "--confirm-timeout"),
+    ];
+
+    fn durations(cfg: &Config) -> [Duration; 5] {
+        let s = cfg.settings().expect("settings");
+        [
+            s.backoff_min,
+            s.backoff_max,
+            s.poll_interval,
+            s.standby_retry,
+            s.confirm_timeout,
+        ]
+    }
+
+    #[test]
+    fn defaults_are_unchanged() {
+        let cfg = Config::parse_from(["relay-svc"]);
+        cfg.validate().expect("defaults are valid");
+        assert!(cfg.deprecations().unwrap().is_empty());
+        let ms = Duration::from_millis;
+        assert_eq!(
+            durations(&cfg),
+            [ms(200), ms(30_000), ms(1_000), ms(1_000), ms(15_000)]
+        );
+    }
+
+    #[test]
+    fn each_duration_setting_takes_humantime_and_names_itself_on_garbage() {
+        for (i, (name, flag)) in NEW.into_iter().enumerate() {
+            let cfg = Config::try_parse_from(["relay-svc", flag, "250ms"]).expect(name);
+            cfg.validate().expect(name);
+            assert_eq!(durations(&cfg)[i], Duration::from_millis(250), "{name}");
+            let cfg = Config::try_parse_from(["relay-svc", flag, "1m 30s"]).expect(name);
+            assert_eq!(durations(&cfg)[i], Duration::from_secs(90), "{name}");
+            let err = Config::try_parse_from(["relay-svc", flag, "fast"])
+                .expect_err(name)
+                .to_string();
+            assert!(err.contains(flag) && err.contains("fast"), "{name}: {err}");
+        }
+        let err = Config::parse_from(["relay-svc", "--poll-interval", "10ms"])
+            .validate()
+            .expect_err("too short")
+            .to_string();
+        assert!(err.contains("POLL_INTERVAL must be at least"), "{err}");
+        let err = Config::parse_from(["relay-svc", "--backoff-min", "2s", "--backoff-max", "1s"])
+            .validate()
+            .expect_err("min > max")
+            .to_string();
+        assert!(
+            err.contains("BACKOFF_MIN (2s) must not exceed BACKOFF_MAX (1s)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_old_ms_settings_still_work_and_warn() {
+        for (i, (name, flag)) in NEW.into_iter().enumerate() {
+            let old_flag = format!("{flag}-ms");
+            let cfg = Config::try_parse_from(["relay-svc", &old_flag, "3000"]).expect(name);
+            cfg.validate().expect(name);
+            assert_eq!(durations(&cfg)[i], Duration::from_secs(3), "{name}");
+            assert_eq!(
+                cfg.deprecations().unwrap(),
+                [format!("{name}_MS is deprecated: set {name}=3s instead")]
+            );
+        }
+    }
+
+    #[test]
+    fn the_old_and_the_new_name_together_are_refused() {
+        for (name, flag) in NEW {
+            let old_flag = format!("{flag}-ms");
+            let cfg =
+                Config::try_parse_from(["relay-svc", flag, "3s", &old_flag, "3000"]).expect(name);
+            let err = cfg.validate().expect_err(name).to_string();
+            assert!(
+                err.contains(&format!("{name} and {name}_MS are both set")),
+                "{name}: {err}"
+            );
+            assert!(cfg.settings().is_err(), "{name}");
+        }
     }
 }

@@ -36,7 +36,6 @@ use outbox_proto::relay::{
 };
 use sqlx::postgres::PgPoolOptions;
 use tokio::{net::TcpListener, task::AbortHandle, task::JoinHandle};
-use tokio_stream::wrappers::TcpListenerStream;
 use tokio_util::sync::CancellationToken;
 
 pub use config::Config;
@@ -58,7 +57,7 @@ impl App {
     /// loop. Neither the database nor the broker has to be up: the relay retries until they are,
     /// while status is served and health says NOT_SERVING until the database answers.
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
-        cfg.validate()?;
+        cfg.validate_and_warn()?;
         let pg = cfg.pg_options()?;
         // Lazy: the relay must start (and report) while the database is still away.
         let pool = PgPoolOptions::new()
@@ -77,7 +76,7 @@ impl App {
 
         let status = Arc::new(Status::default());
         let cfg_admin_token = cfg.admin_token.clone();
-        let settings = cfg.settings();
+        let settings = cfg.settings()?;
         let queries = db::Queries::new(&settings.table);
         let relay = tokio::spawn(
             outbox_relay::Relay::new(
@@ -97,24 +96,14 @@ impl App {
         let mut probe = DbProbe::new(pg);
         health.set(probe.check().await).await;
         let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
-        let (reflection_v1, reflection_v1alpha) =
-            outbox_kit::grpc::reflection(&["relay.v1.RelayService", admin::SERVICE_NAME])?;
         let admin = RelayAdminServer::new(admin::RelayAdminGrpc::new(
             pool.clone(),
             queries.clone(),
             cfg_admin_token,
         ));
         let service = RelayServiceServer::new(grpc::RelayGrpc::new(pool, queries, status.clone()));
-        let server = tokio::spawn(
-            tonic::transport::Server::builder()
-                .add_service(health_service)
-                .add_service(reflection_v1)
-                .add_service(reflection_v1alpha)
-                .add_service(service)
-                .add_service(admin)
-                // NOT_SERVING first, then stop taking calls.
-                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), health.stopped()),
-        );
+        let services = outbox_kit::grpc::Services::new(service).with(admin);
+        let server = outbox_kit::grpc::serve(listener, services, &health, health_service)?;
         tracing::info!(%grpc_addr, %metrics_addr, "relay-svc listening");
         Ok(Self {
             grpc_addr,

@@ -44,8 +44,8 @@ async fn idle_load_and_latency() {
     let cfg = || {
         let mut c = relay_config(&orders.database_url, &testing::amqp_url(), &exchange);
         // The shipped defaults, not the test ones.
-        c.poll_interval_ms = 1_000;
-        c.standby_retry_ms = 1_000;
+        c.poll_interval = Some(Duration::from_secs(1));
+        c.standby_retry = Some(Duration::from_secs(1));
         c
     };
     let leader = Relay::start(cfg()).await;

@@ -4,42 +4,17 @@
 
 mod common;
 
-use std::{net::SocketAddr, process::Command, time::Duration};
+use std::{net::SocketAddr, time::Duration};
 
 use common::*;
-use outbox_kit::testing::{self, Proxy};
+use outbox_kit::testing::{self, Proxy, health};
 use outbox_proto::orders::v1::OrderStatus;
-use tonic_health::pb::{
-    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
-};
+use tonic_health::pb::health_check_response::ServingStatus;
 
 const SERVICES: [&str; 2] = ["", "relay.v1.RelayService"];
 
-async fn client(addr: SocketAddr) -> HealthClient<tonic::transport::Channel> {
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-        .expect("uri")
-        .connect()
-        .await
-        .expect("health connects");
-    HealthClient::new(channel)
-}
-
 async fn is(addr: SocketAddr, want: ServingStatus) -> bool {
-    let mut c = client(addr).await;
-    for service in SERVICES {
-        let got = c
-            .check(HealthCheckRequest {
-                service: service.into(),
-            })
-            .await
-            .expect("check")
-            .into_inner()
-            .status;
-        if got != want as i32 {
-            return false;
-        }
-    }
-    true
+    health::all_are(addr, &SERVICES, want).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -127,26 +102,12 @@ async fn not_serving_as_soon_as_shutdown_starts() {
         &exchange,
     ))
     .await;
-    let mut watch = client(relay.grpc_addr)
-        .await
-        .watch(HealthCheckRequest {
-            service: "relay.v1.RelayService".into(),
-        })
-        .await
-        .expect("watch")
-        .into_inner();
-    let first = watch.message().await.expect("stream").expect("first");
-    assert_eq!(first.status, ServingStatus::Serving as i32);
-
-    relay.shutdown.cancel();
-    // The server is still delivering this stream: NOT_SERVING reaches the client before it stops.
-    let next = tokio::time::timeout(Duration::from_secs(10), watch.message())
-        .await
-        .expect("an update within 10s")
-        .expect("stream")
-        .expect("an update before the server stopped");
-    assert_eq!(next.status, ServingStatus::NotServing as i32);
-    drop(watch);
+    health::assert_not_serving_once_shutdown_starts(
+        relay.grpc_addr,
+        "relay.v1.RelayService",
+        &relay.shutdown,
+    )
+    .await;
     tokio::time::timeout(Duration::from_secs(30), relay.stop())
         .await
         .expect("stops once the watcher left")
@@ -155,21 +116,19 @@ async fn not_serving_as_soon_as_shutdown_starts() {
 
 /// Runs `relay-svc healthcheck` with the service's own environment, whose database and broker
 /// lead nowhere: the check must not need them.
-fn healthcheck(grpc_addr: String) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_relay-svc"))
-        .arg("healthcheck")
-        .env_clear()
-        .env("GRPC_ADDR", grpc_addr)
-        .env(
-            "DATABASE_URL",
-            "postgres://app:pw@nowhere.invalid:5432/orders",
-        )
-        .env("AMQP_URL", "amqp://app:pw@nowhere.invalid:5672/%2f")
-        .output()
-        .expect("runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(stdout.lines().count(), 1, "one line: {stdout:?}");
-    (out.status.success(), stdout)
+async fn healthcheck(grpc_addr: String) -> (bool, String) {
+    health::healthcheck(
+        env!("CARGO_BIN_EXE_relay-svc"),
+        grpc_addr,
+        &[
+            (
+                "DATABASE_URL",
+                "postgres://app:pw@nowhere.invalid:5432/orders",
+            ),
+            ("AMQP_URL", "amqp://app:pw@nowhere.invalid:5672/%2f"),
+        ],
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -183,9 +142,7 @@ async fn healthcheck_subcommand_exits_0_only_when_serving() {
     let mut relay = Relay::start(relay_config(&via_proxy, &testing::amqp_url(), &exchange)).await;
 
     let any = format!("0.0.0.0:{}", relay.grpc_addr.port());
-    let (ok, line) = tokio::task::spawn_blocking(move || healthcheck(any))
-        .await
-        .unwrap();
+    let (ok, line) = healthcheck(any).await;
     assert!(ok, "exit 0 while serving: {line}");
 
     db.cut();
@@ -194,17 +151,13 @@ async fn healthcheck_subcommand_exits_0_only_when_serving() {
     })
     .await;
     let addr = relay.grpc_addr.to_string();
-    let (ok, line) = tokio::task::spawn_blocking(move || healthcheck(addr))
-        .await
-        .unwrap();
+    let (ok, line) = healthcheck(addr).await;
     assert!(!ok, "exit 1 while the database is away: {line}");
     assert!(line.contains("NOT_SERVING"), "{line}");
     db.restore();
 
     relay.stop().await.expect("clean stop");
     let addr = relay.grpc_addr.to_string();
-    let (ok, line) = tokio::task::spawn_blocking(move || healthcheck(addr))
-        .await
-        .unwrap();
+    let (ok, line) = healthcheck(addr).await;
     assert!(!ok, "exit 1 on a closed port: {line}");
 }

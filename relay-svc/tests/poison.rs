@@ -75,9 +75,9 @@ async fn three_hundred_poison_rows_at_the_head_do_not_slow_anyone_else() {
     let mut cfg = relay_config(&orders.database_url, &testing::amqp_url(), &exchange);
     // The shipped defaults: the old relay's global backoff would climb to 30 s.
     cfg.batch_size = 256;
-    cfg.backoff_min_ms = 200;
-    cfg.backoff_max_ms = 30_000;
-    cfg.poll_interval_ms = 1_000;
+    cfg.backoff_min = Some(Duration::from_millis(200));
+    cfg.backoff_max = Some(Duration::from_secs(30));
+    cfg.poll_interval = Some(Duration::from_secs(1));
     let relay = Relay::start(cfg).await;
 
     let events = spawn_writers(&orders.client, 8, 10, Duration::from_millis(20))

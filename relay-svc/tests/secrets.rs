@@ -3,16 +3,16 @@
 
 mod common;
 
-use std::{
-    io::Read,
-    process::{Command, Stdio},
-    time::Duration,
-};
+use std::{process::Command, time::Duration};
 
+use outbox_kit::testing::{
+    run_for,
+    secrets::{
+        PASSWORD, assert_binary_refuses, assert_error_names_setting, assert_help_hides_password,
+    },
+};
 use relay_svc::App;
 use tokio_util::sync::CancellationToken;
-
-const PASSWORD: &str = "s3cr3t-Pw0rd";
 const GOOD_DB: &str = "postgres://postgres@127.0.0.1:5432/orders";
 const GOOD_AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 
@@ -49,79 +49,49 @@ async fn start_up_errors_name_the_setting_and_hide_the_password() {
         let err = App::build(cfg, CancellationToken::new())
             .await
             .expect_err("cannot start");
-        for text in [format!("{err:#}"), format!("{err:?}")] {
-            assert!(text.contains(setting), "{value}: {text}");
-            assert!(!text.contains(PASSWORD), "{value}: {text}");
-        }
+        assert_error_names_setting(&err, setting, &value);
     }
 }
 
 #[test]
 fn the_binary_never_prints_the_password() {
     for (setting, value) in bad_settings() {
-        let out = Command::new(env!("CARGO_BIN_EXE_relay-svc"))
-            .env(setting, &value)
-            .env("GRPC_ADDR", "127.0.0.1:0")
-            .env("METRICS_ADDR", "127.0.0.1:0")
-            .output()
-            .expect("runs");
-        let all = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        assert_binary_refuses(
+            Command::new(env!("CARGO_BIN_EXE_relay-svc"))
+                .env(setting, &value)
+                .env("GRPC_ADDR", "127.0.0.1:0")
+                .env("METRICS_ADDR", "127.0.0.1:0"),
+            setting,
+            &value,
         );
-        assert!(!out.status.success(), "{value}: fails");
-        assert!(all.contains(setting), "{value}: {all}");
-        assert!(!all.contains(PASSWORD), "{value}: {all}");
     }
 
     // Valid URLs with passwords to servers that are not there: the relay runs and retries; its
     // debug log of those retries never shows the passwords.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_relay-svc"))
-        .env(
-            "DATABASE_URL",
-            format!("postgres://app:{PASSWORD}@127.0.0.1:1/orders"),
-        )
-        .env("AMQP_URL", format!("amqp://app:{PASSWORD}@127.0.0.1:1/%2f"))
-        .env("GRPC_ADDR", "127.0.0.1:0")
-        .env("METRICS_ADDR", "127.0.0.1:0")
-        .env("BACKOFF_MIN_MS", "50")
-        .env("RUST_LOG", "debug")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("runs");
-    std::thread::sleep(Duration::from_secs(3));
-    assert!(child.try_wait().expect("status").is_none(), "keeps running");
-    child.kill().expect("kill the child this test started");
-    child.wait().expect("reaped");
-    let mut all = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut all)
-        .unwrap();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut all)
-        .unwrap();
+    let (running, all) = run_for(
+        Command::new(env!("CARGO_BIN_EXE_relay-svc"))
+            .env(
+                "DATABASE_URL",
+                format!("postgres://app:{PASSWORD}@127.0.0.1:1/orders"),
+            )
+            .env("AMQP_URL", format!("amqp://app:{PASSWORD}@127.0.0.1:1/%2f"))
+            .env("GRPC_ADDR", "127.0.0.1:0")
+            .env("METRICS_ADDR", "127.0.0.1:0")
+            .env("BACKOFF_MIN", "50ms")
+            .env("RUST_LOG", "debug"),
+        Duration::from_secs(3),
+    );
+    assert!(running, "keeps running");
     assert!(all.contains("retry"), "it logged its retries: {all}");
     assert!(!all.contains(PASSWORD), "{all}");
 
-    let out = Command::new(env!("CARGO_BIN_EXE_relay-svc"))
-        .arg("--help")
-        .env(
-            "DATABASE_URL",
-            format!("postgres://app:{PASSWORD}@db/orders"),
-        )
-        .env("AMQP_URL", format!("amqp://app:{PASSWORD}@mq/%2f"))
-        .output()
-        .expect("runs");
-    let help = String::from_utf8_lossy(&out.stdout);
-    assert!(help.contains("AMQP_URL"), "{help}");
-    assert!(!help.contains(PASSWORD), "{help}");
-    assert!(help.contains("healthcheck"), "{help}");
+    assert_help_hides_password(
+        Command::new(env!("CARGO_BIN_EXE_relay-svc"))
+            .env(
+                "DATABASE_URL",
+                format!("postgres://app:{PASSWORD}@db/orders"),
+            )
+            .env("AMQP_URL", format!("amqp://app:{PASSWORD}@mq/%2f")),
+        "AMQP_URL",
+    );
 }

@@ -1,5 +1,5 @@
 //! A broker that stops reading (flow control, a stalled network) must not hang the leader or its
-//! shutdown: the whole publish of a wave, sending included, runs under CONFIRM_TIMEOUT_MS.
+//! shutdown: the whole publish of a wave, sending included, runs under CONFIRM_TIMEOUT.
 
 mod common;
 
@@ -46,7 +46,7 @@ async fn a_broker_that_stops_reading_neither_hangs_the_leader_nor_its_shutdown()
         &outbox_kit::testing::amqp_url_via(broker.addr()),
         &exchange,
     );
-    cfg.confirm_timeout_ms = 2_000;
+    cfg.confirm_timeout = Some(Duration::from_secs(2));
     let mut relay = Relay::start(cfg).await;
     let first = orders.upsert(1, OrderStatus::Pending).await;
     wait_until("connected and publishing", || async {
@@ -82,7 +82,7 @@ async fn a_broker_that_stops_reading_neither_hangs_the_leader_nor_its_shutdown()
     .await;
 
     // Stalled again, mid-wave: SIGTERM (the shutdown token) still ends the relay, bounded by
-    // CONFIRM_TIMEOUT_MS and the few-second close timeouts, not by the broker.
+    // CONFIRM_TIMEOUT and the few-second close timeouts, not by the broker.
     broker.stall();
     let _more = insert_big_rows(&orders, 2_000).await;
     tokio::time::sleep(Duration::from_millis(500)).await;

@@ -4,19 +4,22 @@
 mod common;
 
 use common::*;
-use futures::StreamExt;
-use outbox_kit::testing::{self, Proxy};
+use outbox_kit::testing::{self, Proxy, health, reflection};
 use outbox_proto::orders::v1::OrderStatus;
-use tonic_health::pb::{
-    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
-};
+use tonic_health::pb::health_check_response::ServingStatus;
 
-async fn channel(addr: std::net::SocketAddr) -> tonic::transport::Channel {
-    tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-        .expect("url")
-        .connect()
+/// An empty database named `database` (no tables: what exists before orders-svc migrated it).
+async fn create_database(database: &str) {
+    use sqlx::Connection;
+    let mut admin = sqlx::PgConnection::connect(&format!("{}/postgres", testing::pg_server_url()))
         .await
-        .expect("connect")
+        .expect("admin connection");
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "create database \"{database}\""
+    )))
+    .execute(&mut admin)
+    .await
+    .expect("create database");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -31,74 +34,24 @@ async fn serves_health_reflection_and_status_while_the_broker_is_unreachable() {
     let relay = Relay::start(relay_config(&orders.database_url, &amqp_url, &exchange)).await;
     let seq = orders.upsert(1, OrderStatus::Pending).await;
 
-    let mut health = HealthClient::new(channel(relay.grpc_addr).await);
     for service in ["", "relay.v1.RelayService"] {
-        let resp = health
-            .check(HealthCheckRequest {
-                service: service.into(),
-            })
-            .await
-            .expect("check")
-            .into_inner();
-        assert_eq!(resp.status, ServingStatus::Serving as i32, "{service:?}");
+        let status = health::status(relay.grpc_addr, service).await;
+        assert_eq!(status, ServingStatus::Serving as i32, "{service:?}");
     }
-    {
-        use tonic_reflection::pb::v1::{
-            ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
-            server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
-        };
-        let mut client = ServerReflectionClient::new(channel(relay.grpc_addr).await);
-        let mut responses = client
-            .server_reflection_info(futures::stream::iter([ServerReflectionRequest {
-                host: String::new(),
-                message_request: Some(MessageRequest::ListServices(String::new())),
-            }]))
-            .await
-            .expect("v1")
-            .into_inner();
-        let Some(MessageResponse::ListServicesResponse(list)) = responses
-            .next()
-            .await
-            .expect("reply")
-            .expect("ok")
-            .message_response
-        else {
-            panic!("expected a service list");
-        };
-        let names: Vec<_> = list.service.iter().map(|s| s.name.as_str()).collect();
-        assert!(names.contains(&"relay.v1.RelayService"), "{names:?}");
-        assert!(!names.contains(&"orders.v1.OrderService"), "{names:?}");
-    }
-    {
-        use tonic_reflection::pb::v1alpha::{
-            ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
-            server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
-        };
-        let mut client = ServerReflectionClient::new(channel(relay.grpc_addr).await);
-        let mut responses = client
-            .server_reflection_info(futures::stream::iter([ServerReflectionRequest {
-                host: String::new(),
-                message_request: Some(MessageRequest::ListServices(String::new())),
-            }]))
-            .await
-            .expect("v1alpha")
-            .into_inner();
-        let Some(MessageResponse::ListServicesResponse(list)) = responses
-            .next()
-            .await
-            .expect("reply")
-            .expect("ok")
-            .message_response
-        else {
-            panic!("expected a service list");
-        };
-        assert!(
-            list.service
-                .iter()
-                .any(|s| s.name == "relay.v1.RelayService"),
-            "{list:?}"
-        );
-    }
+    let names = reflection::services_v1(relay.grpc_addr).await;
+    assert!(
+        names.iter().any(|n| n == "relay.v1.RelayService"),
+        "{names:?}"
+    );
+    assert!(
+        !names.iter().any(|n| n == "orders.v1.OrderService"),
+        "{names:?}"
+    );
+    let names = reflection::services_v1alpha(relay.grpc_addr).await;
+    assert!(
+        names.iter().any(|n| n == "relay.v1.RelayService"),
+        "{names:?}"
+    );
 
     wait_until(
         "the unreachable broker shows as failures and backlog",
@@ -131,19 +84,7 @@ async fn waits_for_orders_svc_to_create_the_outbox() {
     let exchange = testing::unique("relay_ex");
     let consumer = Consumer::start(&exchange, Some("#")).await;
     // The database exists, its outbox table does not yet (orders-svc has not migrated it).
-    {
-        use sqlx::Connection;
-        let mut admin =
-            sqlx::PgConnection::connect(&format!("{}/postgres", testing::pg_server_url()))
-                .await
-                .expect("admin connection");
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "create database \"{database}\""
-        )))
-        .execute(&mut admin)
-        .await
-        .expect("create database");
-    }
+    create_database(&database).await;
     let relay = Relay::start(relay_config(&database_url, &testing::amqp_url(), &exchange)).await;
     wait_until("the relay reports it is retrying", || async {
         let s = relay.status().await;
@@ -168,23 +109,11 @@ async fn waits_for_orders_svc_to_create_the_outbox() {
 /// quarantine does not. The relay publishes nothing and waits; once orders-svc migrated, it drains.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn waits_for_the_quarantine_table_of_migration_0002() {
-    use sqlx::Connection;
     let database = testing::unique("relay_test");
     let database_url = format!("{}/{database}", testing::pg_server_url());
     let exchange = testing::unique("relay_ex");
     let consumer = Consumer::start(&exchange, Some("#")).await;
-    {
-        let mut admin =
-            sqlx::PgConnection::connect(&format!("{}/postgres", testing::pg_server_url()))
-                .await
-                .expect("admin connection");
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "create database \"{database}\""
-        )))
-        .execute(&mut admin)
-        .await
-        .expect("create database");
-    }
+    create_database(&database).await;
     let pool = sqlx::PgPool::connect(&database_url).await.expect("pool");
     orders_svc::db::MIGRATOR
         .run_to(1, &pool)

@@ -3,7 +3,7 @@
 //! - **Leader**: a dedicated connection holds the session advisory lock
 //!   [`LEADER_LOCK_KEY`](crate::db::LEADER_LOCK_KEY) as a lease ([`crate::lease`]): the leader
 //!   pings it every second and publishes only while a recent ping proved it; standbys try to take
-//!   it every `STANDBY_RETRY_MS` and terminate a holder whose session stayed silent for
+//!   it every `standby_retry` and terminate a holder whose session stayed silent for
 //!   `LEADER_LEASE`.
 //! - **Cycle**: read the oldest `BATCH_SIZE` rows present (leaving out held and quarantined
 //!   orders), publish them in *waves* (wave k holds the k-th event of every order in the batch,
@@ -19,7 +19,7 @@
 //!   never be encoded moves to quarantine; a returned or nacked row is retried with its order's
 //!   own backoff while every other order flows at full speed.
 //! - **Wake-up**: LISTEN on the outbox's channel (`outbox::TableName::notify_channel`) plus a
-//!   fallback poll every `POLL_INTERVAL_MS`, and the end of the earliest order hold; a full batch
+//!   fallback poll every `poll_interval`, and the end of the earliest order hold; a full batch
 //!   loops at once.
 //! - **Failures of the broker or the database** (connect, channel, timeout, query) end the cycle
 //!   with a capped, jittered backoff; the next cycle reconnects what broke.
@@ -286,7 +286,7 @@ impl Relay {
                         tracing::info!("relay: standby (another instance holds the leader lock)");
                         said_standby = true;
                     }
-                    if !self.sleep(self.cfg.standby_retry()).await {
+                    if !self.sleep(self.cfg.standby_retry).await {
                         return None;
                     }
                 }
@@ -416,7 +416,7 @@ impl Relay {
     /// holds that ended long ago (their backoff starts over).
     fn held_orders(&mut self) -> Vec<i64> {
         let now = Instant::now();
-        let forget = Duration::from_millis(self.cfg.backoff_max_ms) + Duration::from_secs(60);
+        let forget = self.cfg.backoff_max + Duration::from_secs(60);
         self.held.retain(|_, h| h.until + forget > now);
         let held: Vec<i64> = self
             .held
@@ -495,7 +495,7 @@ impl Relay {
                 match Publisher::connect(
                     &self.cfg.amqp_url,
                     &self.cfg.amqp_exchange,
-                    self.cfg.confirm_timeout(),
+                    self.cfg.confirm_timeout,
                 )
                 .await
                 {
@@ -601,10 +601,9 @@ impl Relay {
             }
         }
         for (seq, order, reason) in &delivery.refused {
-            let (min, max) = (self.cfg.backoff_min_ms, self.cfg.backoff_max_ms);
             let hold = self.held.entry(*order).or_insert_with(|| Hold {
                 until: Instant::now(),
-                backoff: Backoff::new(Duration::from_millis(min), Duration::from_millis(max)),
+                backoff: self.cfg.backoff(),
             });
             let delay = hold.backoff.next_delay();
             hold.until = Instant::now() + delay;
@@ -709,10 +708,7 @@ impl Relay {
             if messages.is_empty() {
                 continue;
             }
-            match publisher
-                .publish(&messages, self.cfg.confirm_timeout())
-                .await
-            {
+            match publisher.publish(&messages, self.cfg.confirm_timeout).await {
                 Ok(outcomes) => {
                     for (row, outcome) in rows.iter().zip(outcomes) {
                         if let Outcome::Failed(e) = &outcome
@@ -799,7 +795,7 @@ impl Relay {
     /// Waits for a notification, the fallback poll, the end of the earliest order hold, or
     /// shutdown.
     async fn wait(&self, listener: &mut Option<PgListener>) {
-        let mut until = Instant::now() + self.cfg.poll_interval();
+        let mut until = Instant::now() + self.cfg.poll_interval;
         if let Some(hold_end) = self.next_hold_end() {
             until = until.min(hold_end);
         }

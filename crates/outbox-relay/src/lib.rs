@@ -84,15 +84,15 @@ pub struct Settings {
     pub batch_size: u32,
     /// First and last delay of the backoff after a failure (defaults 200 ms and 30 s), also each
     /// held aggregate's retry.
-    pub backoff_min_ms: u64,
-    /// See `backoff_min_ms`.
-    pub backoff_max_ms: u64,
+    pub backoff_min: Duration,
+    /// See `backoff_min`.
+    pub backoff_max: Duration,
     /// Fallback poll when no notification comes (default 1 s).
-    pub poll_interval_ms: u64,
+    pub poll_interval: Duration,
     /// How often a standby tries the leader lock (default 1 s).
-    pub standby_retry_ms: u64,
+    pub standby_retry: Duration,
     /// A wave must be taken and confirmed within this (default 15 s).
-    pub confirm_timeout_ms: u64,
+    pub confirm_timeout: Duration,
     /// A leader silent for this long is replaced (default 10 s).
     pub leader_lease: Duration,
     /// Test hook: stop between confirm and delete.
@@ -114,33 +114,18 @@ impl Settings {
             table: TableName::parse("outbox").expect("a valid name"),
             leader_lock_key: db::LEADER_LOCK_KEY,
             batch_size: 256,
-            backoff_min_ms: 200,
-            backoff_max_ms: 30_000,
-            poll_interval_ms: 1_000,
-            standby_retry_ms: 1_000,
-            confirm_timeout_ms: 15_000,
+            backoff_min: Duration::from_millis(200),
+            backoff_max: Duration::from_secs(30),
+            poll_interval: Duration::from_secs(1),
+            standby_retry: Duration::from_secs(1),
+            confirm_timeout: Duration::from_secs(15),
             leader_lease: Duration::from_secs(10),
             before_delete: None,
         }
     }
 
     pub(crate) fn backoff(&self) -> Backoff {
-        Backoff::new(
-            Duration::from_millis(self.backoff_min_ms),
-            Duration::from_millis(self.backoff_max_ms),
-        )
-    }
-
-    pub(crate) fn poll_interval(&self) -> Duration {
-        Duration::from_millis(self.poll_interval_ms)
-    }
-
-    pub(crate) fn standby_retry(&self) -> Duration {
-        Duration::from_millis(self.standby_retry_ms)
-    }
-
-    pub(crate) fn confirm_timeout(&self) -> Duration {
-        Duration::from_millis(self.confirm_timeout_ms)
+        Backoff::new(self.backoff_min, self.backoff_max)
     }
 }
 
