@@ -4,7 +4,7 @@
 //! module that names them: each gets a `# HELP` line, every counter starts at 0 (so that
 //! `increase()` in an alert sees the first event, not only the second), and a `build_info`
 //! gauge says which service and version answers. Each scrape also reads the process figures
-//! (`process_*`, see [`process`]) fresh from `/proc`.
+//! (`process_*`, read by the private `process` module) fresh from `/proc`.
 
 mod process;
 

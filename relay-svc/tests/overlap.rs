@@ -218,9 +218,7 @@ async fn a_broker_cut_mid_pipeline_loses_and_reorders_nothing() {
     let exchange = testing::unique("relay_ex");
     let consumer = Consumer::start(&exchange, Some("#")).await;
     let events = preload(&orders.pool, 6_000, 100).await;
-    let broker = Proxy::start(&testing::amqp_addr())
-        .await
-        .expect("proxy");
+    let broker = Proxy::start(&testing::amqp_addr()).await.expect("proxy");
     let stall = StallProxy::start(&broker.addr().to_string()).await;
     let amqp_url = testing::amqp_url_via(stall.addr());
     let relay = Relay::start(relay_config(&orders.database_url, &amqp_url, &exchange)).await;
