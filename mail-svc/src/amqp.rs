@@ -915,6 +915,16 @@ pub fn dead_letter_properties(
             AMQPValue::LongString(LongString::from(user.as_str())),
         );
     }
+    with_properties_of(original, headers)
+}
+
+/// A message's properties for a copy of it: every property of `original` except `user_id`
+/// (RabbitMQ accepts only the publishing connection's own), with `headers` in place of its
+/// headers.
+pub(crate) fn with_properties_of(
+    original: &BasicProperties,
+    headers: FieldTable,
+) -> BasicProperties {
     let o = original;
     let mut p = BasicProperties::default().with_headers(headers);
     if let Some(v) = o.content_type() {

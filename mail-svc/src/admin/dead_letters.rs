@@ -427,48 +427,11 @@ pub fn redrive_properties(original: &BasicProperties, own_user: Option<&str>) ->
             AMQPValue::LongString(LongString::from(user.as_str())),
         );
     }
-    let o = original;
-    let mut p = BasicProperties::default().with_headers(headers);
-    if let (true, Some(u)) = (had_user, own_user) {
-        p = p.with_user_id(ShortString::from(u));
+    let p = crate::amqp::with_properties_of(original, headers);
+    match (had_user, own_user) {
+        (true, Some(u)) => p.with_user_id(ShortString::from(u)),
+        _ => p,
     }
-    if let Some(v) = o.content_type() {
-        p = p.with_content_type(v.clone());
-    }
-    if let Some(v) = o.content_encoding() {
-        p = p.with_content_encoding(v.clone());
-    }
-    if let Some(v) = o.delivery_mode() {
-        p = p.with_delivery_mode(*v);
-    }
-    if let Some(v) = o.priority() {
-        p = p.with_priority(*v);
-    }
-    if let Some(v) = o.correlation_id() {
-        p = p.with_correlation_id(v.clone());
-    }
-    if let Some(v) = o.reply_to() {
-        p = p.with_reply_to(v.clone());
-    }
-    if let Some(v) = o.expiration() {
-        p = p.with_expiration(v.clone());
-    }
-    if let Some(v) = o.message_id() {
-        p = p.with_message_id(v.clone());
-    }
-    if let Some(v) = o.timestamp() {
-        p = p.with_timestamp(*v);
-    }
-    if let Some(v) = o.kind() {
-        p = p.with_type(v.clone());
-    }
-    if let Some(v) = o.app_id() {
-        p = p.with_app_id(v.clone());
-    }
-    if let Some(v) = o.cluster_id() {
-        p = p.with_cluster_id(v.clone());
-    }
-    p
 }
 
 fn header<'a>(props: &'a BasicProperties, name: &str) -> Option<&'a AMQPValue> {
