@@ -163,23 +163,9 @@ impl RelayAdmin for RelayAdminGrpc {
         self.token.authorize(&request)?;
         let operator = kit::operator(&request);
         let r = request.into_inner();
-        let sel = selector(r.select)?;
-        let reason = kit::reason(&r.reason)?;
-        let mut tx = db::begin(&self.pool).await.map_err(grpc_status)?;
-        let moved = db::requeue(&mut tx, &sel, &reason, operator.as_deref())
-            .await
-            .map_err(grpc_status)?;
-        if let Some(status) = not_found(&sel, &moved) {
-            return Err(status);
-        }
-        tx.commit()
-            .await
-            .map_err(Error::from_db)
-            .map_err(grpc_status)?;
-        tracing::warn!(
-            requeued = ?moved.done, already = ?moved.already, operator, reason,
-            "[admin] requeued quarantined rows"
-        );
+        let moved = self
+            .move_quarantined(Move::Requeue, r.select, &r.reason, operator)
+            .await?;
         Ok(Response::new(RequeueQuarantinedResponse {
             requeued: seqs(moved.done),
             already_requeued: seqs(moved.already),
@@ -193,13 +179,44 @@ impl RelayAdmin for RelayAdminGrpc {
         self.token.authorize(&request)?;
         let operator = kit::operator(&request);
         let r = request.into_inner();
-        let sel = selector(r.select)?;
-        let reason = kit::reason(&r.reason)?;
+        let dropped = self
+            .move_quarantined(Move::Drop, r.select, &r.reason, operator)
+            .await?;
+        Ok(Response::new(DropQuarantinedResponse {
+            dropped: seqs(dropped.done),
+            already_dropped: seqs(dropped.already),
+        }))
+    }
+}
+
+/// What an operator does with quarantined rows.
+#[derive(Debug, Clone, Copy)]
+enum Move {
+    /// Back into the outbox.
+    Requeue,
+    /// Gone for good (kept in the audit row).
+    Drop,
+}
+
+impl RelayAdminGrpc {
+    /// Validates the selector and reason, moves the rows and writes the audit row in one
+    /// transaction, committed only when every selected seq was known (NOT_FOUND otherwise).
+    async fn move_quarantined(
+        &self,
+        action: Move,
+        select: Option<QuarantineSelector>,
+        reason: &str,
+        operator: Option<String>,
+    ) -> Result<db::Moved, Status> {
+        let sel = selector(select)?;
+        let reason = kit::reason(reason)?;
         let mut tx = db::begin(&self.pool).await.map_err(grpc_status)?;
-        let dropped = db::drop_rows(&mut tx, &sel, &reason, operator.as_deref())
-            .await
-            .map_err(grpc_status)?;
-        if let Some(status) = not_found(&sel, &dropped) {
+        let moved = match action {
+            Move::Requeue => db::requeue(&mut tx, &sel, &reason, operator.as_deref()).await,
+            Move::Drop => db::drop_rows(&mut tx, &sel, &reason, operator.as_deref()).await,
+        }
+        .map_err(grpc_status)?;
+        if let Some(status) = not_found(&sel, &moved) {
             return Err(status);
         }
         tx.commit()
@@ -207,12 +224,13 @@ impl RelayAdmin for RelayAdminGrpc {
             .map_err(Error::from_db)
             .map_err(grpc_status)?;
         tracing::warn!(
-            dropped = ?dropped.done, already = ?dropped.already, operator, reason,
-            "[admin] dropped quarantined rows"
+            done = ?moved.done, already = ?moved.already, operator, reason,
+            "[admin] {} quarantined rows",
+            match action {
+                Move::Requeue => "requeued",
+                Move::Drop => "dropped",
+            }
         );
-        Ok(Response::new(DropQuarantinedResponse {
-            dropped: seqs(dropped.done),
-            already_dropped: seqs(dropped.already),
-        }))
+        Ok(moved)
     }
 }
