@@ -1,7 +1,7 @@
 //! deploy/prometheus/alerts.yaml, tested: `promtool check rules` and `promtool test rules`
 //! (alerts.test.yaml: a firing and a quiet series for every alert), and statically: every alert
 //! carries a summary, a description and a runbook naming a real `outboxctl` command, reads only
-//! metrics the services export, and is listed in the README.
+//! metrics the services export, and is listed in docs/OPERATIONS.md.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -161,8 +161,8 @@ fn every_alert_reads_exported_metrics_and_is_in_the_readme() {
     ] {
         exported.extend(list.iter().map(|m| m.name));
     }
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
-        .expect("README.md");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/OPERATIONS.md"))
+        .expect("docs/OPERATIONS.md");
     for (name, rule) in rules() {
         let expr = rule["expr"].as_str().expect("expr");
         let names = e2e::promql::metric_names(expr);
@@ -175,7 +175,7 @@ fn every_alert_reads_exported_metrics_and_is_in_the_readme() {
         }
         assert!(
             readme.contains(&format!("`{name}`")),
-            "the README's alert list does not name {name}"
+            "the alert list of docs/OPERATIONS.md does not name {name}"
         );
     }
 }

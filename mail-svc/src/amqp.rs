@@ -32,7 +32,7 @@
 //! broker-wide `max_message_size` (default 128 MiB), and lapin assembles a whole message before
 //! handing it over. What a publisher can make one mail-svc buffer is therefore bounded by
 //! `PREFETCH` × the broker's `max_message_size`: operators set `max_message_size` on the broker
-//! (the README says how). mail-svc itself checks the body size before it reads, copies or
+//! (docs/OPERATIONS.md says how). mail-svc itself checks the body size before it reads, copies or
 //! stores anything ([`crate::event::MAX_BODY_BYTES`]) and dead-letters larger bodies.
 //!
 //! **Trusted publishers.** With `TRUSTED_PUBLISHERS` set, a message whose AMQP `user_id`
