@@ -20,7 +20,7 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Parses `DATABASE_URL`; the error names the setting and never shows the password.
 pub fn options(url: &SecretUrl) -> anyhow::Result<PgConnectOptions> {
-    url.parse("DATABASE_URL", "PostgreSQL URL", PgConnectOptions::from_str)
+    Ok(url.parse("DATABASE_URL", "PostgreSQL URL", PgConnectOptions::from_str)?)
 }
 
 /// Parses `url`, creates its database if it does not exist yet, and opens a pool of at most

@@ -18,7 +18,6 @@
 //! - [`trace`]: W3C `traceparent` values carried from the gRPC call through the outbox to the mail.
 
 pub mod admin;
-pub mod backoff;
 pub mod config;
 pub mod db;
 pub mod email;
@@ -26,9 +25,12 @@ pub mod grpc;
 pub mod health;
 pub mod metrics;
 pub mod outbox;
-pub mod secret;
 pub mod shutdown;
 pub mod telemetry;
+/// Capped exponential backoff with jitter, shared with the outbox crates' retry loops.
+pub use ::outbox::backoff;
+/// URLs whose password never reaches a log or an error, shared with the outbox crates.
+pub use ::outbox::secret;
 /// W3C `traceparent` values, defined by the `outbox` crate (the outbox stores them).
 pub use ::outbox::trace;
 

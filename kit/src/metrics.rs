@@ -41,68 +41,7 @@ pub fn handle() -> &'static PrometheusHandle {
     })
 }
 
-/// The Prometheus type of a [`Metric`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Counter,
-    Gauge,
-    Histogram,
-}
-
-/// One metric a service exports, as its one list of metrics declares it.
-#[derive(Debug, Clone, Copy)]
-pub struct Metric {
-    pub name: &'static str,
-    pub kind: Kind,
-    /// The `# HELP` text: what it counts or measures, in the operator's words.
-    pub help: &'static str,
-    /// For a labelled counter: the label and every value it takes, each started at 0.
-    pub label: Option<(&'static str, &'static [&'static str])>,
-}
-
-impl Metric {
-    pub const fn counter(name: &'static str, help: &'static str) -> Self {
-        Self {
-            name,
-            kind: Kind::Counter,
-            help,
-            label: None,
-        }
-    }
-
-    /// A counter with one label whose values are known up front (each starts at 0).
-    pub const fn labelled_counter(
-        name: &'static str,
-        help: &'static str,
-        label: &'static str,
-        values: &'static [&'static str],
-    ) -> Self {
-        Self {
-            name,
-            kind: Kind::Counter,
-            help,
-            label: Some((label, values)),
-        }
-    }
-
-    pub const fn gauge(name: &'static str, help: &'static str) -> Self {
-        Self {
-            name,
-            kind: Kind::Gauge,
-            help,
-            label: None,
-        }
-    }
-
-    pub const fn histogram(name: &'static str, help: &'static str) -> Self {
-        Self {
-            name,
-            kind: Kind::Histogram,
-            help,
-            label: None,
-        }
-    }
-}
+pub use outbox::metrics::{Kind, Metric};
 
 /// Installs the recorder, gives every metric of `metrics` its HELP text, starts every counter
 /// at 0 and sets `build_info{service, version}` to 1. Call once from `App::build`, before
@@ -114,23 +53,7 @@ pub fn register(service: &'static str, version: &'static str, metrics: &[Metric]
         "Always 1; the labels say which service and version exports these metrics."
     );
     metrics::gauge!(BUILD_INFO, "service" => service, "version" => version).set(1.0);
-    for m in metrics {
-        match m.kind {
-            Kind::Counter => {
-                metrics::describe_counter!(m.name, m.help);
-                match m.label {
-                    Some((label, values)) => {
-                        for value in values {
-                            metrics::counter!(m.name, label => *value).increment(0);
-                        }
-                    }
-                    None => metrics::counter!(m.name).increment(0),
-                }
-            }
-            Kind::Gauge => metrics::describe_gauge!(m.name, m.help),
-            Kind::Histogram => metrics::describe_histogram!(m.name, m.help),
-        }
-    }
+    outbox::metrics::describe(metrics);
 }
 
 /// What `GET /metrics` answers: the recorder's metrics, then this process's figures.

@@ -31,7 +31,7 @@ use std::{
 };
 
 use chrono::{DateTime, Utc};
-use outbox_kit::backoff::Backoff;
+use outbox::backoff::Backoff;
 use sqlx::{
     PgConnection, PgPool,
     postgres::{PgConnectOptions, PgListener},
@@ -43,7 +43,7 @@ use crate::{
     Settings,
     db::{self, OutboxRow, Queries},
     error::Error,
-    lease::{Lease, Unproven},
+    lease::{self, Attempt, Lease, Unproven},
     publisher::{Encoder, Outcome, Outgoing, Publisher},
     status::Status,
 };
@@ -219,7 +219,9 @@ impl Relay {
         tracing::info!("relay: stopped");
     }
 
-    /// Returns the connection holding the lock, or `None` on shutdown.
+    /// Returns the connection holding the lock, or `None` on shutdown. Paces the attempts of
+    /// [`lease::try_acquire`]: a standby looks again every `STANDBY_RETRY`, an unreachable
+    /// database backs off.
     async fn acquire_lock(&mut self) -> Option<PgConnection> {
         let mut conn: Option<PgConnection> = None;
         let mut said_standby = false;
@@ -229,59 +231,35 @@ impl Relay {
             if self.shutdown.is_cancelled() {
                 return None;
             }
-            let timeout = |what: &'static str| Error::DbTimeout {
-                what,
-                after: DB_TIMEOUT,
-            };
-            let attempt = async {
-                let c = match conn.as_mut() {
-                    Some(c) => c,
-                    None => conn.insert(
-                        tokio::time::timeout(DB_TIMEOUT, {
-                            use sqlx::Connection;
-                            PgConnection::connect_with(&lock_options)
-                        })
-                        .await
-                        .map_err(|_| timeout("connecting for the leader lock"))??,
-                    ),
-                };
-                if tokio::time::timeout(DB_TIMEOUT, db::try_lock(c, self.cfg.leader_lock_key))
-                    .await
-                    .map_err(|_| timeout("trying the leader lock"))??
-                {
-                    return Ok(Ok(()));
-                }
-                // Held by another session: is that leader still proving its lease?
-                let terminated = tokio::time::timeout(
-                    DB_TIMEOUT,
-                    db::terminate_stale_leader(c, self.cfg.leader_lock_key, lease),
-                )
-                .await
-                .map_err(|_| timeout("checking the leader's lease"))??;
-                Ok::<_, Error>(Err(terminated))
-            };
+            let attempt = lease::try_acquire(
+                &mut conn,
+                &lock_options,
+                self.cfg.leader_lock_key,
+                lease,
+                DB_TIMEOUT,
+            );
             match attempt.await {
-                Ok(Ok(())) => {
+                Ok(Attempt::Held) => {
                     self.succeeded();
                     return conn;
                 }
-                Ok(Err(terminated)) => {
+                Ok(Attempt::TookOver(t)) => {
                     self.succeeded();
-                    if let Some(t) = terminated {
-                        tracing::warn!(
-                            pid = t.pid,
-                            idle_secs = t.idle_secs,
-                            "relay: the leader's lock session was silent for {:.1}s (LEADER_LEASE {:?}): terminated it, taking over",
-                            t.idle_secs,
-                            lease
-                        );
-                        // The lock goes with the session (pg_terminate_backend waited for it
-                        // to end): try again almost at once, never in a tight loop.
-                        if !self.sleep(Duration::from_millis(100)).await {
-                            return None;
-                        }
-                        continue;
+                    tracing::warn!(
+                        pid = t.pid,
+                        idle_secs = t.idle_secs,
+                        "relay: the leader's lock session was silent for {:.1}s (LEADER_LEASE {:?}): terminated it, taking over",
+                        t.idle_secs,
+                        lease
+                    );
+                    // The lock goes with the session (pg_terminate_backend waited for it to
+                    // end): try again almost at once, never in a tight loop.
+                    if !self.sleep(Duration::from_millis(100)).await {
+                        return None;
                     }
+                }
+                Ok(Attempt::Standby) => {
+                    self.succeeded();
                     if !said_standby {
                         tracing::info!("relay: standby (another instance holds the leader lock)");
                         said_standby = true;

@@ -62,10 +62,15 @@ impl Queries {
 /// One outbox row.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct OutboxRow {
+    /// The event's sequence number (unique in the outbox, the message's `message_id`).
     pub seq: i64,
+    /// What kind of aggregate the event belongs to (e.g. `order`).
     pub aggregate_type: String,
+    /// The aggregate's id; its events form one chain.
     pub aggregate_id: i64,
+    /// The event's type (the message's `type` property).
     pub event_type: String,
+    /// The seq of the aggregate's previous event; `None` for its first.
     pub prev_seq: Option<i64>,
     /// Set by every writer using the `outbox` crate; `None` for a row of the first orders
     /// outbox (written before orders-svc migration 0003, or by a replica of that version).
@@ -77,7 +82,9 @@ pub struct OutboxRow {
     /// The caller's payload; for a row without `routing_key`, an encoded
     /// `orders.events.v1.OrderPayload`.
     pub payload: Vec<u8>,
+    /// The W3C `traceparent` of the writer's span, if it had one.
     pub traceparent: Option<String>,
+    /// When the writer appended the event.
     pub created_at: DateTime<Utc>,
 }
 
@@ -144,7 +151,9 @@ pub async fn delete(q: &Queries, pool: &PgPool, seqs: &[i64]) -> Result<u64, Err
 /// Backlog figures: unsent rows and the creation time of the oldest one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Backlog {
+    /// Rows waiting to be published (quarantined rows not counted).
     pub rows: u64,
+    /// When the oldest of them was appended.
     pub oldest: Option<DateTime<Utc>>,
 }
 
@@ -195,6 +204,7 @@ pub async fn ping(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
 /// A leader session a standby terminated.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Terminated {
+    /// The terminated backend's process id.
     pub pid: i32,
     /// How long the session had been silent, seconds.
     pub idle_secs: f64,

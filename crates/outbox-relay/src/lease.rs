@@ -1,4 +1,5 @@
-//! The leader lease: the session advisory lock plus a heartbeat that proves the leader alive.
+//! The leader lease: taking the session advisory lock ([`try_acquire`]) and the heartbeat that
+//! proves the leader alive ([`Lease`]).
 //!
 //! A session lock alone is not a lease: PostgreSQL keeps the session of a frozen leader (SIGSTOP,
 //! a stuck runtime) forever and that of a vanished host until TCP keepalive gives up. So:
@@ -15,11 +16,57 @@
 
 use std::time::{Duration, Instant};
 
-use sqlx::{Connection, PgConnection};
+use sqlx::{Connection, PgConnection, postgres::PgConnectOptions};
 use tokio::{sync::watch, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
-use crate::db;
+use crate::{db, error::Error};
+
+/// What one attempt to become the leader found.
+#[derive(Debug)]
+pub(crate) enum Attempt {
+    /// This session now holds the lock: lead with it.
+    Held,
+    /// The holder's session had been silent longer than the lease and was terminated; its
+    /// lock is free now (try again at once).
+    TookOver(db::Terminated),
+    /// A live leader holds the lock: stand by.
+    Standby,
+}
+
+/// One attempt at the lock on `conn` (connected first when `None`; left `Some` on success so
+/// the caller keeps the session that holds it). Each step is bounded by `db_timeout`.
+pub(crate) async fn try_acquire(
+    conn: &mut Option<PgConnection>,
+    options: &PgConnectOptions,
+    key: i64,
+    lease: Duration,
+    db_timeout: Duration,
+) -> Result<Attempt, Error> {
+    let timeout = |what: &'static str| Error::DbTimeout {
+        what,
+        after: db_timeout,
+    };
+    let c = match conn {
+        Some(c) => c,
+        None => conn.insert(
+            tokio::time::timeout(db_timeout, PgConnection::connect_with(options))
+                .await
+                .map_err(|_| timeout("connecting for the leader lock"))??,
+        ),
+    };
+    if tokio::time::timeout(db_timeout, db::try_lock(c, key))
+        .await
+        .map_err(|_| timeout("trying the leader lock"))??
+    {
+        return Ok(Attempt::Held);
+    }
+    // Held by another session: is that leader still proving its lease?
+    let terminated = tokio::time::timeout(db_timeout, db::terminate_stale_leader(c, key, lease))
+        .await
+        .map_err(|_| timeout("checking the leader's lease"))??;
+    Ok(terminated.map_or(Attempt::Standby, Attempt::TookOver))
+}
 
 /// How often the leader proves it is alive: every second, or a quarter lease if that is shorter.
 pub(crate) fn heartbeat(lease: Duration) -> Duration {

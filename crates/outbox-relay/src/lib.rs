@@ -38,10 +38,12 @@
 //! advisory lock as a lease; a standby that sees the holder's session silent for the lease
 //! terminates it and takes over.
 //!
-//! Layout: `cycle` (the loop: leadership, read, publish, delete; the per-row rule table),
-//! `lease` (the heartbeat), [`waves`] (wave planning, pure), [`publisher`] (messages, topology,
+//! Layout: `cycle` (the loop: stand by or lead, read, publish, delete; the per-row rule table),
+//! `lease` (taking the leader lock, the heartbeat), [`waves`] (wave planning, pure), [`publisher`] (messages, topology,
 //! confirms, return matching), [`db`] (the SQL), [`status`] (figures and metric names),
 //! [`error`]. The guarantees and failure windows are in the crate README.
+
+#![warn(missing_docs)]
 
 mod cycle;
 pub mod db;
@@ -56,7 +58,7 @@ pub mod waves;
 use std::{sync::Arc, time::Duration};
 
 use outbox::TableName;
-use outbox_kit::{backoff::Backoff, secret::SecretUrl};
+use outbox::{backoff::Backoff, secret::SecretUrl};
 use sqlx::{PgPool, postgres::PgConnectOptions};
 use tokio_util::sync::CancellationToken;
 

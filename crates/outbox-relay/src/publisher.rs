@@ -174,7 +174,12 @@ pub enum Outcome {
     /// Acked, and no `basic.return` of the wave names its seq: routed to at least one queue.
     Delivered,
     /// Unroutable: returned (mandatory) then acked. Not delivered.
-    Returned { reply_code: u16, reply_text: String },
+    Returned {
+        /// The broker's reply code (312 NO_ROUTE).
+        reply_code: u16,
+        /// The broker's reason.
+        reply_text: String,
+    },
     /// The broker refused it (nack).
     Nacked,
     /// No answer (the channel or connection failed first).
@@ -199,7 +204,9 @@ pub enum Answer {
     /// Ack (`true`) or nack, and the returned message lapin attached to *this* confirm (which
     /// may belong to another message of the wave).
     Confirmed {
+        /// `true` for an ack, `false` for a nack.
         acked: bool,
+        /// The return lapin attached to this confirm, if any.
         returned: Option<Return>,
     },
     /// No confirm: the channel failed, or it is not in confirm mode.
@@ -209,8 +216,11 @@ pub enum Answer {
 /// A `basic.return`: the returned message's `message_id` read as a seq, and the broker's reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Return {
+    /// The returned message's `message_id` as a seq (`None` when it is not a number).
     pub seq: Option<i64>,
+    /// The broker's reply code.
     pub reply_code: u16,
+    /// The broker's reason.
     pub reply_text: String,
 }
 

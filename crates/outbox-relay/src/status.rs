@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use chrono::{DateTime, Utc};
-use outbox_kit::metrics::Metric;
+use outbox::metrics::Metric;
 
 use crate::db::Backlog;
 
@@ -40,7 +40,7 @@ pub mod names {
 pub const FAILED_REASONS: &[&str] = &["returned", "nacked", "error", "unreachable", "corrupt"];
 
 /// What the relay exports, with HELP texts (a service registers them with
-/// `outbox_kit::metrics::register`).
+/// `outbox::metrics::describe`).
 pub const METRICS: &[Metric] = &[
     Metric::gauge(
         names::BACKLOG,
@@ -109,11 +109,17 @@ pub struct Status {
 /// A copy of the figures at one moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Snapshot {
+    /// Rows waiting to be published, as last counted.
     pub backlog: u64,
+    /// Age of the oldest of them, milliseconds (0 when none).
     pub oldest_unsent_age_ms: u64,
+    /// The highest seq this instance saw confirmed.
     pub last_published_seq: u64,
+    /// Whether this instance holds the leader lock.
     pub active: bool,
+    /// Broker or database failures in a row (0 after a success).
     pub consecutive_failures: u32,
+    /// Events this instance published (confirmed and deleted).
     pub published_total: u64,
     /// Orders waiting for the retry of a returned or nacked event (not in `GetStatus`).
     pub held_orders: u64,

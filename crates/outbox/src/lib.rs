@@ -43,9 +43,16 @@
 //! mark. The message format a relay gives a row is in [`wire`].
 //!
 //! Layout: [`schema`] (names, migration), [`wire`] (envelope and headers), [`trace`] (W3C
-//! `traceparent`), and the append API here.
+//! `traceparent`), and the append API here; shared by the outbox crates: [`backoff`] (retry
+//! pacing), [`secret`] (URLs that never print their password), [`metrics`] (metric
+//! declarations).
 
+#![warn(missing_docs)]
+
+pub mod backoff;
+pub mod metrics;
 pub mod schema;
+pub mod secret;
 pub mod trace;
 pub mod wire;
 

@@ -7,8 +7,11 @@ use rand::Rng;
 /// A parsed `traceparent`: `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceParent {
+    /// The trace's id: 32 lowercase hex digits.
     pub trace_id: String,
+    /// The id of the span this one continues: 16 lowercase hex digits.
     pub parent_id: String,
+    /// The trace flags: 2 hex digits (`01` = sampled).
     pub flags: String,
 }
 

@@ -57,14 +57,24 @@ impl SecretUrl {
         setting: &str,
         what: &str,
         parse: impl FnOnce(&str) -> Result<T, E>,
-    ) -> anyhow::Result<T> {
-        parse(&self.0).map_err(|e| {
-            anyhow::anyhow!(
-                "{setting} is not a valid {what} ({self}): {}",
-                self.scrub(&e.to_string())
-            )
+    ) -> Result<T, InvalidUrl> {
+        parse(&self.0).map_err(|e| InvalidUrl {
+            setting: setting.to_owned(),
+            what: what.to_owned(),
+            redacted: self.to_string(),
+            cause: self.scrub(&e.to_string()),
         })
     }
+}
+
+/// A URL setting its parser refused; every field is already free of the password.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{setting} is not a valid {what} ({redacted}): {cause}")]
+pub struct InvalidUrl {
+    setting: String,
+    what: String,
+    redacted: String,
+    cause: String,
 }
 
 impl Deref for SecretUrl {
