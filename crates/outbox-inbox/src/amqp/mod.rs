@@ -1,0 +1,1 @@
+#[allow(missing_docs)] pub fn _x(){}
