@@ -5,7 +5,23 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let pool = outbox_inbox::doctest_pool().await?;
-//! use outbox_inbox::{Envelope, Inbox, Outcome};
+//! use outbox_inbox::{Envelope, Handler, Inbox, Outcome};
+//! use sqlx::PgConnection;
+//!
+//! /// Your processing of one event: your own writes, in the same transaction as the watermark.
+//! struct Ledger;
+//!
+//! impl Handler for Ledger {
+//!     type Error = sqlx::Error;
+//!     async fn handle(&mut self, tx: &mut PgConnection, event: &Envelope) -> Result<(), sqlx::Error> {
+//!         sqlx::query("insert into billing.ledger values ($1, $2)")
+//!             .bind(event.seq)
+//!             .bind(String::from_utf8_lossy(&event.payload).into_owned())
+//!             .execute(tx)
+//!             .await
+//!             .map(drop)
+//!     }
+//! }
 //!
 //! let inbox = Inbox::new("billing.inbox")?;
 //! inbox.tables().migrator()?.run(&pool).await?; // or paste tables().migration_sql() into yours
@@ -20,17 +36,7 @@
 //! let mut outcomes = Vec::new();
 //! for envelope in &deliveries {
 //!     let mut tx = pool.begin().await?;
-//!     let outcome = inbox
-//!         .apply(&mut tx, envelope, async |tx, event| {
-//!             // Your own writes, in the same transaction as the watermark.
-//!             sqlx::query("insert into billing.ledger values ($1, $2)")
-//!                 .bind(event.seq)
-//!                 .bind(String::from_utf8_lossy(&event.payload).into_owned())
-//!                 .execute(&mut *tx)
-//!                 .await
-//!                 .map(drop)
-//!         })
-//!         .await?;
+//!     let outcome = inbox.apply(&mut tx, envelope, &mut Ledger).await?;
 //!     tx.commit().await?; // and only then ack the broker message
 //!     outcomes.push(outcome);
 //! }
@@ -103,9 +109,9 @@ pub enum Error {
 }
 
 /// What can go wrong applying events: the caller's transaction must be rolled back (nothing of
-/// it may commit: the handler may have written half of its work).
+/// it may commit: the handler may have written half of its work). Either the handler failed or
+/// the database did; there is no third party, so the enum is exhaustive.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum ApplyError<E> {
     /// The handler failed on the event of this seq.
     #[error("handling seq {seq}: {source}")]
@@ -118,6 +124,43 @@ pub enum ApplyError<E> {
     /// The database failed.
     #[error(transparent)]
     Db(#[from] sqlx::Error),
+}
+
+/// Your processing of one event, called by [`Inbox::apply`] (and [`Inbox::release_held`]) inside
+/// your transaction for the delivered event and each held successor it releases, in chain order.
+///
+/// Implement it with an `async fn` (a trait rather than a closure so that the future is `Send`
+/// and the consumer can run on a multi-threaded runtime):
+///
+/// ```
+/// use outbox_inbox::{Envelope, Handler};
+/// use sqlx::PgConnection;
+///
+/// struct Ledger;
+///
+/// impl Handler for Ledger {
+///     type Error = sqlx::Error;
+///     async fn handle(&mut self, conn: &mut PgConnection, event: &Envelope) -> Result<(), sqlx::Error> {
+///         sqlx::query("insert into ledger (seq, note) values ($1, $2)")
+///             .bind(event.seq)
+///             .bind(&event.payload)
+///             .execute(conn)
+///             .await
+///             .map(drop)
+///     }
+/// }
+/// ```
+pub trait Handler {
+    /// What the handler fails with (returned in [`ApplyError::Handler`]).
+    type Error;
+
+    /// Processes `event` with `conn`, the caller's transaction. An error aborts the apply: roll
+    /// the transaction back.
+    fn handle(
+        &mut self,
+        conn: &mut PgConnection,
+        event: &Envelope,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
 }
 
 /// One event as the inbox sees it: its aggregate, its place in the aggregate's chain, and the
@@ -204,6 +247,16 @@ pub struct Conflict {
 }
 
 impl Conflict {
+    /// A conflict of event `seq` (claiming `prev_seq`) with `aggregate_id`'s `watermark`.
+    pub fn new(aggregate_id: i64, watermark: Option<i64>, seq: i64, prev_seq: Option<i64>) -> Self {
+        Self {
+            aggregate_id,
+            watermark,
+            seq,
+            prev_seq,
+        }
+    }
+
     fn of(ev: &Envelope, watermark: Option<i64>) -> Self {
         Self {
             aggregate_id: ev.aggregate_id,
@@ -295,10 +348,10 @@ impl Inbox {
         &self,
         conn: &mut PgConnection,
         envelope: &Envelope,
-        mut handler: H,
+        handler: &mut H,
     ) -> Result<Outcome, ApplyError<E>>
     where
-        H: AsyncFnMut(&mut PgConnection, &Envelope) -> Result<(), E>,
+        H: Handler<Error = E>,
     {
         let id = envelope.aggregate_id;
         db::lock(conn, id).await?;
@@ -320,9 +373,9 @@ impl Inbox {
                 }
             }
             Decision::Process => {
-                call(&mut handler, conn, envelope).await?;
+                call(handler, conn, envelope).await?;
                 let mut seqs = vec![envelope.seq];
-                self.release_from(conn, id, envelope.seq, &mut seqs, &mut handler)
+                self.release_from(conn, id, envelope.seq, &mut seqs, handler)
                     .await?;
                 let last = *seqs.last().unwrap_or(&envelope.seq);
                 self.sql.set_watermark(conn, id, last).await?;
@@ -341,7 +394,7 @@ impl Inbox {
         handler: &mut H,
     ) -> Result<(), ApplyError<E>>
     where
-        H: AsyncFnMut(&mut PgConnection, &Envelope) -> Result<(), E>,
+        H: Handler<Error = E>,
     {
         while let Some(held) = self.sql.take_successor(conn, id, last).await? {
             let next = held.into_envelope(id);
@@ -362,10 +415,10 @@ impl Inbox {
         &self,
         conn: &mut PgConnection,
         aggregate_id: i64,
-        mut handler: H,
+        handler: &mut H,
     ) -> Result<Released, ApplyError<E>>
     where
-        H: AsyncFnMut(&mut PgConnection, &Envelope) -> Result<(), E>,
+        H: Handler<Error = E>,
     {
         let id = aggregate_id;
         db::lock(conn, id).await?;
@@ -386,7 +439,7 @@ impl Inbox {
         {
             out.skipped.push(gap);
             let mut seqs = Vec::new();
-            self.release_from(conn, id, gap, &mut seqs, &mut handler)
+            self.release_from(conn, id, gap, &mut seqs, handler)
                 .await?;
             held.retain(|h| !seqs.contains(&h.seq));
             w = seqs.last().copied().or(Some(gap));
@@ -443,9 +496,10 @@ async fn call<E, H>(
     envelope: &Envelope,
 ) -> Result<(), ApplyError<E>>
 where
-    H: AsyncFnMut(&mut PgConnection, &Envelope) -> Result<(), E>,
+    H: Handler<Error = E>,
 {
-    handler(conn, envelope)
+    handler
+        .handle(conn, envelope)
         .await
         .map_err(|source| ApplyError::Handler {
             seq: envelope.seq,

@@ -1,7 +1,7 @@
 //! The inbox against the real PostgreSQL: duplicates, reordering (reversed, shuffled), two
 //! concurrent consumers of one aggregate, conflicts, handler errors, batches, releases.
 
-use outbox_inbox::{ApplyError, Envelope, Inbox, Outcome, Tables};
+use outbox_inbox::{ApplyError, Envelope, Handler, Inbox, Outcome, Tables};
 use sqlx::{PgConnection, PgPool};
 
 /// A fresh database with an inbox and a `handled` table the handlers write to.
@@ -27,6 +27,28 @@ async fn setup(prefix: &str) -> (PgPool, Inbox) {
 
 /// The handler of these tests: one row per handled event, in handling order (a second row for
 /// one seq would fail the unique constraint, so exactly-once is checked by the database too).
+struct Record;
+
+impl Handler for Record {
+    type Error = sqlx::Error;
+    async fn handle(&mut self, conn: &mut PgConnection, e: &Envelope) -> Result<(), sqlx::Error> {
+        record(conn, e).await
+    }
+}
+
+/// Records, but refuses the event of seq `.0`.
+struct RefuseSeq(i64);
+
+impl Handler for RefuseSeq {
+    type Error = String;
+    async fn handle(&mut self, conn: &mut PgConnection, e: &Envelope) -> Result<(), String> {
+        if e.seq == self.0 {
+            return Err(format!("seq {} is refused", e.seq));
+        }
+        record(conn, e).await.map_err(|e| e.to_string())
+    }
+}
+
 async fn record(conn: &mut PgConnection, e: &Envelope) -> Result<(), sqlx::Error> {
     sqlx::query(
         "insert into handled (aggregate_id, seq, payload, traceparent) values ($1, $2, $3, $4)",
@@ -63,7 +85,7 @@ fn shuffled(mut v: Vec<Envelope>, seed: u64) -> Vec<Envelope> {
 async fn apply_one(pool: &PgPool, inbox: &Inbox, e: &Envelope) -> Outcome {
     let mut tx = pool.begin().await.expect("begin");
     let outcome = inbox
-        .apply(&mut tx, e, async |c, e| record(c, e).await)
+        .apply(&mut tx, e, &mut Record)
         .await
         .expect("apply");
     tx.commit().await.expect("commit");
@@ -216,12 +238,7 @@ async fn a_handler_error_rolls_everything_back() {
     // Seq 1 releases 2, 3, 4; the handler fails on 3.
     let mut tx = pool.begin().await.expect("begin");
     let err = inbox
-        .apply(&mut tx, &c[0], async |conn, e| {
-            if e.seq == 3 {
-                return Err("seq 3 is refused".to_owned());
-            }
-            record(conn, e).await.map_err(|e| e.to_string())
-        })
+        .apply(&mut tx, &c[0], &mut RefuseSeq(3))
         .await
         .expect_err("the handler fails");
     assert!(matches!(&err, ApplyError::Handler { seq: 3, source } if source == "seq 3 is refused"));
@@ -320,7 +337,7 @@ async fn a_release_skips_the_gap_and_handles_the_held_chain() {
     }
     let mut tx = pool.begin().await.expect("begin");
     let r = inbox
-        .release_held(&mut tx, 5, async |c, e| record(c, e).await)
+        .release_held(&mut tx, 5, &mut Record)
         .await
         .expect("release");
     tx.commit().await.expect("commit");
@@ -334,7 +351,7 @@ async fn a_release_skips_the_gap_and_handles_the_held_chain() {
     );
     let mut tx = pool.begin().await.expect("begin");
     let r = inbox
-        .release_held(&mut tx, 5, async |c, e| record(c, e).await)
+        .release_held(&mut tx, 5, &mut Record)
         .await
         .expect("release");
     assert!(r.released.is_empty() && r.skipped.is_empty());
