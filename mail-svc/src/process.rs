@@ -417,4 +417,3 @@ mod tests {
         assert!(err.contains("seq 5 of order 7 is corrupt"), "{err}");
     }
 }
-

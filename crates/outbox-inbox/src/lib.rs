@@ -439,8 +439,7 @@ impl Inbox {
         {
             out.skipped.push(gap);
             let mut seqs = Vec::new();
-            self.release_from(conn, id, gap, &mut seqs, handler)
-                .await?;
+            self.release_from(conn, id, gap, &mut seqs, handler).await?;
             held.retain(|h| !seqs.contains(&h.seq));
             w = seqs.last().copied().or(Some(gap));
             out.released.extend(seqs);
@@ -473,13 +472,7 @@ impl Inbox {
                     .filter(|&n| envelopes[n].aggregate_id == id)
                     .collect();
                 let stored = held.remove(&id).unwrap_or_default();
-                plan_aggregate(
-                    id,
-                    watermarks.get(&id).copied(),
-                    stored,
-                    envelopes,
-                    &events,
-                )
+                plan_aggregate(id, watermarks.get(&id).copied(), stored, envelopes, &events)
             })
             .collect();
         Ok(Batch {

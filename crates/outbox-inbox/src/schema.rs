@@ -220,7 +220,15 @@ mod tests {
 
     #[test]
     fn bad_names_are_refused_with_the_name() {
-        for bad in ["", "Inbox", "a.b.c", "1inbox", "in box", "x\"; drop", ".inbox"] {
+        for bad in [
+            "",
+            "Inbox",
+            "a.b.c",
+            "1inbox",
+            "in box",
+            "x\"; drop",
+            ".inbox",
+        ] {
             let err = Tables::new(bad).expect_err(bad).to_string();
             assert!(err.contains("table name"), "{err}");
         }

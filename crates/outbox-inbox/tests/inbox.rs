@@ -67,7 +67,12 @@ fn chain(id: i64, base: i64, len: i64) -> Vec<Envelope> {
     (1..=len)
         .map(|i| {
             let prev = (i > 1).then_some(base + i - 1);
-            Envelope::new(id, base + i, prev, format!("{id}:{}", base + i).into_bytes())
+            Envelope::new(
+                id,
+                base + i,
+                prev,
+                format!("{id}:{}", base + i).into_bytes(),
+            )
         })
         .collect()
 }
@@ -76,7 +81,9 @@ fn chain(id: i64, base: i64, len: i64) -> Vec<Envelope> {
 fn shuffled(mut v: Vec<Envelope>, seed: u64) -> Vec<Envelope> {
     let mut x = seed;
     for i in (1..v.len()).rev() {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         v.swap(i, (x >> 33) as usize % (i + 1));
     }
     v
@@ -84,10 +91,7 @@ fn shuffled(mut v: Vec<Envelope>, seed: u64) -> Vec<Envelope> {
 
 async fn apply_one(pool: &PgPool, inbox: &Inbox, e: &Envelope) -> Outcome {
     let mut tx = pool.begin().await.expect("begin");
-    let outcome = inbox
-        .apply(&mut tx, e, &mut Record)
-        .await
-        .expect("apply");
+    let outcome = inbox.apply(&mut tx, e, &mut Record).await.expect("apply");
     tx.commit().await.expect("commit");
     outcome
 }
@@ -119,7 +123,10 @@ async fn held_count(pool: &PgPool, table: &str) -> i64 {
 
 /// Handled seqs of one aggregate, in handling order.
 fn of(h: &[(i64, i64)], id: i64) -> Vec<i64> {
-    h.iter().filter(|(a, _)| *a == id).map(|(_, s)| *s).collect()
+    h.iter()
+        .filter(|(a, _)| *a == id)
+        .map(|(_, s)| *s)
+        .collect()
 }
 
 #[tokio::test]
@@ -168,7 +175,10 @@ async fn reversed_and_shuffled_chains_are_handled_in_chain_order() {
     let h = handled(&pool).await;
     assert_eq!(of(&h, 1), (1..=20).collect::<Vec<_>>());
     for id in 2..=5 {
-        assert_eq!(of(&h, id), (id * 100 + 1..=id * 100 + 15).collect::<Vec<_>>());
+        assert_eq!(
+            of(&h, id),
+            (id * 100 + 1..=id * 100 + 15).collect::<Vec<_>>()
+        );
         assert_eq!(
             watermark(&pool, "billing.inbox_progress", id).await,
             Some(id * 100 + 15)
@@ -301,7 +311,10 @@ async fn batches_give_the_result_of_one_transaction_per_event() {
     }
     let h = handled(&pool).await;
     for id in 1..=6 {
-        assert_eq!(of(&h, id), (id * 1000 + 1..=id * 1000 + 12).collect::<Vec<_>>());
+        assert_eq!(
+            of(&h, id),
+            (id * 1000 + 1..=id * 1000 + 12).collect::<Vec<_>>()
+        );
     }
     assert_eq!(held_count(&pool, "inbox_held").await, 0);
     let skipped = outcomes
