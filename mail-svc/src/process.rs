@@ -3,7 +3,7 @@
 //! The rule and its bookkeeping (the watermark in `order_progress`, the held events in
 //! `held_events`, the advisory lock per order) are the `outbox-inbox` crate's, on mail-svc's
 //! tables ([`INBOX`]; the order is the aggregate). For an event `e` of order `o` with watermark
-//! `w` (see [`outbox_inbox::decide`]): `e.seq <= w`, or `e` already held -> **skip**;
+//! `w` (see [`outbox_inbox::decide()`]): `e.seq <= w`, or `e` already held -> **skip**;
 //! `e.prev_seq == w` -> **process**: queue its mail, then the mails of the held successors it
 //! releases, in chain order; `e.prev_seq > w` -> **hold** it durably; otherwise a **conflict**
 //! no correct producer can cause: dead-letter it.

@@ -55,7 +55,7 @@
 //! processed event, says what was processed: a duplicate is any seq at or below it, forever. An
 //! event whose predecessor has not been processed is held (stored durably) and released in the
 //! transaction that processes its predecessor, with the successors it unblocks in turn. The rule
-//! is one pure function, [`decide`].
+//! is one pure function, [`decide()`].
 //!
 //! **Transactions.** [`Inbox::apply`] runs in the caller's transaction (any `&mut PgConnection`:
 //! a `Transaction`, a pooled connection, `Acquire`) and calls the handler inside it, so the
@@ -69,6 +69,8 @@
 //! Layout: [`schema`] (table names, migration), [`decide`](mod@decide) (the rule), [`plan`] (the
 //! rule over a batch), the transactions here, and with the `amqp` feature, `amqp` (lapin
 //! dispositions, dead-lettering, acks).
+
+#![warn(missing_docs)]
 
 #[cfg(feature = "amqp")]
 pub mod amqp;

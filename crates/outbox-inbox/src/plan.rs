@@ -40,7 +40,7 @@ enum Waiting {
 
 /// The rule for one aggregate's events in a batch, given its watermark and its stored held
 /// events: exactly the result of applying `events` (indexes into `batch`, in delivery order)
-/// one by one with [`decide`], as one transaction per event would. An event held earlier in the
+/// one by one with [`decide()`], as one transaction per event would. An event held earlier in the
 /// batch and released later in it is never stored (its outcome is still [`Outcome::Held`], and
 /// it is among the releasing event's steps). A forked chain (two events naming one predecessor,
 /// which no correct producer makes) releases the lowest seq first.

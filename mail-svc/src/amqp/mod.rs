@@ -26,7 +26,7 @@
 //! starts one at once with what has arrived; while another batch is in flight, a batch waits at
 //! most `BATCH_WINDOW` for more. Each delivery is judged first (publisher, size, format) and
 //! poison is dead-lettered on its own; the rest are applied in one transaction
-//! ([`process::apply_batch`]), retried as a whole on a database error (see [`crate::retry`]) or
+//! ([`crate::process::apply_batch`]), retried as a whole on a database error (see [`crate::retry`]) or
 //! applied one by one when an event's data failed it, so that only that event is dead-lettered.
 //! After the commit, chain conflicts are dead-lettered and the others acked together: one
 //! `basic.ack` with `multiple` on the highest tag when no other unsettled delivery of the channel
