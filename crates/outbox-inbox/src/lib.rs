@@ -316,6 +316,9 @@ pub struct Released {
     pub skipped: Vec<i64>,
     /// The held events handled, in chain order.
     pub released: Vec<i64>,
+    /// Held events no gap leads to: they name a predecessor at or below the watermark (the
+    /// other branch of a forked chain). They stay held; look at them.
+    pub stranded: Vec<i64>,
 }
 
 /// An inbox: its tables and statements. Cheap to clone; build it once.
@@ -449,6 +452,7 @@ impl Inbox {
         if let Some(w) = w.filter(|w| Some(*w) != start) {
             self.sql.set_watermark(conn, id, w).await?;
         }
+        out.stranded = held.iter().map(|h| h.seq).collect();
         Ok(out)
     }
 

@@ -367,7 +367,29 @@ async fn a_release_skips_the_gap_and_handles_the_held_chain() {
         .release_held(&mut tx, 5, &mut Record)
         .await
         .expect("release");
-    assert!(r.released.is_empty() && r.skipped.is_empty());
+    assert!(r.released.is_empty() && r.skipped.is_empty() && r.stranded.is_empty());
+}
+
+#[tokio::test]
+async fn a_forked_chains_other_branch_is_reported_stranded_not_released() {
+    let (pool, inbox) = setup("inbox").await;
+    apply_one(&pool, &inbox, &Envelope::new(6, 1, None, vec![])).await;
+    // Seqs 4 and 3 both claim seq 2; seq 2 arrives last and continues with seq 3.
+    for e in [
+        Envelope::new(6, 4, Some(2), vec![]),
+        Envelope::new(6, 3, Some(2), vec![]),
+        Envelope::new(6, 2, Some(1), vec![]),
+    ] {
+        apply_one(&pool, &inbox, &e).await;
+    }
+    assert_eq!(of(&handled(&pool).await, 6), [1, 2, 3]);
+    let mut tx = pool.begin().await.expect("begin");
+    let r = inbox
+        .release_held(&mut tx, 6, &mut Record)
+        .await
+        .expect("release");
+    assert_eq!((r.released, r.stranded), (vec![], vec![4]));
+    assert_eq!(held_count(&pool, "inbox_held").await, 1, "it stays held");
 }
 
 #[tokio::test]

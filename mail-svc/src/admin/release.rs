@@ -71,7 +71,7 @@ pub async fn release(
             ApplyError::Handler { source, .. } => source,
             ApplyError::Db(e) => ReleaseError::Db(e),
         })?;
-    if released.released.is_empty() && released.skipped.is_empty() {
+    if released.released.is_empty() && released.skipped.is_empty() && released.stranded.is_empty() {
         if admin_db::released_before(&mut tx, order_id).await? {
             return Ok(Released {
                 already: true,
