@@ -1,10 +1,9 @@
-//! Queries and migrations. Every statement of the per-event transaction (see [`crate::process`])
-//! and of the mailer lives here.
-
-use std::collections::HashMap;
+//! Queries and migrations. Every statement of mail-svc's own tables (the mails, the counters)
+//! lives here; the watermark and held-event statements are the `outbox-inbox` crate's (see
+//! [`crate::process`]).
 
 use chrono::{DateTime, Utc};
-use sqlx::{PgConnection, PgPool};
+use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder};
 
 /// The embedded migrations (watermarks, held events, mails, counters).
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
@@ -12,88 +11,6 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 /// Counter names in the `counters` table.
 pub const SKIPPED: &str = "skipped";
 pub const DEAD_LETTERED: &str = "dead_lettered";
-
-/// Serialises every transaction that touches `order_id` (across all instances) until commit:
-/// the watermark read, the hold/process decision and the watermark write must not interleave
-/// with another delivery of the same order. A transaction-scoped advisory lock also covers an
-/// order that has no `order_progress` row yet (a `for update` would lock nothing).
-pub async fn lock_order(conn: &mut PgConnection, order_id: i64) -> Result<(), sqlx::Error> {
-    sqlx::query("select pg_advisory_xact_lock($1)")
-        .bind(order_id)
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
-/// The seq of the order's last processed event.
-pub async fn watermark(conn: &mut PgConnection, order_id: i64) -> Result<Option<i64>, sqlx::Error> {
-    sqlx::query_scalar("select last_seq from order_progress where order_id = $1")
-        .bind(order_id)
-        .fetch_optional(conn)
-        .await
-}
-
-/// Moves the order's watermark to `seq`.
-pub async fn set_watermark(
-    conn: &mut PgConnection,
-    order_id: i64,
-    seq: i64,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "insert into order_progress (order_id, last_seq) values ($1, $2)
-         on conflict (order_id) do update set last_seq = excluded.last_seq",
-    )
-    .bind(order_id)
-    .bind(seq)
-    .execute(conn)
-    .await?;
-    Ok(())
-}
-
-/// Holds an event until its predecessor is processed. False when it is held already (a
-/// duplicate delivery of a held event).
-pub async fn hold(
-    conn: &mut PgConnection,
-    seq: i64,
-    order_id: i64,
-    prev_seq: i64,
-    event: &[u8],
-    traceparent: Option<&str>,
-) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
-        "insert into held_events (seq, order_id, prev_seq, event, traceparent)
-         values ($1, $2, $3, $4, $5)
-         on conflict (seq) do nothing",
-    )
-    .bind(seq)
-    .bind(order_id)
-    .bind(prev_seq)
-    .bind(event)
-    .bind(traceparent)
-    .execute(conn)
-    .await?;
-    Ok(done.rows_affected() == 1)
-}
-
-/// Removes and returns the held successor of `prev_seq` in the order (the lowest seq if a faulty
-/// producer forked the chain): its encoded event and traceparent.
-pub async fn take_successor(
-    conn: &mut PgConnection,
-    order_id: i64,
-    prev_seq: i64,
-) -> Result<Option<(Vec<u8>, Option<String>)>, sqlx::Error> {
-    sqlx::query_as(
-        "delete from held_events
-          where seq = (select seq from held_events
-                        where order_id = $1 and prev_seq = $2
-                        order by seq limit 1)
-         returning event, traceparent",
-    )
-    .bind(order_id)
-    .bind(prev_seq)
-    .fetch_optional(conn)
-    .await
-}
 
 /// A mail to queue.
 #[derive(Debug, Clone)]
@@ -130,92 +47,6 @@ pub async fn insert_mail(conn: &mut PgConnection, m: &NewMail<'_>) -> Result<boo
     Ok(done.rows_affected() == 1)
 }
 
-// ---------------------------------------------------------------------------------------------
-// The batch transaction (see `crate::process::apply_batch`): one statement per kind of write.
-
-/// Takes the advisory locks of `order_ids` (see [`lock_order`]) in ONE statement. `order_ids` must
-/// be sorted and distinct: the function scan over the array yields its elements in array order,
-/// so every transaction takes its locks in ascending order and two batches that share orders
-/// (on this or another instance) wait for each other instead of deadlocking.
-pub async fn lock_orders(conn: &mut PgConnection, order_ids: &[i64]) -> Result<(), sqlx::Error> {
-    debug_assert!(order_ids.windows(2).all(|w| w[0] < w[1]));
-    sqlx::query("select count(pg_advisory_xact_lock(id)) from unnest($1::bigint[]) as t(id)")
-        .bind(order_ids)
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
-/// What a batch finds for its orders once they are locked, read in ONE statement (one snapshot,
-/// taken after the locks): each order's watermark and its held events.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct OrdersState {
-    /// Orders without a watermark are absent.
-    pub watermarks: HashMap<i64, i64>,
-    /// Held events by order.
-    pub held: HashMap<i64, Vec<HeldRow>>,
-}
-
-/// Reads [`OrdersState`] for `order_ids` (locked by [`lock_orders`] in the same transaction).
-pub async fn orders_state(
-    conn: &mut PgConnection,
-    order_ids: &[i64],
-) -> Result<OrdersState, sqlx::Error> {
-    type Row = (
-        i64,
-        Option<i64>,
-        Option<i64>,
-        Option<i64>,
-        Option<Vec<u8>>,
-        Option<String>,
-    );
-    let rows: Vec<Row> = sqlx::query_as(
-        "select o.id, p.last_seq, h.seq, h.prev_seq, h.event, h.traceparent
-           from unnest($1::bigint[]) as o(id)
-           left join order_progress p on p.order_id = o.id
-           left join held_events h on h.order_id = o.id",
-    )
-    .bind(order_ids)
-    .fetch_all(conn)
-    .await?;
-    let mut state = OrdersState::default();
-    for (order_id, last_seq, seq, prev_seq, event, traceparent) in rows {
-        if let Some(w) = last_seq {
-            state.watermarks.insert(order_id, w);
-        }
-        if let (Some(seq), Some(prev_seq), Some(event)) = (seq, prev_seq, event) {
-            state.held.entry(order_id).or_default().push(HeldRow {
-                seq,
-                order_id,
-                prev_seq,
-                event,
-                traceparent,
-            });
-        }
-    }
-    Ok(state)
-}
-
-/// A held event as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HeldRow {
-    pub seq: i64,
-    pub order_id: i64,
-    pub prev_seq: i64,
-    pub event: Vec<u8>,
-    pub traceparent: Option<String>,
-}
-
-/// An event to hold.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewHold {
-    pub seq: i64,
-    pub order_id: i64,
-    pub prev_seq: i64,
-    pub event: Vec<u8>,
-    pub traceparent: Option<String>,
-}
-
 /// A mail to queue, owned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnedMail {
@@ -229,101 +60,57 @@ pub struct OwnedMail {
     pub traceparent: Option<String>,
 }
 
-/// Everything a batch writes.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BatchWrites {
-    /// In chain order per order.
-    pub mails: Vec<OwnedMail>,
-    pub holds: Vec<NewHold>,
-    /// Stored held events the batch released.
-    pub released: Vec<i64>,
-    /// Distinct orders whose watermark moves, and where to.
-    pub watermark_orders: Vec<i64>,
-    pub watermark_seqs: Vec<i64>,
-    /// Duplicates found (this instance's `skipped` counter).
-    pub skipped: i64,
-}
-
-/// Writes a batch in ONE statement (data-modifying CTEs, one round trip): deletes the released
-/// held events, queues the mails (see [`insert_mail`]), holds the waiting events (see [`hold`]),
-/// moves the watermarks and adds to this instance's skip counter. Returns the seqs of the holds
-/// actually stored (a seq held already is not stored again).
+/// Pushes the batch statement's own CTEs (see [`outbox_inbox::Batch::write`]): queue `mails`
+/// (see [`insert_mail`]) and add `skipped` to this instance's skip counter.
 ///
 /// The mails are inserted in slice order: `position` is an identity taken row by row, and the
 /// `order by` on the array position makes the rows arrive in that order, so an order's mails
-/// keep their chain order in `position`. The CTEs touch disjoint rows (a released seq is never
-/// held again: a later delivery of it is a duplicate), so sharing one snapshot changes nothing.
-pub async fn write_batch(
-    conn: &mut PgConnection,
+/// keep their chain order in `position`. The inbox's CTEs touch other tables, so sharing one
+/// snapshot changes nothing.
+pub fn push_mail_ctes(
+    q: &mut QueryBuilder<Postgres>,
     instance: &str,
-    w: &BatchWrites,
-) -> Result<Vec<i64>, sqlx::Error> {
-    let mail_col = |f: fn(&OwnedMail) -> &str| w.mails.iter().map(f).collect::<Vec<&str>>();
-    let mail_seqs: Vec<i64> = w.mails.iter().map(|m| m.seq).collect();
-    let mail_orders: Vec<i64> = w.mails.iter().map(|m| m.order_id).collect();
-    let mail_tps: Vec<Option<&str>> = w.mails.iter().map(|m| m.traceparent.as_deref()).collect();
-    let hold_seqs: Vec<i64> = w.holds.iter().map(|h| h.seq).collect();
-    let hold_orders: Vec<i64> = w.holds.iter().map(|h| h.order_id).collect();
-    let hold_prevs: Vec<i64> = w.holds.iter().map(|h| h.prev_seq).collect();
-    let hold_events: Vec<&[u8]> = w.holds.iter().map(|h| h.event.as_slice()).collect();
-    let hold_tps: Vec<Option<&str>> = w.holds.iter().map(|h| h.traceparent.as_deref()).collect();
-    sqlx::query_scalar(
-        "with released as (
-           delete from held_events where seq = any($1)
-         ),
-         queued as (
+    mails: &[OwnedMail],
+    skipped: i64,
+) {
+    let col = |f: fn(&OwnedMail) -> &str| mails.iter().map(f).collect::<Vec<&str>>();
+    let seqs: Vec<i64> = mails.iter().map(|m| m.seq).collect();
+    let orders: Vec<i64> = mails.iter().map(|m| m.order_id).collect();
+    let tps: Vec<Option<&str>> = mails.iter().map(|m| m.traceparent.as_deref()).collect();
+    q.push(
+        "queued as (
            insert into mails (seq, order_id, event_type, recipient, subject, body,
                               idempotency_key, traceparent)
            select seq, order_id, event_type, recipient, subject, body, idempotency_key,
                   traceparent
-             from unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[],
-                         $7::text[], $8::text[], $9::text[])
+             from unnest(",
+    );
+    q.push_bind(seqs).push("::bigint[], ");
+    q.push_bind(orders).push("::bigint[], ");
+    q.push_bind(col(|m| m.event_type)).push("::text[], ");
+    q.push_bind(col(|m| &m.recipient)).push("::text[], ");
+    q.push_bind(col(|m| &m.subject)).push("::text[], ");
+    q.push_bind(col(|m| &m.body)).push("::text[], ");
+    q.push_bind(col(|m| &m.idempotency_key)).push("::text[], ");
+    q.push_bind(tps).push(
+        "::text[])
                   with ordinality
                   as t(seq, order_id, event_type, recipient, subject, body, idempotency_key,
                        traceparent, n)
             order by n
            on conflict do nothing
          ),
-         moved as (
-           insert into order_progress (order_id, last_seq)
-           select * from unnest($10::bigint[], $11::bigint[])
-           on conflict (order_id) do update set last_seq = excluded.last_seq
-         ),
          counted as (
            insert into counters (name, instance, value)
-           select $17, $18, $19 where $19 > 0
+           select * from (values (",
+    );
+    q.push_bind(SKIPPED).push("::text, ");
+    q.push_bind(instance.to_owned()).push("::text, ");
+    q.push_bind(skipped).push(
+        "::bigint)) as v(name, instance, value) where value > 0
            on conflict (name, instance) do update set value = counters.value + excluded.value
-         ),
-         held as (
-           insert into held_events (seq, order_id, prev_seq, event, traceparent)
-           select * from unnest($12::bigint[], $13::bigint[], $14::bigint[], $15::bytea[],
-                                $16::text[])
-           on conflict (seq) do nothing
-           returning seq
-         )
-         select seq from held",
-    )
-    .bind(&w.released)
-    .bind(&mail_seqs)
-    .bind(&mail_orders)
-    .bind(mail_col(|m| m.event_type))
-    .bind(mail_col(|m| &m.recipient))
-    .bind(mail_col(|m| &m.subject))
-    .bind(mail_col(|m| &m.body))
-    .bind(mail_col(|m| &m.idempotency_key))
-    .bind(&mail_tps)
-    .bind(&w.watermark_orders)
-    .bind(&w.watermark_seqs)
-    .bind(&hold_seqs)
-    .bind(&hold_orders)
-    .bind(&hold_prevs)
-    .bind(&hold_events)
-    .bind(&hold_tps)
-    .bind(SKIPPED)
-    .bind(instance)
-    .bind(w.skipped)
-    .fetch_all(conn)
-    .await
+         ),",
+    );
 }
 
 /// Adds `n` to this instance's row of counter `name`. Only this instance writes the row, so the

@@ -118,7 +118,7 @@ impl App {
         let metrics_addr =
             outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
 
-        let topology = amqp::Topology::new(&cfg.amqp_exchange, &cfg.mail_queue);
+        let topology = amqp::topology(&cfg.amqp_exchange, &cfg.mail_queue);
         let (ready, consuming) = watch::channel(false);
 
         // SERVING while the database answers and the consumer is consuming.

@@ -40,6 +40,28 @@ pub enum Failure {
     Reconnect,
 }
 
+/// An error the retry loop can judge.
+pub trait Retry: std::fmt::Display {
+    /// What to do about it.
+    fn failure(&self) -> Failure;
+    /// Its SQLSTATE, when the database raised it (for the log line).
+    fn sqlstate(&self) -> Option<String> {
+        None
+    }
+}
+
+impl Retry for sqlx::Error {
+    fn failure(&self) -> Failure {
+        classify(self)
+    }
+    fn sqlstate(&self) -> Option<String> {
+        match self {
+            sqlx::Error::Database(e) => e.code().map(|c| c.into_owned()),
+            _ => None,
+        }
+    }
+}
+
 /// Classifies `err` (see the module table).
 pub fn classify(err: &sqlx::Error) -> Failure {
     match err {
@@ -52,7 +74,7 @@ pub fn classify(err: &sqlx::Error) -> Failure {
         sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::WorkerCrashed => {
             Failure::Transient
         }
-        // Protocol (including a corrupt held successor, see `process`), decode (a column of an
+        // Protocol, decode (a column of an
         // unexpected type: a deploy mid-migration), encode (our parameters are integers, text and
         // bytes; failing to encode them is a bug, not the event): retrying keeps the event, and
         // the error is logged until someone fixes the cause.
@@ -80,14 +102,15 @@ pub const BACKOFF_MAX: Duration = Duration::from_secs(5);
 /// Runs `op` until it succeeds or fails with [`Failure::Poison`] (returned as `Some(Err)`),
 /// waiting with capped backoff between attempts (each one counted in `mail_db_retries_total`). `None` when shutdown came first: nothing was
 /// committed by this call, and the caller leaves the delivery unacked.
-pub async fn until_done<T, F, Fut>(
+pub async fn until_done<T, E, F, Fut>(
     shutdown: &CancellationToken,
     what: &str,
     mut op: F,
-) -> Option<Result<T, sqlx::Error>>
+) -> Option<Result<T, E>>
 where
+    E: Retry,
     F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, sqlx::Error>>,
+    Fut: Future<Output = Result<T, E>>,
 {
     let mut backoff = Backoff::new(BACKOFF_MIN, BACKOFF_MAX);
     loop {
@@ -98,16 +121,13 @@ where
             Ok(v) => return Some(Ok(v)),
             Err(e) => e,
         };
-        let failure = classify(&err);
+        let failure = err.failure();
         if failure == Failure::Poison {
             return Some(Err(err));
         }
         metrics::counter!(crate::metrics::DB_RETRIES).increment(1);
         let delay = backoff.next_delay();
-        let code = match &err {
-            sqlx::Error::Database(e) => e.code().map(|c| c.into_owned()),
-            _ => None,
-        };
+        let code = err.sqlstate();
         tracing::warn!(
             error = %err,
             sqlstate = code.as_deref().unwrap_or("-"),

@@ -442,7 +442,7 @@ async fn two_instances_batching_the_same_orders_events_never_deadlock() {
         .await
         .expect("connect");
     let ch = conn.create_channel().await.expect("channel");
-    mail_svc::amqp::Topology::new(&names.exchange, &names.queue)
+    mail_svc::amqp::topology(&names.exchange, &names.queue)
         .declare(&ch)
         .await
         .expect("declare");

@@ -149,7 +149,7 @@ async fn mail_svc(n: u64, orders: u64, batch_size: u16) -> f64 {
         .await
         .expect("connect");
     let ch = conn.create_channel().await.expect("channel");
-    mail_svc::amqp::Topology::new(&names.exchange, &names.queue)
+    mail_svc::amqp::topology(&names.exchange, &names.queue)
         .declare(&ch)
         .await
         .expect("declare");

@@ -1,0 +1,50 @@
+//! The lapin glue of a consumer (feature `amqp`): what to do with a delivery ([`Disposition`]),
+//! the queue topology with its dead-letter exchange ([`Topology`]), dead-lettering with a reason
+//! ([`DeadLetterChannel`]), and acks after commit ([`ack_together`]).
+//!
+//! The order of work for every delivery: judge it (poison is dead-lettered unread), apply it
+//! with [`Inbox::apply`](crate::Inbox::apply) or [`Inbox::batch`](crate::Inbox::batch) in your
+//! transaction, **commit**, and only then settle it as its [`Disposition`] says. A crash between
+//! commit and ack redelivers the message, and the inbox skips it as a duplicate; an ack before
+//! the commit could lose it.
+//!
+//! Bound what a consumer holds with the channel's prefetch (`basic.qos`): unacked deliveries are
+//! this consumer's; the rest wait in the queue for any instance.
+
+mod ack;
+mod dead_letter;
+mod topology;
+
+pub use ack::{BROKER_CALL_TIMEOUT, BrokerError, Unsettled, ack_together, broker_call};
+pub use dead_letter::{
+    DEAD_LETTER_ATTEMPTS, DEATH_REASON_HEADER, DeadLetterChannel, MAX_REASON_BYTES,
+    ORIGINAL_ROUTING_KEY_HEADER, ORIGINAL_USER_ID_HEADER, bounded_reason, dead_letter_properties,
+    with_properties_of,
+};
+pub use topology::{DELIVERY_LIMIT, Topology};
+
+/// What to do with a delivery once its transaction is over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Disposition {
+    /// Committed (processed, held or a duplicate): ack it.
+    Ack,
+    /// It can never be processed (undecodable, untrusted, a chain conflict): publish it to the
+    /// dead-letter exchange with this reason in `x-death-reason`, then ack it.
+    DeadLetter {
+        /// Why, for the person reading the dead-letter queue.
+        reason: String,
+    },
+    /// Not settled now (shutdown came first, or a database outage outlasted the attempt):
+    /// leave it unacked; the broker redelivers it when the channel closes.
+    Retry,
+}
+
+impl Disposition {
+    /// A dead letter with `reason`.
+    pub fn dead_letter(reason: impl Into<String>) -> Self {
+        Disposition::DeadLetter {
+            reason: reason.into(),
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! The inbox's statements, built once per [`Inbox`](crate::Inbox) from its table names.
+
+use std::collections::HashMap;
+
+use sqlx::{AssertSqlSafe, PgConnection, SqlSafeStr, SqlStr};
+
+use crate::{Held, Tables};
+
+/// The SQL of every statement, for one set of tables.
+#[derive(Debug, Clone)]
+pub(crate) struct Sql {
+    watermark: SqlStr,
+    set_watermark: SqlStr,
+    hold: SqlStr,
+    take_successor: SqlStr,
+    state: SqlStr,
+    held_count: SqlStr,
+    pub(crate) progress: String,
+    pub(crate) held: String,
+    pub(crate) column: String,
+}
+
+fn sql(s: String) -> SqlStr {
+    AssertSqlSafe(s).into_sql_str()
+}
+
+impl Sql {
+    pub(crate) fn new(t: &Tables) -> Self {
+        let (p, h, a) = (t.progress(), t.held(), t.aggregate_column());
+        Self {
+            watermark: sql(format!("select last_seq from {p} where {a} = $1")),
+            set_watermark: sql(format!(
+                "insert into {p} ({a}, last_seq) values ($1, $2)
+                 on conflict ({a}) do update set last_seq = excluded.last_seq"
+            )),
+            hold: sql(format!(
+                "insert into {h} (seq, {a}, prev_seq, event, traceparent)
+                 values ($1, $2, $3, $4, $5)
+                 on conflict (seq) do nothing"
+            )),
+            // The lowest seq if a faulty producer forked the chain.
+            take_successor: sql(format!(
+                "delete from {h}
+                  where seq = (select seq from {h}
+                                where {a} = $1 and prev_seq = $2
+                                order by seq limit 1)
+                 returning seq, prev_seq, event, traceparent"
+            )),
+            // One snapshot, taken after the locks: each aggregate's watermark and held events.
+            state: sql(format!(
+                "select o.id, p.last_seq, h.seq, h.prev_seq, h.event, h.traceparent
+                   from unnest($1::bigint[]) as o(id)
+                   left join {p} p on p.{a} = o.id
+                   left join {h} h on h.{a} = o.id"
+            )),
+            held_count: sql(format!("select count(*) from {h} where {a} = $1")),
+            progress: p.to_owned(),
+            held: h.to_owned(),
+            column: a.to_owned(),
+        }
+    }
+}
+
+/// Serialises every transaction that touches `aggregate_id` (across all consumers) until it
+/// ends: the watermark read, the decision and the watermark write must not interleave with
+/// another delivery of the same aggregate. A transaction-scoped advisory lock also covers an
+/// aggregate that has no watermark row yet (a `for update` would lock nothing).
+pub(crate) async fn lock(conn: &mut PgConnection, aggregate_id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("select pg_advisory_xact_lock($1)")
+        .bind(aggregate_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Takes the locks of `ids` (see [`lock`]) in ONE statement. `ids` must be sorted and distinct:
+/// the function scan over the array yields its elements in array order, so every transaction
+/// takes its locks in ascending order and two batches that share aggregates wait for each other
+/// instead of deadlocking.
+pub(crate) async fn lock_all(conn: &mut PgConnection, ids: &[i64]) -> Result<(), sqlx::Error> {
+    debug_assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    sqlx::query("select count(pg_advisory_xact_lock(id)) from unnest($1::bigint[]) as t(id)")
+        .bind(ids)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+impl Sql {
+    pub(crate) async fn watermark(
+        &self,
+        conn: &mut PgConnection,
+        aggregate_id: i64,
+    ) -> Result<Option<i64>, sqlx::Error> {
+        sqlx::query_scalar(self.watermark.clone())
+            .bind(aggregate_id)
+            .fetch_optional(conn)
+            .await
+    }
+
+    pub(crate) async fn set_watermark(
+        &self,
+        conn: &mut PgConnection,
+        aggregate_id: i64,
+        seq: i64,
+    ) -> Result<(), sqlx::Error> {
+        sqlx::query(self.set_watermark.clone())
+            .bind(aggregate_id)
+            .bind(seq)
+            .execute(conn)
+            .await?;
+        Ok(())
+    }
+
+    /// False when the seq is held already (a duplicate delivery of a held event).
+    pub(crate) async fn hold(
+        &self,
+        conn: &mut PgConnection,
+        aggregate_id: i64,
+        held: &Held,
+    ) -> Result<bool, sqlx::Error> {
+        let done = sqlx::query(self.hold.clone())
+            .bind(held.seq)
+            .bind(aggregate_id)
+            .bind(held.prev_seq)
+            .bind(&held.payload)
+            .bind(held.traceparent.as_deref())
+            .execute(conn)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub(crate) async fn take_successor(
+        &self,
+        conn: &mut PgConnection,
+        aggregate_id: i64,
+        prev_seq: i64,
+    ) -> Result<Option<Held>, sqlx::Error> {
+        let row: Option<(i64, i64, Vec<u8>, Option<String>)> =
+            sqlx::query_as(self.take_successor.clone())
+                .bind(aggregate_id)
+                .bind(prev_seq)
+                .fetch_optional(conn)
+                .await?;
+        Ok(row.map(|(seq, prev_seq, payload, traceparent)| Held {
+            seq,
+            prev_seq,
+            payload,
+            traceparent,
+        }))
+    }
+
+    pub(crate) async fn held_count(
+        &self,
+        conn: &mut PgConnection,
+        aggregate_id: i64,
+    ) -> Result<i64, sqlx::Error> {
+        sqlx::query_scalar(self.held_count.clone())
+            .bind(aggregate_id)
+            .fetch_one(conn)
+            .await
+    }
+
+    /// Each aggregate's watermark (absent: none yet) and held events, in one statement.
+    pub(crate) async fn state(
+        &self,
+        conn: &mut PgConnection,
+        ids: &[i64],
+    ) -> Result<(HashMap<i64, i64>, HashMap<i64, Vec<Held>>), sqlx::Error> {
+        type Row = (
+            i64,
+            Option<i64>,
+            Option<i64>,
+            Option<i64>,
+            Option<Vec<u8>>,
+            Option<String>,
+        );
+        let rows: Vec<Row> = sqlx::query_as(self.state.clone())
+            .bind(ids)
+            .fetch_all(conn)
+            .await?;
+        let mut watermarks = HashMap::new();
+        let mut held: HashMap<i64, Vec<Held>> = HashMap::new();
+        for (id, last_seq, seq, prev_seq, payload, traceparent) in rows {
+            if let Some(w) = last_seq {
+                watermarks.insert(id, w);
+            }
+            if let (Some(seq), Some(prev_seq), Some(payload)) = (seq, prev_seq, payload) {
+                held.entry(id).or_default().push(Held {
+                    seq,
+                    prev_seq,
+                    payload,
+                    traceparent,
+                });
+            }
+        }
+        Ok((watermarks, held))
+    }
+}

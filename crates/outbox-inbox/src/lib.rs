@@ -1,0 +1,667 @@
+//! Consume an outbox's events exactly once, in each aggregate's chain order, inside your own
+//! sqlx transaction.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let pool = outbox_inbox::doctest_pool().await?;
+//! use outbox_inbox::{Envelope, Handler, Inbox, Outcome};
+//! use sqlx::PgConnection;
+//!
+//! /// Your processing of one event: your own writes, in the same transaction as the watermark.
+//! struct Ledger;
+//!
+//! impl Handler for Ledger {
+//!     type Error = sqlx::Error;
+//!     async fn handle(&mut self, tx: &mut PgConnection, event: &Envelope) -> Result<(), sqlx::Error> {
+//!         sqlx::query("insert into billing.ledger values ($1, $2)")
+//!             .bind(event.seq)
+//!             .bind(String::from_utf8_lossy(&event.payload).into_owned())
+//!             .execute(tx)
+//!             .await
+//!             .map(drop)
+//!     }
+//! }
+//!
+//! let inbox = Inbox::new("billing.inbox")?;
+//! inbox.tables().migrator()?.run(&pool).await?; // or paste tables().migration_sql() into yours
+//! sqlx::query("create table billing.ledger (seq bigint primary key, note text)").execute(&pool).await?;
+//!
+//! // Invoice 7's second event arrives first, then its first, then the first again.
+//! let deliveries = [
+//!     Envelope::new(7, 11, Some(10), b"paid".to_vec()),
+//!     Envelope::new(7, 10, None, b"issued".to_vec()),
+//!     Envelope::new(7, 10, None, b"issued".to_vec()),
+//! ];
+//! let mut outcomes = Vec::new();
+//! for envelope in &deliveries {
+//!     let mut tx = pool.begin().await?;
+//!     let outcome = inbox.apply(&mut tx, envelope, &mut Ledger).await?;
+//!     tx.commit().await?; // and only then ack the broker message
+//!     outcomes.push(outcome);
+//! }
+//! assert_eq!(outcomes[0], Outcome::Held { waiting_for: 10 });
+//! assert_eq!(outcomes[1], Outcome::Processed { seqs: vec![10, 11] }); // 11 released after 10
+//! assert_eq!(outcomes[2], Outcome::Skipped { held: false });          // a duplicate
+//! let notes: Vec<String> = sqlx::query_scalar("select note from billing.ledger order by seq")
+//!     .fetch_all(&pool).await?;
+//! assert_eq!(notes, ["issued", "paid"]);
+//! # Ok(()) }
+//! ```
+//!
+//! **The watermark.** Each aggregate's events form a chain: every event names its predecessor
+//! (`prev_seq`, none for the first), as the `outbox` crate writes them. The inbox processes an
+//! aggregate's events strictly in that order, so one number per aggregate, the seq of its last
+//! processed event, says what was processed: a duplicate is any seq at or below it, forever. An
+//! event whose predecessor has not been processed is held (stored durably) and released in the
+//! transaction that processes its predecessor, with the successors it unblocks in turn. The rule
+//! is one pure function, [`decide()`].
+//!
+//! **Transactions.** [`Inbox::apply`] runs in the caller's transaction (any `&mut PgConnection`:
+//! a `Transaction`, a pooled connection, `Acquire`) and calls the handler inside it, so the
+//! handler's writes, the hold or release and the watermark move commit or roll back together.
+//! It first takes the aggregate's transaction-scoped advisory lock (key: the aggregate id), so
+//! consumers of one aggregate on several processes apply its deliveries one at a time. The
+//! caller commits, and acks the broker message only after the commit; see the README for the
+//! failure windows. [`Inbox::batch`] does the same for many deliveries in a fixed number of
+//! statements, with exactly the result of applying them one by one.
+//!
+//! Layout: [`schema`] (table names, migration), [`decide`](mod@decide) (the rule), [`plan`] (the
+//! rule over a batch), the transactions here, and with the `amqp` feature, `amqp` (lapin
+//! dispositions, dead-lettering, acks).
+
+#![warn(missing_docs)]
+
+#[cfg(feature = "amqp")]
+pub mod amqp;
+mod db;
+pub mod decide;
+pub mod plan;
+pub mod schema;
+
+use std::fmt;
+
+use sqlx::{PgConnection, Postgres, QueryBuilder};
+
+pub use decide::{Decision, decide};
+pub use plan::{AggregatePlan, Step, plan_aggregate};
+pub use schema::Tables;
+
+/// What can go wrong configuring an inbox.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A table or column name cannot be used.
+    #[error("inbox table name {name:?}: {reason}")]
+    InvalidTableName {
+        /// The name given.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// [`Tables::migrator`] of tables named with [`Tables::existing`]: their owner migrates them.
+    #[error("inbox tables {progress:?} were named as existing tables: they have no migrator")]
+    NoMigrator {
+        /// The watermark table's name.
+        progress: String,
+    },
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+}
+
+/// What can go wrong applying events: the caller's transaction must be rolled back (nothing of
+/// it may commit: the handler may have written half of its work). Either the handler failed or
+/// the database did; there is no third party, so the enum is exhaustive.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError<E> {
+    /// The handler failed on the event of this seq.
+    #[error("handling seq {seq}: {source}")]
+    Handler {
+        /// The event the handler failed on (the delivered one, or a released successor).
+        seq: i64,
+        /// The handler's error.
+        source: E,
+    },
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+}
+
+/// Your processing of one event, called by [`Inbox::apply`] (and [`Inbox::release_held`]) inside
+/// your transaction for the delivered event and each held successor it releases, in chain order.
+///
+/// Implement it with an `async fn` (a trait rather than a closure so that the future is `Send`
+/// and the consumer can run on a multi-threaded runtime):
+///
+/// ```
+/// use outbox_inbox::{Envelope, Handler};
+/// use sqlx::PgConnection;
+///
+/// struct Ledger;
+///
+/// impl Handler for Ledger {
+///     type Error = sqlx::Error;
+///     async fn handle(&mut self, conn: &mut PgConnection, event: &Envelope) -> Result<(), sqlx::Error> {
+///         sqlx::query("insert into ledger (seq, note) values ($1, $2)")
+///             .bind(event.seq)
+///             .bind(&event.payload)
+///             .execute(conn)
+///             .await
+///             .map(drop)
+///     }
+/// }
+/// ```
+pub trait Handler {
+    /// What the handler fails with (returned in [`ApplyError::Handler`]).
+    type Error;
+
+    /// Processes `event` with `conn`, the caller's transaction. An error aborts the apply: roll
+    /// the transaction back.
+    fn handle(
+        &mut self,
+        conn: &mut PgConnection,
+        event: &Envelope,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+}
+
+/// One event as the inbox sees it: its aggregate, its place in the aggregate's chain, and the
+/// payload handed to the handler (stored as is while the event is held).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Envelope {
+    /// The aggregate whose chain the event belongs to.
+    pub aggregate_id: i64,
+    /// The event's seq: unique per outbox, its idempotency key.
+    pub seq: i64,
+    /// The aggregate's previous event; `None` for its first.
+    pub prev_seq: Option<i64>,
+    /// What the handler needs to process the event (typically the message body).
+    pub payload: Vec<u8>,
+    /// The W3C trace context the event arrived with, kept while it is held.
+    pub traceparent: Option<String>,
+}
+
+impl Envelope {
+    /// An event of `aggregate_id` with its chain position and payload.
+    pub fn new(aggregate_id: i64, seq: i64, prev_seq: Option<i64>, payload: Vec<u8>) -> Self {
+        Self {
+            aggregate_id,
+            seq,
+            prev_seq,
+            payload,
+            traceparent: None,
+        }
+    }
+
+    /// The trace context it arrived with.
+    pub fn with_traceparent(mut self, traceparent: Option<String>) -> Self {
+        self.traceparent = traceparent;
+        self
+    }
+}
+
+/// A held event as stored (its aggregate is the one it is stored under).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Held {
+    /// Its seq.
+    pub seq: i64,
+    /// The seq it waits for.
+    pub prev_seq: i64,
+    /// Its payload.
+    pub payload: Vec<u8>,
+    /// Its trace context.
+    pub traceparent: Option<String>,
+}
+
+impl Held {
+    /// A held event (for [`plan_aggregate`]'s callers and tests).
+    pub fn new(seq: i64, prev_seq: i64, payload: Vec<u8>, traceparent: Option<String>) -> Self {
+        Self {
+            seq,
+            prev_seq,
+            payload,
+            traceparent,
+        }
+    }
+
+    fn into_envelope(self, aggregate_id: i64) -> Envelope {
+        Envelope::new(aggregate_id, self.seq, Some(self.prev_seq), self.payload)
+            .with_traceparent(self.traceparent)
+    }
+}
+
+/// An event that contradicts its aggregate's chain: its seq is above the watermark but its
+/// predecessor is below it, or it claims to be the first of an aggregate that has events. No
+/// correct producer sends one; nothing is written for it (dead-letter it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Conflict {
+    /// The aggregate.
+    pub aggregate_id: i64,
+    /// Its watermark when the event was judged.
+    pub watermark: Option<i64>,
+    /// The event's seq.
+    pub seq: i64,
+    /// The predecessor the event claims.
+    pub prev_seq: Option<i64>,
+}
+
+impl Conflict {
+    /// A conflict of event `seq` (claiming `prev_seq`) with `aggregate_id`'s `watermark`.
+    pub fn new(aggregate_id: i64, watermark: Option<i64>, seq: i64, prev_seq: Option<i64>) -> Self {
+        Self {
+            aggregate_id,
+            watermark,
+            seq,
+            prev_seq,
+        }
+    }
+
+    fn of(ev: &Envelope, watermark: Option<i64>) -> Self {
+        Self {
+            aggregate_id: ev.aggregate_id,
+            watermark,
+            seq: ev.seq,
+            prev_seq: ev.prev_seq,
+        }
+    }
+}
+
+impl fmt::Display for Conflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "chain conflict: aggregate {} has processed up to seq {}, but seq {} follows ",
+            self.aggregate_id,
+            self.watermark.unwrap_or_default(),
+            self.seq
+        )?;
+        match self.prev_seq {
+            Some(p) => write!(f, "seq {p}"),
+            None => f.write_str("nothing (a first event)"),
+        }
+    }
+}
+
+/// What applying an event did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// Handled: the event, then the held successors it released, in chain order (their seqs).
+    Processed {
+        /// Seqs handled, the event's first.
+        seqs: Vec<i64>,
+    },
+    /// A duplicate, not handled: already processed, or (`held`) already held.
+    Skipped {
+        /// It was held already, not processed.
+        held: bool,
+    },
+    /// Stored until the aggregate's event `waiting_for` is processed.
+    Held {
+        /// The predecessor it waits for.
+        waiting_for: i64,
+    },
+    /// Contradicts the chain; nothing was written for it.
+    Conflict(Conflict),
+}
+
+/// What [`Inbox::release_held`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Released {
+    /// The missing predecessors skipped (the watermark moved past them without a handler call).
+    pub skipped: Vec<i64>,
+    /// The held events handled, in chain order.
+    pub released: Vec<i64>,
+    /// Held events no gap leads to: they name a predecessor at or below the watermark (the
+    /// other branch of a forked chain). They stay held; look at them.
+    pub stranded: Vec<i64>,
+}
+
+/// An inbox: its tables and statements. Cheap to clone; build it once.
+#[derive(Debug, Clone)]
+pub struct Inbox {
+    tables: Tables,
+    sql: db::Sql,
+}
+
+impl Inbox {
+    /// The inbox of prefix `prefix` or `schema.prefix` (see [`Tables::new`]).
+    pub fn new(prefix: &str) -> Result<Self, Error> {
+        Ok(Self::with_tables(Tables::new(prefix)?))
+    }
+
+    /// The inbox on these tables (e.g. [`Tables::existing`]).
+    pub fn with_tables(tables: Tables) -> Self {
+        let sql = db::Sql::new(&tables);
+        Self { tables, sql }
+    }
+
+    /// Its tables.
+    pub fn tables(&self) -> &Tables {
+        &self.tables
+    }
+
+    /// Applies one delivered event in the caller's transaction: takes the aggregate's lock, then
+    /// skips it (a duplicate), holds it (early), reports a conflict (nothing written), or calls
+    /// `handler` for it and for every held successor it releases, in chain order, and moves the
+    /// watermark. The caller commits (then acks the message); on `Err` it must roll back.
+    pub async fn apply<E, H>(
+        &self,
+        conn: &mut PgConnection,
+        envelope: &Envelope,
+        handler: &mut H,
+    ) -> Result<Outcome, ApplyError<E>>
+    where
+        H: Handler<Error = E>,
+    {
+        let id = envelope.aggregate_id;
+        db::lock(conn, id).await?;
+        let watermark = self.sql.watermark(conn, id).await?;
+        Ok(match decide(watermark, envelope.seq, envelope.prev_seq) {
+            Decision::Skip => Outcome::Skipped { held: false },
+            Decision::Conflict => Outcome::Conflict(Conflict::of(envelope, watermark)),
+            Decision::Hold(prev) => {
+                let held = Held::new(
+                    envelope.seq,
+                    prev,
+                    envelope.payload.clone(),
+                    envelope.traceparent.clone(),
+                );
+                if self.sql.hold(conn, id, &held).await? {
+                    Outcome::Held { waiting_for: prev }
+                } else {
+                    Outcome::Skipped { held: true }
+                }
+            }
+            Decision::Process => {
+                call(handler, conn, envelope).await?;
+                let mut seqs = vec![envelope.seq];
+                self.release_from(conn, id, envelope.seq, &mut seqs, handler)
+                    .await?;
+                let last = *seqs.last().unwrap_or(&envelope.seq);
+                self.sql.set_watermark(conn, id, last).await?;
+                Outcome::Processed { seqs }
+            }
+        })
+    }
+
+    /// Handles the held chain that follows `last`, in chain order, appending the seqs.
+    async fn release_from<E, H>(
+        &self,
+        conn: &mut PgConnection,
+        id: i64,
+        mut last: i64,
+        seqs: &mut Vec<i64>,
+        handler: &mut H,
+    ) -> Result<(), ApplyError<E>>
+    where
+        H: Handler<Error = E>,
+    {
+        while let Some(held) = self.sql.take_successor(conn, id, last).await? {
+            let next = held.into_envelope(id);
+            call(handler, conn, &next).await?;
+            last = next.seq;
+            seqs.push(last);
+        }
+        Ok(())
+    }
+
+    /// The operator's way out of a missing event: in the caller's transaction, under the
+    /// aggregate's lock, moves the watermark past the missing predecessor of the aggregate's
+    /// held chain as if it had been processed (without a handler call) and handles the held
+    /// chain that waited for it, exactly as the missing event's arrival would have; a chain with
+    /// several gaps is released gap by gap, lowest first. Nothing held: an empty [`Released`].
+    /// A skipped event that arrives later is a duplicate (that is what releasing means).
+    pub async fn release_held<E, H>(
+        &self,
+        conn: &mut PgConnection,
+        aggregate_id: i64,
+        handler: &mut H,
+    ) -> Result<Released, ApplyError<E>>
+    where
+        H: Handler<Error = E>,
+    {
+        let id = aggregate_id;
+        db::lock(conn, id).await?;
+        let mut out = Released::default();
+        if self.sql.held_count(conn, id).await? == 0 {
+            return Ok(out);
+        }
+        let start = self.sql.watermark(conn, id).await?;
+        let (_, mut held) = self.sql.state(conn, &[id]).await?;
+        let mut held = held.remove(&id).unwrap_or_default();
+        let mut w = start;
+        // The held event the chain waits on: the lowest predecessor above the watermark.
+        while let Some(gap) = held
+            .iter()
+            .filter(|h| w.is_none_or(|w| h.prev_seq > w))
+            .map(|h| h.prev_seq)
+            .min()
+        {
+            out.skipped.push(gap);
+            let mut seqs = Vec::new();
+            self.release_from(conn, id, gap, &mut seqs, handler).await?;
+            held.retain(|h| !seqs.contains(&h.seq));
+            w = seqs.last().copied().or(Some(gap));
+            out.released.extend(seqs);
+        }
+        if let Some(w) = w.filter(|w| Some(*w) != start) {
+            self.sql.set_watermark(conn, id, w).await?;
+        }
+        out.stranded = held.iter().map(|h| h.seq).collect();
+        Ok(out)
+    }
+
+    /// Starts applying a batch of delivered events in the caller's transaction: takes their
+    /// aggregates' locks (in ascending order, one statement) and reads their watermarks and held
+    /// events (one statement), and plans every event with [`plan_aggregate`]: exactly the result
+    /// of applying them one by one in slice (delivery) order. Hand the plan's
+    /// [`Batch::processed`] events to your own writes and finish with [`Batch::write`].
+    pub async fn batch<'e>(
+        &self,
+        conn: &mut PgConnection,
+        envelopes: &'e [Envelope],
+    ) -> Result<Batch<'_, 'e>, sqlx::Error> {
+        let mut ids: Vec<i64> = envelopes.iter().map(|e| e.aggregate_id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        db::lock_all(conn, &ids).await?;
+        let (watermarks, mut held) = self.sql.state(conn, &ids).await?;
+        let plans = ids
+            .iter()
+            .map(|&id| {
+                let events: Vec<usize> = (0..envelopes.len())
+                    .filter(|&n| envelopes[n].aggregate_id == id)
+                    .collect();
+                let stored = held.remove(&id).unwrap_or_default();
+                plan_aggregate(id, watermarks.get(&id).copied(), stored, envelopes, &events)
+            })
+            .collect();
+        Ok(Batch {
+            inbox: self,
+            envelopes,
+            plans,
+        })
+    }
+}
+
+async fn call<E, H>(
+    handler: &mut H,
+    conn: &mut PgConnection,
+    envelope: &Envelope,
+) -> Result<(), ApplyError<E>>
+where
+    H: Handler<Error = E>,
+{
+    handler
+        .handle(conn, envelope)
+        .await
+        .map_err(|source| ApplyError::Handler {
+            seq: envelope.seq,
+            source,
+        })
+}
+
+/// One event a batch processes (see [`Batch::processed`]).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Processed<'a> {
+    /// The event.
+    pub envelope: &'a Envelope,
+    /// Its index in the batch, or `None` for a stored held event the batch released.
+    pub item: Option<usize>,
+}
+
+/// A planned batch (see [`Inbox::batch`]): the locks are held, nothing is written yet.
+#[derive(Debug)]
+pub struct Batch<'i, 'e> {
+    inbox: &'i Inbox,
+    envelopes: &'e [Envelope],
+    plans: Vec<AggregatePlan>,
+}
+
+impl Batch<'_, '_> {
+    /// The events to process, aggregate by aggregate, each aggregate's in chain order (the
+    /// batch's own events and the held events they release).
+    pub fn processed(&self) -> impl Iterator<Item = Processed<'_>> {
+        self.plans.iter().flat_map(move |p| {
+            p.steps.iter().map(move |s| match s {
+                Step::Item(n) => Processed {
+                    envelope: &self.envelopes[*n],
+                    item: Some(*n),
+                },
+                Step::Released(e) => Processed {
+                    envelope: e,
+                    item: None,
+                },
+            })
+        })
+    }
+
+    /// The duplicates found so far (a held event's duplicate that [`Batch::write`] finds stored
+    /// already, under another aggregate, is found only then).
+    pub fn duplicates(&self) -> i64 {
+        self.plans
+            .iter()
+            .flat_map(|p| &p.outcomes)
+            .filter(|(_, o)| matches!(o, Outcome::Skipped { .. }))
+            .count() as i64
+    }
+
+    /// Leaves `aggregate_id`'s events out of the batch: nothing is written for them and their
+    /// outcomes are `None` (e.g. your handler cannot process one of its released events: apply
+    /// them on their own with [`Inbox::apply`], which reports the error).
+    pub fn exclude(&mut self, aggregate_id: i64) {
+        self.plans.retain(|p| p.aggregate_id != aggregate_id);
+    }
+
+    /// Writes the batch in ONE statement and returns each event's outcome (by its index; `None`
+    /// for excluded aggregates). The statement is a chain of data-modifying CTEs: the inbox's
+    /// (release, watermark, hold) and the caller's own, pushed by `extra` onto the builder as
+    /// complete CTEs each followed by a comma (`name as (insert ...),`), with their values
+    /// bound by `push_bind`. Every CTE sees one snapshot; the inbox's touch only its own rows.
+    /// Keep `extra`'s SQL text the same from batch to batch (bind arrays, not values) so the
+    /// prepared statement is reused.
+    pub async fn write(
+        self,
+        conn: &mut PgConnection,
+        extra: impl FnOnce(&mut QueryBuilder<Postgres>),
+    ) -> Result<Vec<Option<Outcome>>, sqlx::Error> {
+        let sql = &self.inbox.sql;
+        let (p, h, a) = (&sql.progress, &sql.held, &sql.column);
+        let mut released = Vec::new();
+        let (mut w_ids, mut w_seqs) = (Vec::new(), Vec::new());
+        let (mut hold_seqs, mut hold_ids, mut hold_prevs, mut hold_events, mut hold_tps) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut outcomes: Vec<Option<Outcome>> = vec![None; self.envelopes.len()];
+        for plan in &self.plans {
+            released.extend(plan.steps.iter().filter_map(|s| match s {
+                Step::Released(e) => Some(e.seq),
+                Step::Item(_) => None,
+            }));
+            if plan.watermark != plan.watermark_before
+                && let Some(w) = plan.watermark
+            {
+                w_ids.push(plan.aggregate_id);
+                w_seqs.push(w);
+            }
+            for &n in &plan.holds {
+                let e = &self.envelopes[n];
+                hold_seqs.push(e.seq);
+                hold_ids.push(e.aggregate_id);
+                hold_prevs.push(e.prev_seq.unwrap_or_default());
+                hold_events.push(e.payload.as_slice());
+                hold_tps.push(e.traceparent.as_deref());
+            }
+            for (n, o) in &plan.outcomes {
+                outcomes[*n] = Some(o.clone());
+            }
+        }
+        let mut q = QueryBuilder::<Postgres>::new(format!(
+            "with released as (delete from {h} where seq = any("
+        ));
+        q.push_bind(&released);
+        q.push(format!(
+            ")), moved as (insert into {p} ({a}, last_seq) select * from unnest("
+        ));
+        q.push_bind(&w_ids);
+        q.push("::bigint[], ");
+        q.push_bind(&w_seqs);
+        q.push(format!(
+            "::bigint[]) on conflict ({a}) do update set last_seq = excluded.last_seq),\n"
+        ));
+        extra(&mut q);
+        q.push(format!(
+            "\nheld as (insert into {h} (seq, {a}, prev_seq, event, traceparent) \
+             select * from unnest("
+        ));
+        q.push_bind(&hold_seqs);
+        q.push("::bigint[], ");
+        q.push_bind(&hold_ids);
+        q.push("::bigint[], ");
+        q.push_bind(&hold_prevs);
+        q.push("::bigint[], ");
+        q.push_bind(&hold_events);
+        q.push("::bytea[], ");
+        q.push_bind(&hold_tps);
+        q.push("::text[]) on conflict (seq) do nothing returning seq) select seq from held");
+        let stored: Vec<i64> = q.build_query_scalar().fetch_all(conn).await?;
+        // A seq held already (under another aggregate: a broken producer reusing seqs) is a
+        // duplicate, as the one-event path reports it.
+        for seq in &hold_seqs {
+            if !stored.contains(seq) {
+                for (m, e) in self.envelopes.iter().enumerate() {
+                    if e.seq == *seq && matches!(outcomes[m], Some(Outcome::Held { .. })) {
+                        outcomes[m] = Some(Outcome::Skipped { held: true });
+                    }
+                }
+            }
+        }
+        Ok(outcomes)
+    }
+}
+
+/// A pool on a fresh database of the test server (`TEST_PG_URL`, default the local trust-auth
+/// server), for the crate's doctests and tests.
+#[doc(hidden)]
+pub async fn doctest_pool() -> Result<sqlx::PgPool, sqlx::Error> {
+    use sqlx::{AssertSqlSafe, Connection};
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let server = std::env::var("TEST_PG_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
+    let name = format!(
+        "inbox_doc_{}_{}_{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp_nanos_opt().unwrap_or(0) % 1_000_000_000_000,
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let mut admin = sqlx::PgConnection::connect(&format!("{server}/postgres")).await?;
+    sqlx::query(AssertSqlSafe(format!("create database {name}")))
+        .execute(&mut admin)
+        .await?;
+    sqlx::PgPool::connect(&format!("{server}/{name}")).await
+}

@@ -1,0 +1,238 @@
+//! The inbox's tables for a configurable name, and the migration that creates them.
+//!
+//! For a prefix `P` (optionally `schema.P`) an inbox uses two tables:
+//!
+//! - `P_progress`: each aggregate's watermark, the seq of its last processed event. An
+//!   aggregate's events are processed strictly in chain order, so "already processed" is exactly
+//!   "seq <= watermark": deduplication never expires and the table holds one row per aggregate;
+//! - `P_held`: events that arrived before their predecessor, kept until it is processed.
+//!
+//! A service that already has tables of this shape under other names (mail-svc's
+//! `order_progress` and `held_events`, keyed by `order_id`) names them with
+//! [`Tables::existing`] instead of migrating.
+//!
+//! sqlx's `migrate!` embeds files at compile time and cannot take a name, so the crate offers
+//! both the SQL ([`Tables::migration_sql`], to paste into a migration of your own) and a ready
+//! [`sqlx::migrate::Migrator`] ([`Tables::migrator`]) that keeps its own history table.
+
+use std::borrow::Cow;
+
+use sqlx::{
+    AssertSqlSafe, SqlSafeStr,
+    migrate::{Migration, MigrationType, Migrator},
+};
+
+use crate::Error;
+
+/// The validated names of an inbox's tables and of their aggregate column.
+///
+/// Every name is one or two lowercase SQL identifiers (`[a-z_][a-z0-9_]*`, at most 40
+/// characters each), so no quoting is ever needed and no name can smuggle SQL.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Tables {
+    schema: Option<String>,
+    prefix: String,
+    progress: String,
+    held: String,
+    aggregate_column: String,
+}
+
+fn check_ident(part: &str, whole: &str) -> Result<(), Error> {
+    let ok = !part.is_empty()
+        && part.len() <= 40
+        && part.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && part
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidTableName {
+            name: whole.to_owned(),
+            reason: format!(
+                "{part:?} is not a lowercase SQL identifier of at most 40 characters ([a-z_][a-z0-9_]*)"
+            ),
+        })
+    }
+}
+
+/// Checks `name` (`table` or `schema.table`) and splits it.
+fn split(name: &str) -> Result<(Option<&str>, &str), Error> {
+    let (schema, table) = match name.split_once('.') {
+        Some((s, t)) => (Some(s), t),
+        None => (None, name),
+    };
+    if let Some(s) = schema {
+        check_ident(s, name)?;
+    }
+    check_ident(table, name)?;
+    Ok((schema, table))
+}
+
+impl Tables {
+    /// The inbox named `prefix` or `schema.prefix`: tables `prefix_progress` and `prefix_held`,
+    /// keyed by `aggregate_id`.
+    ///
+    /// ```
+    /// use outbox_inbox::Tables;
+    /// let t = Tables::new("billing.inbox")?;
+    /// assert_eq!((t.progress(), t.held()), ("billing.inbox_progress", "billing.inbox_held"));
+    /// assert!(Tables::new("Inbox; drop table x").is_err());
+    /// # Ok::<(), outbox_inbox::Error>(())
+    /// ```
+    pub fn new(prefix: &str) -> Result<Self, Error> {
+        let (schema, table) = split(prefix)?;
+        let qualified = |suffix: &str| match schema {
+            Some(s) => format!("{s}.{table}{suffix}"),
+            None => format!("{table}{suffix}"),
+        };
+        Ok(Self {
+            schema: schema.map(str::to_owned),
+            prefix: table.to_owned(),
+            progress: qualified("_progress"),
+            held: qualified("_held"),
+            aggregate_column: "aggregate_id".to_owned(),
+        })
+    }
+
+    /// Tables a service created itself, with the columns of [`Tables::migration_sql`] except
+    /// that the aggregate id column is called `aggregate_column` in both: the watermark table
+    /// `progress` (`aggregate_column bigint primary key, last_seq bigint not null`) and the
+    /// held table `held` (`seq bigint primary key, aggregate_column bigint, prev_seq bigint,
+    /// event bytea, traceparent text, held_at timestamptz default now()`). Such an inbox has no
+    /// migrator of its own ([`Tables::migrator`] refuses it): its owner migrates it.
+    pub fn existing(progress: &str, held: &str, aggregate_column: &str) -> Result<Self, Error> {
+        split(progress)?;
+        split(held)?;
+        check_ident(aggregate_column, aggregate_column)?;
+        Ok(Self {
+            schema: None,
+            prefix: String::new(),
+            progress: progress.to_owned(),
+            held: held.to_owned(),
+            aggregate_column: aggregate_column.to_owned(),
+        })
+    }
+
+    /// The watermark table, as written in SQL.
+    pub fn progress(&self) -> &str {
+        &self.progress
+    }
+
+    /// The held-events table, as written in SQL.
+    pub fn held(&self) -> &str {
+        &self.held
+    }
+
+    /// The aggregate id column of both tables.
+    pub fn aggregate_column(&self) -> &str {
+        &self.aggregate_column
+    }
+
+    /// The SQL of the crate's migration for this name: creates the schema (when named), the
+    /// progress and held tables and their indexes. Paste it into a migration of your own when
+    /// you want one migration history, or run [`Tables::migrator`].
+    pub fn migration_sql(&self) -> String {
+        let schema = match &self.schema {
+            Some(s) => format!("create schema if not exists {s};\n"),
+            None => String::new(),
+        };
+        let (progress, held, agg) = (&self.progress, &self.held, &self.aggregate_column);
+        let index = if self.prefix.is_empty() {
+            "held".to_owned()
+        } else {
+            format!("{}_held", self.prefix)
+        };
+        format!(
+            "{schema}\
+-- Each aggregate's watermark: the seq of its last processed event. Events are processed in chain
+-- order (prev_seq links), so \"already processed\" is exactly \"seq <= last_seq\".
+create table {progress} (
+    {agg} bigint primary key,
+    last_seq bigint not null
+);
+
+-- Events that arrived before their predecessor, released (deleted and processed) in the
+-- transaction that processes the predecessor.
+create table {held} (
+    seq         bigint primary key,
+    {agg}       bigint      not null,
+    prev_seq    bigint      not null,
+    -- The event's payload as the consumer handed it over.
+    event       bytea       not null,
+    traceparent text,
+    held_at     timestamptz not null default now()
+);
+create index {index}_successor on {held} ({agg}, prev_seq);
+create index {index}_age on {held} (held_at);
+"
+        )
+    }
+
+    /// A migrator that creates this inbox, recording its history in its own table
+    /// (`_inbox_migrations_<prefix>` in the inbox's schema) so that it never conflicts with the
+    /// caller's own `sqlx::migrate!` history. Run it next to your own migrator. Tables named
+    /// with [`Tables::existing`] have none: [`Error::NoMigrator`].
+    pub fn migrator(&self) -> Result<Migrator, Error> {
+        if self.prefix.is_empty() {
+            return Err(Error::NoMigrator {
+                progress: self.progress.clone(),
+            });
+        }
+        let sql = AssertSqlSafe(self.migration_sql()).into_sql_str();
+        let migration = Migration::new(
+            1,
+            Cow::Owned(format!("create inbox {}", self.progress)),
+            MigrationType::Simple,
+            sql,
+            false,
+        );
+        let mut migrator = Migrator::with_migrations(vec![migration]);
+        let history = match &self.schema {
+            Some(s) => format!("{s}._inbox_migrations_{}", self.prefix),
+            None => format!("_inbox_migrations_{}", self.prefix),
+        };
+        migrator.dangerous_set_table_name(history);
+        if let Some(s) = &self.schema {
+            migrator.create_schema(s.clone());
+        }
+        Ok(migrator)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_derive_from_the_prefix() {
+        let t = Tables::new("inbox").expect("valid");
+        assert_eq!(
+            (t.progress(), t.held(), t.aggregate_column()),
+            ("inbox_progress", "inbox_held", "aggregate_id")
+        );
+        let t = Tables::new("billing.inv").expect("valid");
+        assert_eq!(t.held(), "billing.inv_held");
+        let t = Tables::existing("order_progress", "held_events", "order_id").expect("valid");
+        assert_eq!(t.aggregate_column(), "order_id");
+        assert!(matches!(t.migrator(), Err(Error::NoMigrator { .. })));
+    }
+
+    #[test]
+    fn bad_names_are_refused_with_the_name() {
+        for bad in [
+            "",
+            "Inbox",
+            "a.b.c",
+            "1inbox",
+            "in box",
+            "x\"; drop",
+            ".inbox",
+        ] {
+            let err = Tables::new(bad).expect_err(bad).to_string();
+            assert!(err.contains("table name"), "{err}");
+        }
+        let err = Tables::existing("p", "h", "Order_Id").expect_err("column");
+        assert!(err.to_string().contains("Order_Id"), "{err}");
+    }
+}

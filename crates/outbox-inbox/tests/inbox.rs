@@ -1,0 +1,423 @@
+//! The inbox against the real PostgreSQL: duplicates, reordering (reversed, shuffled), two
+//! concurrent consumers of one aggregate, conflicts, handler errors, batches, releases.
+
+use outbox_inbox::{ApplyError, Envelope, Handler, Inbox, Outcome, Tables};
+use sqlx::{PgConnection, PgPool};
+
+/// A fresh database with an inbox and a `handled` table the handlers write to.
+async fn setup(prefix: &str) -> (PgPool, Inbox) {
+    let pool = outbox_inbox::doctest_pool().await.expect("fresh database");
+    let inbox = Inbox::new(prefix).expect("prefix");
+    inbox
+        .tables()
+        .migrator()
+        .expect("migrator")
+        .run(&pool)
+        .await
+        .expect("migrate");
+    sqlx::query(
+        "create table handled (n bigint generated always as identity, aggregate_id bigint,
+                               seq bigint unique, payload bytea, traceparent text)",
+    )
+    .execute(&pool)
+    .await
+    .expect("handled table");
+    (pool, inbox)
+}
+
+/// The handler of these tests: one row per handled event, in handling order (a second row for
+/// one seq would fail the unique constraint, so exactly-once is checked by the database too).
+struct Record;
+
+impl Handler for Record {
+    type Error = sqlx::Error;
+    async fn handle(&mut self, conn: &mut PgConnection, e: &Envelope) -> Result<(), sqlx::Error> {
+        record(conn, e).await
+    }
+}
+
+/// Records, but refuses the event of seq `.0`.
+struct RefuseSeq(i64);
+
+impl Handler for RefuseSeq {
+    type Error = String;
+    async fn handle(&mut self, conn: &mut PgConnection, e: &Envelope) -> Result<(), String> {
+        if e.seq == self.0 {
+            return Err(format!("seq {} is refused", e.seq));
+        }
+        record(conn, e).await.map_err(|e| e.to_string())
+    }
+}
+
+async fn record(conn: &mut PgConnection, e: &Envelope) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "insert into handled (aggregate_id, seq, payload, traceparent) values ($1, $2, $3, $4)",
+    )
+    .bind(e.aggregate_id)
+    .bind(e.seq)
+    .bind(&e.payload)
+    .bind(e.traceparent.as_deref())
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+/// Aggregate `id`'s chain of `len` events, seqs `base+1..=base+len`.
+fn chain(id: i64, base: i64, len: i64) -> Vec<Envelope> {
+    (1..=len)
+        .map(|i| {
+            let prev = (i > 1).then_some(base + i - 1);
+            Envelope::new(
+                id,
+                base + i,
+                prev,
+                format!("{id}:{}", base + i).into_bytes(),
+            )
+        })
+        .collect()
+}
+
+/// A deterministic shuffle (no randomness a failure could not replay).
+fn shuffled(mut v: Vec<Envelope>, seed: u64) -> Vec<Envelope> {
+    let mut x = seed;
+    for i in (1..v.len()).rev() {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        v.swap(i, (x >> 33) as usize % (i + 1));
+    }
+    v
+}
+
+async fn apply_one(pool: &PgPool, inbox: &Inbox, e: &Envelope) -> Outcome {
+    let mut tx = pool.begin().await.expect("begin");
+    let outcome = inbox.apply(&mut tx, e, &mut Record).await.expect("apply");
+    tx.commit().await.expect("commit");
+    outcome
+}
+
+/// (aggregate, seq) of the handled events in handling order.
+async fn handled(pool: &PgPool) -> Vec<(i64, i64)> {
+    sqlx::query_as("select aggregate_id, seq from handled order by n")
+        .fetch_all(pool)
+        .await
+        .expect("handled")
+}
+
+async fn watermark(pool: &PgPool, table: &str, id: i64) -> Option<i64> {
+    sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "select last_seq from {table} where aggregate_id = $1"
+    )))
+    .bind(id)
+    .fetch_optional(pool)
+    .await
+    .expect("watermark")
+}
+
+async fn held_count(pool: &PgPool, table: &str) -> i64 {
+    sqlx::query_scalar(sqlx::AssertSqlSafe(format!("select count(*) from {table}")))
+        .fetch_one(pool)
+        .await
+        .expect("held")
+}
+
+/// Handled seqs of one aggregate, in handling order.
+fn of(h: &[(i64, i64)], id: i64) -> Vec<i64> {
+    h.iter()
+        .filter(|(a, _)| *a == id)
+        .map(|(_, s)| *s)
+        .collect()
+}
+
+#[tokio::test]
+async fn duplicates_are_handled_once() {
+    let (pool, inbox) = setup("inbox").await;
+    let c = chain(1, 0, 3);
+    let mut outcomes = Vec::new();
+    for e in [&c[0], &c[0], &c[2], &c[2], &c[1], &c[1], &c[2], &c[0]] {
+        outcomes.push(apply_one(&pool, &inbox, e).await);
+    }
+    assert_eq!(
+        outcomes,
+        [
+            Outcome::Processed { seqs: vec![1] },
+            Outcome::Skipped { held: false },
+            Outcome::Held { waiting_for: 2 },
+            Outcome::Skipped { held: true },
+            Outcome::Processed { seqs: vec![2, 3] },
+            Outcome::Skipped { held: false },
+            Outcome::Skipped { held: false },
+            Outcome::Skipped { held: false },
+        ]
+    );
+    assert_eq!(of(&handled(&pool).await, 1), [1, 2, 3]);
+    assert_eq!(watermark(&pool, "inbox_progress", 1).await, Some(3));
+    assert_eq!(held_count(&pool, "inbox_held").await, 0);
+}
+
+#[tokio::test]
+async fn reversed_and_shuffled_chains_are_handled_in_chain_order() {
+    let (pool, inbox) = setup("billing.inbox").await;
+    // Aggregate 1 fully reversed; aggregates 2..=5 shuffled together, with duplicates.
+    let mut reversed = chain(1, 0, 20);
+    reversed.reverse();
+    for e in &reversed {
+        apply_one(&pool, &inbox, e).await;
+    }
+    let mut mixed = Vec::new();
+    for id in 2..=5 {
+        mixed.extend(chain(id, id * 100, 15));
+        mixed.extend(chain(id, id * 100, 15).into_iter().step_by(4));
+    }
+    for e in &shuffled(mixed, 7) {
+        apply_one(&pool, &inbox, e).await;
+    }
+    let h = handled(&pool).await;
+    assert_eq!(of(&h, 1), (1..=20).collect::<Vec<_>>());
+    for id in 2..=5 {
+        assert_eq!(
+            of(&h, id),
+            (id * 100 + 1..=id * 100 + 15).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            watermark(&pool, "billing.inbox_progress", id).await,
+            Some(id * 100 + 15)
+        );
+    }
+    assert_eq!(held_count(&pool, "billing.inbox_held").await, 0);
+    // The released events carry their own payload and trace context.
+    let (payload,): (Vec<u8>,) = sqlx::query_as("select payload from handled where seq = 20")
+        .fetch_one(&pool)
+        .await
+        .expect("row");
+    assert_eq!(payload, b"1:20");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_concurrent_consumers_of_one_aggregate_handle_each_event_once_in_order() {
+    let (pool, inbox) = setup("inbox").await;
+    let events = chain(9, 0, 60);
+    // Both consumers get every event (as after a redelivery storm), in different orders.
+    let a = shuffled(events.clone(), 1);
+    let b = shuffled(events, 2);
+    let mut tasks = Vec::new();
+    for deliveries in [a, b] {
+        let (pool, inbox) = (pool.clone(), inbox.clone());
+        tasks.push(tokio::spawn(async move {
+            for e in &deliveries {
+                apply_one(&pool, &inbox, e).await;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("consumer");
+    }
+    assert_eq!(of(&handled(&pool).await, 9), (1..=60).collect::<Vec<_>>());
+    assert_eq!(watermark(&pool, "inbox_progress", 9).await, Some(60));
+    assert_eq!(held_count(&pool, "inbox_held").await, 0);
+}
+
+#[tokio::test]
+async fn a_conflict_writes_nothing_and_says_why() {
+    let (pool, inbox) = setup("inbox").await;
+    for e in &chain(3, 0, 2) {
+        apply_one(&pool, &inbox, e).await;
+    }
+    // Two events claiming the same predecessor: the second contradicts the chain.
+    let fork = Envelope::new(3, 7, Some(1), b"fork".to_vec());
+    let second_first = Envelope::new(3, 8, None, b"again".to_vec());
+    for e in [&fork, &second_first] {
+        let Outcome::Conflict(c) = apply_one(&pool, &inbox, e).await else {
+            panic!("not a conflict: {e:?}");
+        };
+        assert_eq!((c.aggregate_id, c.watermark, c.seq), (3, Some(2), e.seq));
+        assert!(c.to_string().contains("chain conflict"), "{c}");
+    }
+    assert_eq!(of(&handled(&pool).await, 3), [1, 2]);
+    assert_eq!(watermark(&pool, "inbox_progress", 3).await, Some(2));
+    assert_eq!(held_count(&pool, "inbox_held").await, 0);
+}
+
+#[tokio::test]
+async fn a_handler_error_rolls_everything_back() {
+    let (pool, inbox) = setup("inbox").await;
+    let c = chain(4, 0, 4);
+    for e in [&c[3], &c[2], &c[1]] {
+        apply_one(&pool, &inbox, e).await;
+    }
+    // Seq 1 releases 2, 3, 4; the handler fails on 3.
+    let mut tx = pool.begin().await.expect("begin");
+    let err = inbox
+        .apply(&mut tx, &c[0], &mut RefuseSeq(3))
+        .await
+        .expect_err("the handler fails");
+    assert!(matches!(&err, ApplyError::Handler { seq: 3, source } if source == "seq 3 is refused"));
+    assert!(err.to_string().contains("handling seq 3"), "{err}");
+    drop(tx);
+    // Nothing moved: no rows, no watermark, the held chain still held.
+    assert!(handled(&pool).await.is_empty());
+    assert_eq!(watermark(&pool, "inbox_progress", 4).await, None);
+    assert_eq!(held_count(&pool, "inbox_held").await, 3);
+    // And the redelivery goes through.
+    assert_eq!(
+        apply_one(&pool, &inbox, &c[0]).await,
+        Outcome::Processed {
+            seqs: vec![1, 2, 3, 4]
+        }
+    );
+}
+
+/// Applies `batch` in one transaction with the `handled` rows written by the batch statement.
+async fn apply_batch(pool: &PgPool, inbox: &Inbox, batch: &[Envelope]) -> Vec<Option<Outcome>> {
+    let mut tx = pool.begin().await.expect("begin");
+    let planned = inbox.batch(&mut tx, batch).await.expect("plan");
+    let (ids, seqs, payloads): (Vec<i64>, Vec<i64>, Vec<Vec<u8>>) = {
+        let mut cols = (Vec::new(), Vec::new(), Vec::new());
+        for p in planned.processed() {
+            cols.0.push(p.envelope.aggregate_id);
+            cols.1.push(p.envelope.seq);
+            cols.2.push(p.envelope.payload.clone());
+        }
+        cols
+    };
+    let outcomes = planned
+        .write(&mut tx, |q| {
+            q.push("mine as (insert into handled (aggregate_id, seq, payload) select a, s, p from unnest(");
+            q.push_bind(&ids);
+            q.push("::bigint[], ");
+            q.push_bind(&seqs);
+            q.push("::bigint[], ");
+            q.push_bind(&payloads);
+            q.push("::bytea[]) with ordinality as t(a, s, p, n) order by n),");
+        })
+        .await
+        .expect("write");
+    tx.commit().await.expect("commit");
+    outcomes
+}
+
+#[tokio::test]
+async fn batches_give_the_result_of_one_transaction_per_event() {
+    let (pool, inbox) = setup("inbox").await;
+    let mut all = Vec::new();
+    for id in 1..=6 {
+        all.extend(chain(id, id * 1000, 12));
+    }
+    let mut deliveries = shuffled(all.clone(), 11);
+    deliveries.extend(shuffled(all, 12)); // every event twice
+    let mut outcomes = Vec::new();
+    for batch in deliveries.chunks(17) {
+        outcomes.extend(apply_batch(&pool, &inbox, batch).await);
+    }
+    let h = handled(&pool).await;
+    for id in 1..=6 {
+        assert_eq!(
+            of(&h, id),
+            (id * 1000 + 1..=id * 1000 + 12).collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(held_count(&pool, "inbox_held").await, 0);
+    let skipped = outcomes
+        .iter()
+        .filter(|o| matches!(o, Some(Outcome::Skipped { .. })))
+        .count();
+    assert_eq!(skipped, 72, "every second copy is a duplicate");
+
+    // An excluded aggregate is left alone; a conflict writes nothing.
+    let mut tx = pool.begin().await.expect("begin");
+    let tail = [
+        Envelope::new(1, 1013, Some(1012), vec![]),
+        Envelope::new(2, 2013, None, vec![]),
+    ];
+    let mut planned = inbox.batch(&mut tx, &tail).await.expect("plan");
+    planned.exclude(1);
+    assert_eq!(planned.processed().count(), 0);
+    let outcomes = planned.write(&mut tx, |_| {}).await.expect("write");
+    tx.commit().await.expect("commit");
+    assert_eq!(outcomes[0], None);
+    assert!(matches!(outcomes[1], Some(Outcome::Conflict(_))));
+    assert_eq!(watermark(&pool, "inbox_progress", 1).await, Some(1012));
+}
+
+#[tokio::test]
+async fn a_release_skips_the_gap_and_handles_the_held_chain() {
+    let (pool, inbox) = setup("inbox").await;
+    let c = chain(5, 0, 6);
+    apply_one(&pool, &inbox, &c[0]).await;
+    // Seq 2 is lost; 3, 4 wait; seq 5 is lost too; 6 waits.
+    for e in [&c[3], &c[2], &c[5]] {
+        apply_one(&pool, &inbox, e).await;
+    }
+    let mut tx = pool.begin().await.expect("begin");
+    let r = inbox
+        .release_held(&mut tx, 5, &mut Record)
+        .await
+        .expect("release");
+    tx.commit().await.expect("commit");
+    assert_eq!((r.skipped, r.released), (vec![2, 5], vec![3, 4, 6]));
+    assert_eq!(of(&handled(&pool).await, 5), [1, 3, 4, 6]);
+    assert_eq!(watermark(&pool, "inbox_progress", 5).await, Some(6));
+    // The lost event arriving later is a duplicate; nothing held: nothing released.
+    assert_eq!(
+        apply_one(&pool, &inbox, &c[1]).await,
+        Outcome::Skipped { held: false }
+    );
+    let mut tx = pool.begin().await.expect("begin");
+    let r = inbox
+        .release_held(&mut tx, 5, &mut Record)
+        .await
+        .expect("release");
+    assert!(r.released.is_empty() && r.skipped.is_empty() && r.stranded.is_empty());
+}
+
+#[tokio::test]
+async fn a_forked_chains_other_branch_is_reported_stranded_not_released() {
+    let (pool, inbox) = setup("inbox").await;
+    apply_one(&pool, &inbox, &Envelope::new(6, 1, None, vec![])).await;
+    // Seqs 4 and 3 both claim seq 2; seq 2 arrives last and continues with seq 3.
+    for e in [
+        Envelope::new(6, 4, Some(2), vec![]),
+        Envelope::new(6, 3, Some(2), vec![]),
+        Envelope::new(6, 2, Some(1), vec![]),
+    ] {
+        apply_one(&pool, &inbox, &e).await;
+    }
+    assert_eq!(of(&handled(&pool).await, 6), [1, 2, 3]);
+    let mut tx = pool.begin().await.expect("begin");
+    let r = inbox
+        .release_held(&mut tx, 6, &mut Record)
+        .await
+        .expect("release");
+    assert_eq!((r.released, r.stranded), (vec![], vec![4]));
+    assert_eq!(held_count(&pool, "inbox_held").await, 1, "it stays held");
+}
+
+#[tokio::test]
+async fn existing_tables_under_other_names_work_the_same() {
+    let pool = outbox_inbox::doctest_pool().await.expect("fresh database");
+    sqlx::raw_sql(
+        "create table order_progress (order_id bigint primary key, last_seq bigint not null);
+         create table held_events (seq bigint primary key, order_id bigint not null,
+             prev_seq bigint not null, event bytea not null, traceparent text,
+             held_at timestamptz not null default now());
+         create table handled (n bigint generated always as identity, aggregate_id bigint,
+             seq bigint unique, payload bytea, traceparent text);",
+    )
+    .execute(&pool)
+    .await
+    .expect("tables");
+    let inbox = Inbox::with_tables(
+        Tables::existing("order_progress", "held_events", "order_id").expect("names"),
+    );
+    let mut c = chain(8, 0, 3);
+    c.reverse();
+    for e in &c {
+        apply_one(&pool, &inbox, e).await;
+    }
+    assert_eq!(of(&handled(&pool).await, 8), [1, 2, 3]);
+    let w: i64 = sqlx::query_scalar("select last_seq from order_progress where order_id = 8")
+        .fetch_one(&pool)
+        .await
+        .expect("watermark");
+    assert_eq!(w, 3);
+}
