@@ -11,6 +11,8 @@
 //!   shutdown);
 //! - [`health`]: `grpc.health.v1` statuses that follow what the service depends on, and the
 //!   `healthcheck` subcommand;
+//! - [`amqp_failover`]: several broker addresses (`AMQP_URL` as a comma-separated list) and
+//!   connecting with failover;
 //! - [`secret`]: [`secret::SecretUrl`], URLs whose password never reaches a log or an error;
 //! - [`metrics`]: the Prometheus recorder and its `/metrics` listener;
 //! - [`backoff`]: capped exponential backoff with jitter for every retry loop;
@@ -18,6 +20,7 @@
 //! - [`trace`]: W3C `traceparent` values carried from the gRPC call through the outbox to the mail.
 
 pub mod admin;
+pub mod amqp_failover;
 pub mod backoff;
 pub mod config;
 pub mod db;

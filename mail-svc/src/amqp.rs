@@ -54,7 +54,7 @@ use lapin::{
     },
     types::{AMQPValue, FieldTable, LongString},
 };
-use outbox_kit::{backoff::Backoff, trace::TraceParent};
+use outbox_kit::{backoff::Backoff, secret::SecretUrl, trace::TraceParent};
 use sqlx::PgPool;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
@@ -84,6 +84,10 @@ pub const MAX_REASON_BYTES: usize = 1024;
 /// Publishes of one dead letter (each on a healthy channel) before falling back to rejecting the
 /// delivery, which the broker dead-letters itself.
 pub const DEAD_LETTER_ATTEMPTS: u32 = 3;
+
+/// How long connecting to one broker address may take before the next one is tried (a node that
+/// hangs, rather than refusing, must not hold the consumer).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The names mail-svc declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -207,7 +211,9 @@ const DURABLE_QUEUE: QueueDeclareOptions = QueueDeclareOptions {
 /// after its transaction committed.
 #[derive(Debug)]
 pub struct Consumer {
-    pub amqp_url: outbox_kit::secret::SecretUrl,
+    /// The broker's addresses, shared with nothing else: a reconnect moves on from the node it
+    /// lost.
+    pub broker: outbox_kit::amqp_failover::Failover,
     pub topology: Topology,
     pub prefetch: u16,
     /// Batches in processing at once.
@@ -307,7 +313,18 @@ impl Consumer {
         shutdown: &CancellationToken,
         backoff: &mut Backoff,
     ) -> anyhow::Result<End> {
-        let conn = Connection::connect(&self.amqp_url, ConnectionProperties::default())
+        let connect_one = async move |url: &SecretUrl| {
+            tokio::time::timeout(
+                CONNECT_TIMEOUT,
+                Connection::connect(url, ConnectionProperties::default()),
+            )
+            .await
+            .map_err(|_| anyhow!("no answer within {CONNECT_TIMEOUT:?}"))?
+            .map_err(anyhow::Error::from)
+        };
+        let (conn, _) = self
+            .broker
+            .connect(connect_one)
             .await
             .context("AMQP_URL: cannot connect to RabbitMQ")?;
         let result = self.consume(&conn, shutdown, backoff).await;
