@@ -135,8 +135,13 @@ cmd_up() {
   for n in "${NODES[@]}"; do await_node "$n"; done
   for n in 2 3; do join_node "$n"; done
   for n in "${NODES[@]}"; do await_node "$n"; done
-  local members
-  members="$(running_nodes 1 | wc -l)"
+  # A node that was partitioned away resumes by itself once it sees the others: wait for it.
+  local members=0
+  for _ in $(seq 1 60); do
+    members="$(running_nodes 1 | wc -l)"
+    [ "$members" -eq 3 ] && break
+    sleep 1
+  done
   [ "$members" -eq 3 ] || die "the cluster has $members running nodes, not 3"
   log "up: $(cmd_urls)"
 }
