@@ -22,9 +22,15 @@ const PATH: [OrderStatus; 4] = [
 /// Each order's mails, compared with the seqs its upserts reported: every one, once, in order.
 async fn assert_exact_mails(stack: &Stack, expected: &BTreeMap<i64, Vec<u64>>) {
     for (&order, seqs) in expected {
-        let mails = stack.mails_for(order, seqs.len()).await.expect("list mails");
+        let mails = stack
+            .mails_for(order, seqs.len())
+            .await
+            .expect("list mails");
         let got: Vec<u64> = mails.iter().map(|m| m.seq).collect();
-        assert_eq!(&got, seqs, "order {order}: mails (lost, doubled or reordered)");
+        assert_eq!(
+            &got, seqs,
+            "order {order}: mails (lost, doubled or reordered)"
+        );
     }
 }
 
