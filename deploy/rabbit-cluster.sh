@@ -112,10 +112,10 @@ await_node() {
   die "$(node_name "$n") did not start: see $(node_dir "$n")/log"
 }
 
-# The running members node N sees (one per line).
+# The running members node N sees (one per line; none while it is down or paused).
 running_nodes() {
-  { ctl "$1" cluster_status --formatter json 2>/dev/null || true; } |
-    { jq -r '.running_nodes[]?' 2>/dev/null || true; }
+  { ctl "$1" eval 'rabbit_nodes:all_running().' 2>/dev/null || true; } |
+    { grep -o 'outbox-c[0-9]*@localhost' || true; }
 }
 
 join_node() {
@@ -126,15 +126,14 @@ join_node() {
   ctl "$n" stop_app >/dev/null
   ctl "$n" join_cluster "$seed" >/dev/null
   ctl "$n" start_app >/dev/null
+  await_node "$n"
 }
 
 cmd_up() {
   command -v rabbitmq-server >/dev/null || die "rabbitmq-server is not installed (deploy/ensure-services.sh installs it)"
-  command -v jq >/dev/null || die "jq is not installed"
   for n in "${NODES[@]}"; do start_node "$n"; done
   for n in "${NODES[@]}"; do await_node "$n"; done
   for n in 2 3; do join_node "$n"; done
-  for n in "${NODES[@]}"; do await_node "$n"; done
   # A node that was partitioned away resumes by itself once it sees the others: wait for it.
   local members=0
   for _ in $(seq 1 60); do
@@ -143,7 +142,7 @@ cmd_up() {
     sleep 1
   done
   [ "$members" -eq 3 ] || die "the cluster has $members running nodes, not 3"
-  log "up: $(cmd_urls)"
+  log "up: AMQP on 127.0.0.1:$(amqp_port 1), $(amqp_port 2), $(amqp_port 3) (user guest; \`$0 urls\` prints the AMQP_URL list)"
 }
 
 cmd_down() {
