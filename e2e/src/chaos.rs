@@ -1,6 +1,8 @@
 //! The crash-consistency checker: drives concurrent upserts through the whole stack while
 //! killing services, restarting the broker and cutting database connections, then checks every
-//! order's mails against a ledger built from the Upsert responses.
+//! order's mails against a ledger built from the Upsert responses. With `--cluster` it runs on
+//! the 3-node RabbitMQ cluster and kills, restarts and partitions its nodes instead of
+//! restarting the machine's broker.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -20,7 +22,10 @@ use outbox_proto::{
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tonic::Code;
 
-use crate::stack::{Stack, StackConfig, db_name};
+use crate::{
+    cluster::{self, Cluster},
+    stack::{Stack, StackConfig, db_name},
+};
 
 /// How hard to push.
 #[derive(Debug, Clone, clap::Args)]
@@ -39,9 +44,17 @@ pub struct ChaosOptions {
     #[arg(long, default_value_t = 4.0)]
     pub fault_every_secs: f64,
     /// Restart the RabbitMQ application (`rabbitmqctl stop_app`/`start_app`) as one of the
-    /// faults. It affects every user of the local broker.
+    /// faults. It affects every user of the local broker. Not in `--cluster` mode, which never
+    /// touches the machine's broker.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub broker_restarts: bool,
+    /// Run on the 3-node RabbitMQ cluster of `deploy/rabbit-cluster.sh` (brought up for the run
+    /// and down after it) instead of the machine's broker, which is then never touched: the
+    /// relays and mail services get the nodes as `AMQP_URL` lists with different first nodes,
+    /// and every second fault is a node fault: in turn the mail queue's leader killed, a node
+    /// partitioned away for 2 to 6 s, any node killed; a killed node is restarted after up to 4 s.
+    #[arg(long)]
+    pub cluster: bool,
     /// relay-svc instances.
     #[arg(long, default_value_t = 2)]
     pub relays: usize,
@@ -69,6 +82,12 @@ pub struct ChaosReport {
     pub mail_kills: u32,
     pub broker_restarts: u32,
     pub db_terminations: u32,
+    /// Cluster mode: kills of the node leading the mail queue.
+    pub leader_kills: u32,
+    /// Cluster mode: kills of a node picked at random (the leader's, sometimes).
+    pub node_kills: u32,
+    /// Cluster mode: a node cut off from the other two for a while.
+    pub partitions: u32,
     pub lost: u64,
     pub duplicated: u64,
     pub reordered: u64,
@@ -78,6 +97,17 @@ pub struct ChaosReport {
 }
 
 impl ChaosReport {
+    /// Every fault injected.
+    pub fn faults(&self) -> u32 {
+        self.relay_kills
+            + self.mail_kills
+            + self.broker_restarts
+            + self.db_terminations
+            + self.leader_kills
+            + self.node_kills
+            + self.partitions
+    }
+
     /// True when nothing was lost, doubled, reordered or invented.
     pub fn is_clean(&self) -> bool {
         self.lost == 0 && self.duplicated == 0 && self.reordered == 0 && self.phantom == 0
@@ -102,6 +132,13 @@ impl std::fmt::Display for ChaosReport {
             "  faults         relay kills {}, mail kills {}, broker restarts {}, db terminations {}",
             self.relay_kills, self.mail_kills, self.broker_restarts, self.db_terminations
         )?;
+        if self.leader_kills + self.node_kills + self.partitions > 0 {
+            writeln!(
+                f,
+                "  cluster faults queue leader kills {}, node kills {}, partitions {}",
+                self.leader_kills, self.node_kills, self.partitions
+            )?;
+        }
         writeln!(f, "  lost           {:>8}", self.lost)?;
         writeln!(f, "  duplicated     {:>8}", self.duplicated)?;
         writeln!(f, "  reordered      {:>8}", self.reordered)?;
@@ -197,6 +234,17 @@ pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<Ch
     let mut rng = StdRng::seed_from_u64(seed);
     cfg.relays = opts.relays;
     cfg.mails = opts.mails;
+    let cluster = if opts.cluster {
+        // Spread over the nodes: relay i starts with node i+1, mail-svc i with node i+3 (so
+        // with two of each: relays on 1 and 2, mail services on 3 and 1).
+        cfg.relay_amqp_urls = (0..3).map(|i| cluster::urls_from(i + 1)).collect();
+        cfg.mail_amqp_urls = (0..3)
+            .map(|i| cluster::urls_from((i + 2) % 3 + 1))
+            .collect();
+        Some(Cluster::acquire().await?)
+    } else {
+        None
+    };
     let mut stack = Stack::start(cfg).await?;
     let mut report = ChaosReport {
         seed,
@@ -279,17 +327,14 @@ pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<Ch
         if Instant::now() >= until || opts.fault_every_secs <= 0.0 {
             break;
         }
-        inject_fault(&mut stack, &mut rng, opts, &mut report).await?;
+        inject_fault(&mut stack, cluster.as_ref(), &mut rng, opts, &mut report).await?;
         if last_progress.elapsed() > Duration::from_secs(10) {
             last_progress = Instant::now();
             eprintln!(
                 "chaos: {:>4}s  upserts {}  faults {}",
                 started.elapsed().as_secs(),
                 upserts.load(Ordering::Relaxed),
-                report.relay_kills
-                    + report.mail_kills
-                    + report.broker_restarts
-                    + report.db_terminations
+                report.faults()
             );
         }
     }
@@ -297,7 +342,7 @@ pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<Ch
     for w in writers {
         w.await.context("writer task")?;
     }
-    heal(&mut stack).await?;
+    heal(&mut stack, cluster.as_ref()).await?;
 
     let drain_started = Instant::now();
     let ledger = Arc::try_unwrap(ledger)
@@ -327,11 +372,23 @@ pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<Ch
 
 async fn inject_fault(
     stack: &mut Stack,
+    cluster: Option<&Cluster>,
     rng: &mut StdRng,
     opts: &ChaosOptions,
     report: &mut ChaosReport,
 ) -> anyhow::Result<()> {
-    let kinds = if opts.broker_restarts { 4 } else { 3 };
+    // In cluster mode every second fault is a node fault (see `cluster_fault`), so a short run
+    // kills the queue leader and partitions a node for sure.
+    if let Some(cluster) = cluster
+        && report.faults() % 2 == 1
+    {
+        return cluster_fault(stack, cluster, rng, report).await;
+    }
+    let kinds = if opts.broker_restarts && cluster.is_none() {
+        4
+    } else {
+        3
+    };
     match rng.random_range(0..kinds) {
         0 => {
             let i = rng.random_range(0..stack.relays.len());
@@ -359,6 +416,49 @@ async fn inject_fault(
         }
     }
     Ok(())
+}
+
+/// One fault of a broker node, in turn: the mail queue's leader killed, a node partitioned away,
+/// a node picked at random killed (the node and the durations are random); then restarts the
+/// killed node, or waits until the partitioned one is back, so that no two nodes are ever down
+/// together (the quorum queues need two of three).
+async fn cluster_fault(
+    stack: &Stack,
+    cluster: &Cluster,
+    rng: &mut StdRng,
+    report: &mut ChaosReport,
+) -> anyhow::Result<()> {
+    let killed = match (report.leader_kills + report.node_kills + report.partitions) % 3 {
+        0 => {
+            let (leader, _) = cluster.queue_placement(&stack.queue).await?;
+            eprintln!("chaos: killing node {leader} (leads {})", stack.queue);
+            cluster.kill_node(leader).await?;
+            report.leader_kills += 1;
+            Some(leader)
+        }
+        1 => {
+            let node = cluster::NODES[rng.random_range(0..cluster::NODES.len())];
+            let seconds = rng.random_range(2..=6);
+            eprintln!("chaos: partitioning node {node} away for {seconds}s");
+            cluster.partition_node(node, seconds).await?;
+            report.partitions += 1;
+            tokio::time::sleep(Duration::from_secs(u64::from(seconds))).await;
+            None
+        }
+        _ => {
+            let node = cluster::NODES[rng.random_range(0..cluster::NODES.len())];
+            eprintln!("chaos: killing node {node}");
+            cluster.kill_node(node).await?;
+            report.node_kills += 1;
+            Some(node)
+        }
+    };
+    tokio::time::sleep(Duration::from_millis(rng.random_range(0..4000))).await;
+    match killed {
+        Some(node) => cluster.restart_node(node).await,
+        // The node resumes by itself: wait until the three run together.
+        None => cluster.heal().await,
+    }
 }
 
 /// `pg_terminate_backend` on every connection the services hold to their databases.
@@ -393,9 +493,12 @@ pub async fn rabbitmqctl(command: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Makes sure the broker runs and every service process is up again.
-async fn heal(stack: &mut Stack) -> anyhow::Result<()> {
-    rabbitmqctl("start_app").await?;
+/// Makes sure the broker (or every cluster node) runs and every service process is up again.
+async fn heal(stack: &mut Stack, cluster: Option<&Cluster>) -> anyhow::Result<()> {
+    match cluster {
+        Some(cluster) => cluster.heal().await?,
+        None => rabbitmqctl("start_app").await?,
+    }
     for p in stack.relays.iter_mut().chain(stack.mails.iter_mut()) {
         if !p.is_running() {
             p.start().await?;

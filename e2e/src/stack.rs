@@ -232,6 +232,12 @@ pub struct StackConfig {
     pub relay_env: Vec<(String, String)>,
     /// Extra environment for every mail-svc.
     pub mail_env: Vec<(String, String)>,
+    /// `AMQP_URL` of each relay-svc (instance i takes entry i modulo the length; each entry may
+    /// be a list of a cluster's nodes); empty: the tests' broker.
+    pub relay_amqp_urls: Vec<String>,
+    /// `AMQP_URL` of each mail-svc, as `relay_amqp_urls`; the first also removes the stack's
+    /// queues at the end.
+    pub mail_amqp_urls: Vec<String>,
 }
 
 impl StackConfig {
@@ -245,6 +251,8 @@ impl StackConfig {
             log_dir,
             relay_env: Vec::new(),
             mail_env: Vec::new(),
+            relay_amqp_urls: Vec::new(),
+            mail_amqp_urls: Vec::new(),
         }
     }
 }
@@ -261,6 +269,8 @@ pub struct Stack {
     pub exchange: String,
     pub queue: String,
     pub log_dir: PathBuf,
+    /// The broker (or brokers) the stack's queues live on.
+    pub admin_amqp_url: String,
 }
 
 impl Stack {
@@ -274,6 +284,13 @@ impl Stack {
         let exchange = format!("{tag}.events");
         let queue = format!("{tag}.mail");
         let amqp = outbox_kit::testing::amqp_url();
+        let amqp_of = |urls: &[String], i: usize| {
+            if urls.is_empty() {
+                amqp.clone()
+            } else {
+                urls[i % urls.len()].clone()
+            }
+        };
         let common = |db: &str| {
             vec![
                 ("DATABASE_URL".to_string(), db.to_string()),
@@ -293,7 +310,7 @@ impl Stack {
         let mut relays = Vec::new();
         for i in 0..cfg.relays {
             let mut env = common(&orders_db_url);
-            env.push(("AMQP_URL".into(), amqp.clone()));
+            env.push(("AMQP_URL".into(), amqp_of(&cfg.relay_amqp_urls, i)));
             env.push(("AMQP_EXCHANGE".into(), exchange.clone()));
             env.extend(cfg.relay_env.iter().cloned());
             let mut relay = ServiceProc::new(
@@ -308,7 +325,7 @@ impl Stack {
         let mut mails = Vec::new();
         for i in 0..cfg.mails {
             let mut env = common(&mail_db_url);
-            env.push(("AMQP_URL".into(), amqp.clone()));
+            env.push(("AMQP_URL".into(), amqp_of(&cfg.mail_amqp_urls, i)));
             env.push(("AMQP_EXCHANGE".into(), exchange.clone()));
             env.push(("MAIL_QUEUE".into(), queue.clone()));
             env.extend(cfg.mail_env.iter().cloned());
@@ -330,6 +347,7 @@ impl Stack {
             exchange,
             queue,
             log_dir: cfg.log_dir,
+            admin_amqp_url: amqp_of(&cfg.mail_amqp_urls, 0),
         })
     }
 
@@ -460,11 +478,12 @@ impl Stack {
 
     async fn remove_topology(&self) -> anyhow::Result<()> {
         use lapin::options::{ExchangeDeleteOptions, QueueDeleteOptions};
-        let conn = lapin::Connection::connect(
-            &outbox_kit::testing::amqp_url(),
-            lapin::ConnectionProperties::default(),
-        )
-        .await?;
+        let brokers = outbox_kit::amqp_failover::Failover::new(self.admin_amqp_url.as_str());
+        let (conn, _) = brokers
+            .connect(async |url| {
+                lapin::Connection::connect(url, lapin::ConnectionProperties::default()).await
+            })
+            .await?;
         let ch = conn.create_channel().await?;
         for queue in [self.queue.clone(), format!("{}.dead-letter", self.queue)] {
             ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())

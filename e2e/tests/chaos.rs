@@ -16,6 +16,7 @@ async fn short_chaos_run_loses_doubles_and_reorders_nothing() {
         orders: 100,
         fault_every_secs: 3.0,
         broker_restarts: true,
+        cluster: false,
         relays: 2,
         mails: 2,
         drain_timeout_secs: 180,

@@ -340,3 +340,122 @@ async fn local_sh_starts_reports_and_stops_only_its_own_processes() {
     }
     std::fs::remove_dir_all(&run_dir).ok();
 }
+
+/// `deploy/rabbit-cluster.sh`: `up` twice is fine and gives one cluster of three nodes on their
+/// own ports (the machine's broker untouched), `kill-node` kills only that node's VM,
+/// `restart-node` brings it back into the cluster, bad arguments are refused, and `down` leaves
+/// nothing behind.
+#[test]
+fn rabbit_cluster_script_is_idempotent_and_kills_only_its_own_node() {
+    use e2e::cluster;
+    let base = std::env::temp_dir().join(testing::unique("outbox_cluster_script"));
+    let with_base = |args: &[&str]| {
+        let out = Command::new("/bin/bash")
+            .arg(repo_root().join("deploy/rabbit-cluster.sh"))
+            .args(args)
+            .env("OUTBOX_RABBIT_CLUSTER_DIR", &base)
+            .output()
+            .expect("bash runs the script");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    let machine_broker_pid = || {
+        Command::new("rabbitmqctl")
+            .args(["-q", "eval", "os:getpid()."])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .unwrap_or_default()
+    };
+    let broker_before = machine_broker_pid();
+
+    for _ in 0..2 {
+        let (ok, text) = with_base(&["up"]);
+        assert!(ok, "up: {text}");
+    }
+    let (_, status) = with_base(&["status"]);
+    for n in cluster::NODES {
+        let line = status
+            .lines()
+            .find(|l| l.starts_with(&cluster::node_name(n)))
+            .unwrap_or_else(|| panic!("node {n} in {status}"));
+        assert!(
+            line.contains(&format!("amqp=127.0.0.1:{}", cluster::amqp_port(n))),
+            "{line}"
+        );
+        for m in cluster::NODES {
+            assert!(
+                line.contains(&cluster::node_name(m)),
+                "{n} sees {m}: {line}"
+            );
+        }
+    }
+    assert!(
+        base.join("node1/mnesia").exists(),
+        "files under the given base"
+    );
+
+    let pid_of = |status: &str, n: u8| -> Option<String> {
+        status
+            .lines()
+            .find(|l| l.starts_with(&cluster::node_name(n)))
+            .and_then(|l| l.split_whitespace().find_map(|w| w.strip_prefix("pid=")))
+            .map(str::to_owned)
+    };
+    let killed = pid_of(&status, 2).expect("node 2 runs");
+    let (ok, text) = with_base(&["kill-node", "2"]);
+    assert!(ok, "kill-node: {text}");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{killed}")).exists(),
+        "node 2's VM is gone"
+    );
+    let (_, status) = with_base(&["status"]);
+    assert!(
+        status.contains(&format!("{} down", cluster::node_name(2))),
+        "{status}"
+    );
+    assert!(
+        pid_of(&status, 1).is_some() && pid_of(&status, 3).is_some(),
+        "{status}"
+    );
+    // Killing a node that is down is fine too.
+    assert!(with_base(&["kill-node", "2"]).0);
+
+    let (ok, text) = with_base(&["restart-node", "2"]);
+    assert!(ok, "restart-node: {text}");
+    let (_, status) = with_base(&["status"]);
+    let line = status
+        .lines()
+        .find(|l| l.starts_with(&cluster::node_name(2)))
+        .expect("node 2");
+    assert!(
+        line.contains(&cluster::node_name(1)),
+        "node 2 rejoined: {status}"
+    );
+
+    for bad in [
+        &["kill-node", "4"][..],
+        &["restart-node"],
+        &["partition-node", "1", "x"],
+        &["nope"],
+    ] {
+        let (ok, text) = with_base(bad);
+        assert!(!ok, "{bad:?} is refused: {text}");
+    }
+
+    for _ in 0..2 {
+        let (ok, text) = with_base(&["down"]);
+        assert!(ok, "down: {text}");
+    }
+    assert!(!base.exists(), "down removes the nodes' files");
+    let (_, status) = with_base(&["status"]);
+    assert_eq!(status.matches(" down").count(), 3, "{status}");
+    assert_eq!(
+        machine_broker_pid(),
+        broker_before,
+        "the machine's broker is untouched"
+    );
+}

@@ -29,6 +29,8 @@ pub mod shutdown;
 pub mod telemetry;
 /// Capped exponential backoff with jitter, shared with the outbox crates' retry loops.
 pub use ::outbox::backoff;
+/// Several broker addresses (`AMQP_URL` as a list) and connecting with failover.
+pub use ::outbox::failover as amqp_failover;
 /// URLs whose password never reaches a log or an error, shared with the outbox crates.
 pub use ::outbox::secret;
 /// W3C `traceparent` values, defined by the `outbox` crate (the outbox stores them).

@@ -1,12 +1,13 @@
 //! mail-svc settings: every one a flag and an environment variable (`--help` lists them).
 
-use std::{net::SocketAddr, str::FromStr, time::Duration};
+use std::{collections::BTreeSet, net::SocketAddr, str::FromStr, time::Duration};
 
 use anyhow::{Context, bail};
 use clap::{Parser, ValueEnum};
 use lettre::message::Mailbox;
 use outbox_kit::{
     admin::AdminToken,
+    amqp_failover::BrokerUrls,
     config::{Resolved, parse_duration, renamed_ms},
     health::Command,
     secret::SecretUrl,
@@ -54,14 +55,16 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(2..=1000))]
     pub db_max_connections: u32,
 
-    /// The RabbitMQ broker. Printed only with its password masked.
+    /// The RabbitMQ broker, or a cluster's nodes as a comma-separated list tried in order, with
+    /// failover when the connection is lost (all with the same user). Printed only with
+    /// passwords masked.
     #[arg(
         long,
         env = "AMQP_URL",
         default_value = "amqp://guest:guest@127.0.0.1:5672/%2f",
         hide_env_values = true
     )]
-    pub amqp_url: SecretUrl,
+    pub amqp_url: BrokerUrls,
 
     /// The topic exchange relay-svc publishes order events to (declared here too, durable, so
     /// either service may start first).
@@ -183,8 +186,19 @@ impl Config {
     /// Checks what clap cannot: the error names the setting to fix.
     pub fn validate(&self) -> anyhow::Result<()> {
         outbox_kit::db::options(&self.database_url)?;
-        self.amqp_url
-            .parse("AMQP_URL", "AMQP URL", lapin::uri::AMQPUri::from_str)?;
+        let brokers =
+            self.amqp_url
+                .validate("AMQP_URL", "AMQP URL", lapin::uri::AMQPUri::from_str)?;
+        // The user names redriven copies (`user_id`) and TRUSTED_PUBLISHERS: one per service.
+        let users: BTreeSet<&str> = brokers
+            .iter()
+            .map(|u| u.authority.userinfo.username.as_str())
+            .collect();
+        if users.len() > 1 {
+            bail!(
+                "AMQP_URL: every address must use the same user (cluster nodes share their users)"
+            );
+        }
         if self.amqp_exchange.trim().is_empty() {
             bail!("AMQP_EXCHANGE must not be empty (the default exchange cannot be bound)");
         }

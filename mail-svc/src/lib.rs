@@ -132,7 +132,7 @@ impl App {
 
         let workers = Workers {
             consumer: amqp::Consumer {
-                amqp_url: cfg.amqp_url.clone(),
+                broker: outbox_kit::amqp_failover::Failover::new(cfg.amqp_url.clone()),
                 topology: topology.clone(),
                 prefetch: cfg.prefetch,
                 concurrency: usize::from(cfg.consumer_concurrency),
@@ -156,7 +156,7 @@ impl App {
         let service = MailServiceServer::new(grpc::MailGrpc::new(pool.clone()));
         let admin = MailAdminServer::new(admin::MailAdminGrpc::new(
             pool.clone(),
-            admin::dead_letters::DeadLetters::new(cfg.amqp_url.expose(), topology.clone()),
+            admin::dead_letters::DeadLetters::new(cfg.amqp_url.clone(), topology.clone()),
             cfg.admin_token.clone(),
             cfg.trusted_publishers.clone(),
         ));

@@ -11,6 +11,7 @@ use outbox_kit::testing::{
     run_for,
     secrets::{
         PASSWORD, assert_binary_refuses, assert_error_names_setting, assert_help_hides_password,
+        bad_amqp_url_lists, unreachable_amqp_url_list,
     },
 };
 use tokio_util::sync::CancellationToken;
@@ -31,6 +32,9 @@ fn bad_settings() -> Vec<(&'static str, String)> {
             format!("amqp://app:{PASSWORD}@127.0.0.1:notaport/%2f"),
         ),
         ("AMQP_URL", format!("http://app:{PASSWORD}@127.0.0.1/")),
+        ("AMQP_URL", bad_amqp_url_lists()[0].clone()),
+        ("AMQP_URL", bad_amqp_url_lists()[1].clone()),
+        ("AMQP_URL", bad_amqp_url_lists()[2].clone()),
         (
             "SMTP_URL",
             format!("smtp://app:{PASSWORD}@127.0.0.1:notaport"),
@@ -98,8 +102,41 @@ fn the_binary_never_prints_the_password() {
     assert_help_hides_password(
         Command::new(env!("CARGO_BIN_EXE_mail-svc"))
             .env("DATABASE_URL", format!("postgres://app:{PASSWORD}@db/mail"))
-            .env("AMQP_URL", format!("amqp://app:{PASSWORD}@mq/%2f"))
+            .env("AMQP_URL", unreachable_amqp_url_list())
             .env("SMTP_URL", format!("smtp://app:{PASSWORD}@smtp")),
         "SMTP_URL",
     );
+}
+
+/// A list of brokers that are all down, behind a real database: mail-svc logs each address it
+/// failed and moves on to the next, then backs off and tries the list again; no line shows a
+/// password.
+#[tokio::test]
+async fn failing_over_between_brokers_never_prints_a_password() {
+    let names = Names::new();
+    let database_url = config(&names).database_url.expose().to_owned();
+    let (running, all) = tokio::task::spawn_blocking(move || {
+        run_for(
+            Command::new(env!("CARGO_BIN_EXE_mail-svc"))
+                .env("DATABASE_URL", database_url)
+                .env("AMQP_URL", unreachable_amqp_url_list())
+                .env("GRPC_ADDR", "127.0.0.1:0")
+                .env("METRICS_ADDR", "127.0.0.1:0")
+                .env("RUST_LOG", "debug"),
+            Duration::from_secs(6),
+        )
+    })
+    .await
+    .expect("runs");
+    assert!(running, "keeps retrying the brokers");
+    assert!(
+        all.contains("cannot connect to broker 1 of 2; trying the next"),
+        "the failed first address is logged: {all}"
+    );
+    assert!(
+        all.contains("cannot connect to broker 2 of 2; none left in this round"),
+        "the second address is tried: {all}"
+    );
+    assert!(all.contains("broker unavailable; retrying"), "{all}");
+    assert!(!all.contains(PASSWORD), "{all}");
 }

@@ -5,6 +5,7 @@ use std::{net::SocketAddr, str::FromStr, time::Duration};
 use clap::Parser;
 use outbox_kit::{
     admin::AdminToken,
+    amqp_failover::BrokerUrls,
     config::{Resolved, parse_duration, renamed_ms},
     health::Command,
     secret::SecretUrl,
@@ -44,14 +45,15 @@ pub struct Config {
     )]
     pub database_url: SecretUrl,
 
-    /// The RabbitMQ broker. Printed only with its password masked.
+    /// The RabbitMQ broker, or a cluster's nodes as a comma-separated list tried in order, with
+    /// failover when the connection is lost. Printed only with passwords masked.
     #[arg(
         long,
         env = "AMQP_URL",
         default_value = "amqp://guest:guest@127.0.0.1:5672/%2f",
         hide_env_values = true
     )]
-    pub amqp_url: SecretUrl,
+    pub amqp_url: BrokerUrls,
 
     /// The durable topic exchange events are published to (declared at connect).
     #[arg(long, env = "AMQP_EXCHANGE", default_value = "orders.events")]
@@ -144,7 +146,7 @@ impl Config {
     pub fn validate(&self) -> anyhow::Result<()> {
         self.pg_options()?;
         self.amqp_url
-            .parse("AMQP_URL", "AMQP URL", lapin::uri::AMQPUri::from_str)?;
+            .validate("AMQP_URL", "AMQP URL", lapin::uri::AMQPUri::from_str)?;
         if self.amqp_exchange.is_empty() || self.amqp_exchange.len() > 255 {
             anyhow::bail!("AMQP_EXCHANGE must be 1 to 255 bytes long");
         }
@@ -260,7 +262,7 @@ impl Config {
         let t = self.timings()?;
         let mut s = outbox_relay::Settings::new(
             self.database_url.expose(),
-            self.amqp_url.expose(),
+            self.amqp_url.clone(),
             self.amqp_exchange.clone(),
         );
         s.batch_size = self.batch_size;

@@ -9,6 +9,7 @@ use outbox_kit::testing::{
     run_for,
     secrets::{
         PASSWORD, assert_binary_refuses, assert_error_names_setting, assert_help_hides_password,
+        bad_amqp_url_lists, unreachable_amqp_url_list,
     },
 };
 use relay_svc::App;
@@ -32,6 +33,9 @@ fn bad_settings() -> Vec<(&'static str, String)> {
             format!("amqp://app:{PASSWORD}@127.0.0.1:notaport/%2f"),
         ),
         ("AMQP_URL", format!("http://app:{PASSWORD}@127.0.0.1/")),
+        ("AMQP_URL", bad_amqp_url_lists()[0].clone()),
+        ("AMQP_URL", bad_amqp_url_lists()[1].clone()),
+        ("AMQP_URL", bad_amqp_url_lists()[2].clone()),
     ]
 }
 
@@ -74,7 +78,7 @@ fn the_binary_never_prints_the_password() {
                 "DATABASE_URL",
                 format!("postgres://app:{PASSWORD}@127.0.0.1:1/orders"),
             )
-            .env("AMQP_URL", format!("amqp://app:{PASSWORD}@127.0.0.1:1/%2f"))
+            .env("AMQP_URL", unreachable_amqp_url_list())
             .env("GRPC_ADDR", "127.0.0.1:0")
             .env("METRICS_ADDR", "127.0.0.1:0")
             .env("BACKOFF_MIN", "50ms")
@@ -91,7 +95,7 @@ fn the_binary_never_prints_the_password() {
                 "DATABASE_URL",
                 format!("postgres://app:{PASSWORD}@db/orders"),
             )
-            .env("AMQP_URL", format!("amqp://app:{PASSWORD}@mq/%2f")),
+            .env("AMQP_URL", unreachable_amqp_url_list()),
         "AMQP_URL",
     );
 }

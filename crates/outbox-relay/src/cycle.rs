@@ -31,7 +31,7 @@ use std::{
 };
 
 use chrono::{DateTime, Utc};
-use outbox::backoff::Backoff;
+use outbox::{backoff::Backoff, failover::Failover};
 use sqlx::{
     PgConnection, PgPool,
     postgres::{PgConnectOptions, PgListener},
@@ -59,6 +59,8 @@ const MISSING_TABLE_MAX_WAIT: Duration = Duration::from_secs(5);
 #[derive(Debug)]
 pub(crate) struct Relay {
     cfg: Settings,
+    /// `cfg.amqp_url`'s addresses: a reconnect moves on from the node it lost.
+    broker: Failover,
     queries: Arc<Queries>,
     encoder: Arc<dyn Encoder>,
     pg: PgConnectOptions,
@@ -176,8 +178,10 @@ impl Relay {
     ) -> Self {
         let backoff = cfg.backoff();
         let queries = Arc::new(Queries::new(&cfg.table));
+        let broker = Failover::new(cfg.amqp_url.clone());
         Self {
             cfg,
+            broker,
             queries,
             encoder,
             pg,
@@ -470,14 +474,13 @@ impl Relay {
         let publisher = match publisher {
             Some(p) => p,
             None => {
-                match Publisher::connect(
-                    &self.cfg.amqp_url,
-                    &self.cfg.amqp_exchange,
-                    self.cfg.confirm_timeout,
-                )
-                .await
+                let (exchange, timeout) = (&self.cfg.amqp_exchange, self.cfg.confirm_timeout);
+                match self
+                    .broker
+                    .connect(|url| Publisher::connect(url, exchange, timeout))
+                    .await
                 {
-                    Ok(p) => {
+                    Ok((p, _)) => {
                         tracing::info!(exchange = %self.cfg.amqp_exchange, "relay: connected to the broker");
                         publisher.insert(p)
                     }

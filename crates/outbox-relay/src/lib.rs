@@ -58,7 +58,7 @@ pub mod waves;
 use std::{sync::Arc, time::Duration};
 
 use outbox::TableName;
-use outbox::{backoff::Backoff, secret::SecretUrl};
+use outbox::{backoff::Backoff, failover::BrokerUrls, secret::SecretUrl};
 use sqlx::{PgPool, postgres::PgConnectOptions};
 use tokio_util::sync::CancellationToken;
 
@@ -73,8 +73,9 @@ pub struct Settings {
     /// The outbox's database (the LISTEN connection; the pool and lock connection are given to
     /// [`Relay::new`]).
     pub database_url: SecretUrl,
-    /// The broker.
-    pub amqp_url: SecretUrl,
+    /// The broker: one address, or a cluster's nodes tried in order with failover (see
+    /// [`outbox::failover`]).
+    pub amqp_url: BrokerUrls,
     /// The topic exchange to publish to (declared durable if missing).
     pub amqp_exchange: String,
     /// The outbox table (default `outbox`).
@@ -106,12 +107,12 @@ impl Settings {
     /// Settings with relay-svc's defaults for the outbox `outbox`.
     pub fn new(
         database_url: impl Into<String>,
-        amqp_url: impl Into<String>,
+        amqp_url: impl Into<BrokerUrls>,
         amqp_exchange: impl Into<String>,
     ) -> Self {
         Self {
             database_url: SecretUrl::new(database_url),
-            amqp_url: SecretUrl::new(amqp_url),
+            amqp_url: amqp_url.into(),
             amqp_exchange: amqp_exchange.into(),
             table: TableName::parse("outbox").expect("a valid name"),
             leader_lock_key: db::LEADER_LOCK_KEY,

@@ -44,12 +44,13 @@
 //!
 //! Layout: [`schema`] (names, migration), [`wire`] (envelope and headers), [`trace`] (W3C
 //! `traceparent`), and the append API here; shared by the outbox crates: [`backoff`] (retry
-//! pacing), [`secret`] (URLs that never print their password), [`metrics`] (metric
-//! declarations).
+//! pacing), [`secret`] (URLs that never print their password), [`failover`] (broker lists and
+//! the order they are tried in), [`metrics`] (metric declarations).
 
 #![warn(missing_docs)]
 
 pub mod backoff;
+pub mod failover;
 pub mod metrics;
 pub mod schema;
 pub mod secret;

@@ -6,7 +6,8 @@ use e2e::{chaos, stack::StackConfig};
 /// Runs the stack (2 relay-svc, 2 mail-svc by default) under concurrent upserts while killing
 /// services, restarting the broker and cutting database connections; then checks that every
 /// committed event produced exactly one mail, in each order's chain order. Exits 1 on any loss,
-/// duplicate, reorder or phantom mail.
+/// duplicate, reorder or phantom mail. `--cluster`: on the 3-node RabbitMQ cluster of
+/// `deploy/rabbit-cluster.sh`, killing, restarting and partitioning its nodes.
 #[derive(Debug, Parser)]
 #[command(name = "chaos", version, about, long_about = None)]
 struct Cli {

@@ -34,3 +34,24 @@ pub fn assert_help_hides_password(command: &mut Command, setting: &str) {
     assert!(!help.contains(PASSWORD), "{help}");
     assert!(help.contains("healthcheck"), "{help}");
 }
+
+/// `AMQP_URL` lists of several addresses, every one carrying [`PASSWORD`], one entry of each
+/// unusable (a bad port, a wrong scheme, an empty entry): the error must name `AMQP_URL` and hide
+/// the password of every address, not only the first.
+pub fn bad_amqp_url_lists() -> Vec<String> {
+    vec![
+        format!(
+            "amqp://app:{PASSWORD}@127.0.0.1:5691/%2f,amqp://app:{PASSWORD}@127.0.0.1:notaport/%2f"
+        ),
+        format!("amqp://app:{PASSWORD}@127.0.0.1:5691/%2f,http://app:{PASSWORD}@127.0.0.1/"),
+        format!(
+            "amqp://app:{PASSWORD}@127.0.0.1:5691/%2f,,amqp://app:{PASSWORD}@127.0.0.1:5693/%2f"
+        ),
+    ]
+}
+
+/// An `AMQP_URL` list of two brokers that are not there (ports 1 and 2), both with
+/// [`PASSWORD`]: a service given it logs each failed address and its retries, never the password.
+pub fn unreachable_amqp_url_list() -> String {
+    format!("amqp://app:{PASSWORD}@127.0.0.1:1/%2f,amqp://app:{PASSWORD}@127.0.0.1:2/%2f")
+}

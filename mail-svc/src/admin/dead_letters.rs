@@ -13,7 +13,7 @@
 //! return it. A crash between the two leaves the
 //! message in both queues; the consumer skips the second delivery as a duplicate (`seq` dedup).
 
-use std::{str::FromStr, time::Duration};
+use std::{str::FromStr, sync::Arc, time::Duration};
 
 use anyhow::{Context, anyhow, bail};
 use lapin::{
@@ -25,6 +25,11 @@ use lapin::{
     },
     types::{AMQPValue, FieldTable, LongString, ShortString},
     uri::{AMQPUri, SASLMechanism},
+};
+
+use outbox_kit::{
+    amqp_failover::{BrokerUrls, Failover},
+    secret::SecretUrl,
 };
 
 use crate::{amqp::Topology, event};
@@ -41,7 +46,8 @@ const BROKER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Where the dead letters are and how to reach them.
 #[derive(Debug, Clone)]
 pub struct DeadLetters {
-    amqp_url: String,
+    /// Shared by the clones (one per call): a connect moves on from the node last used.
+    broker: Arc<Failover>,
     topology: Topology,
     /// This service's broker user: a redriven copy's `user_id` (RabbitMQ refuses any other).
     own_user: Option<String>,
@@ -116,27 +122,37 @@ impl DeadLetters {
         self.own_user.as_deref()
     }
 
-    pub fn new(amqp_url: &str, topology: Topology) -> Self {
-        let own_user = url_user(amqp_url);
+    /// `amqp_url`: one address or several (all with the same user, which validation checks).
+    pub fn new(amqp_url: impl Into<BrokerUrls>, topology: Topology) -> Self {
+        let urls = amqp_url.into();
+        let own_user = url_user(&urls.first());
         Self {
-            amqp_url: amqp_url.to_owned(),
+            broker: Arc::new(Failover::new(urls)),
             topology,
             own_user,
         }
     }
 
     async fn connect(&self) -> anyhow::Result<(Connection, Channel)> {
-        let connect = async {
-            let props =
-                ConnectionProperties::default().with_connection_name("mail-svc-admin".into());
-            let conn = Connection::connect(&self.amqp_url, props).await?;
-            let ch = conn.create_channel().await?;
-            Ok::<_, lapin::Error>((conn, ch))
+        let connect_one = async move |url: &SecretUrl| {
+            let connect = async {
+                let props =
+                    ConnectionProperties::default().with_connection_name("mail-svc-admin".into());
+                let conn = Connection::connect(url, props).await?;
+                let ch = conn.create_channel().await?;
+                Ok::<_, lapin::Error>((conn, ch))
+            };
+            tokio::time::timeout(BROKER_TIMEOUT, connect)
+                .await
+                .map_err(|_| anyhow!("connecting to RabbitMQ timed out after {BROKER_TIMEOUT:?}"))?
+                .map_err(anyhow::Error::from)
         };
-        tokio::time::timeout(BROKER_TIMEOUT, connect)
+        let (conn_ch, _) = self
+            .broker
+            .connect(connect_one)
             .await
-            .map_err(|_| anyhow!("connecting to RabbitMQ timed out after {BROKER_TIMEOUT:?}"))?
-            .context("cannot connect to RabbitMQ (AMQP_URL)")
+            .context("cannot connect to RabbitMQ (AMQP_URL)")?;
+        Ok(conn_ch)
     }
 
     /// Messages in the dead-letter queue (0 when it does not exist yet).

@@ -13,7 +13,7 @@ use lapin::{
     types::{AMQPValue, FieldTable},
 };
 use outbox_inbox::amqp::{DeadLetterChannel, Disposition, Topology, Unsettled, ack_together};
-use outbox_kit::{backoff::Backoff, trace::TraceParent};
+use outbox_kit::{backoff::Backoff, secret::SecretUrl, trace::TraceParent};
 use sqlx::PgPool;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
@@ -26,11 +26,17 @@ use crate::{
     retry,
 };
 
+/// How long connecting to one broker address may take before the next one is tried (a node that
+/// hangs, rather than refusing, must not hold the consumer).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The consumer: one connection, up to `concurrency` deliveries processed at once, each acked
 /// after its transaction committed.
 #[derive(Debug)]
 pub struct Consumer {
-    pub amqp_url: outbox_kit::secret::SecretUrl,
+    /// The broker's addresses, shared with nothing else: a reconnect moves on from the node it
+    /// lost.
+    pub broker: outbox_kit::amqp_failover::Failover,
     pub topology: Topology,
     pub prefetch: u16,
     /// Batches in processing at once.
@@ -98,7 +104,18 @@ impl Consumer {
         shutdown: &CancellationToken,
         backoff: &mut Backoff,
     ) -> anyhow::Result<End> {
-        let conn = Connection::connect(&self.amqp_url, ConnectionProperties::default())
+        let connect_one = async move |url: &SecretUrl| {
+            tokio::time::timeout(
+                CONNECT_TIMEOUT,
+                Connection::connect(url, ConnectionProperties::default()),
+            )
+            .await
+            .map_err(|_| anyhow!("no answer within {CONNECT_TIMEOUT:?}"))?
+            .map_err(anyhow::Error::from)
+        };
+        let (conn, _) = self
+            .broker
+            .connect(connect_one)
             .await
             .context("AMQP_URL: cannot connect to RabbitMQ")?;
         let result = self.consume(&conn, shutdown, backoff).await;
