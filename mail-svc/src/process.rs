@@ -17,7 +17,7 @@
 //! rule to each order's events in delivery order; [`apply`] is the one-event transaction the
 //! consumer falls back to.
 
-use outbox_kit::trace::TraceParent;
+use outbox_kit::trace::TraceHeaders;
 use prost::Message;
 use sqlx::{Connection, PgConnection, PgPool};
 
@@ -406,7 +406,9 @@ fn queued(ev: &Event, traceparent: Option<&str>) -> Queued {
         order_id: ev.order_id,
         ja: text.ja,
         en: text.en,
-        trace_id: traceparent.and_then(TraceParent::parse).map(|t| t.trace_id),
+        trace_id: traceparent
+            .and_then(|tp| TraceHeaders::parse(tp, None))
+            .map(|t| t.trace_id()),
     }
 }
 
@@ -458,7 +460,9 @@ async fn queue(
         order_id: ev.order_id,
         ja: text.ja,
         en: text.en,
-        trace_id: traceparent.and_then(TraceParent::parse).map(|t| t.trace_id),
+        trace_id: traceparent
+            .and_then(|tp| TraceHeaders::parse(tp, None))
+            .map(|t| t.trace_id()),
     })
 }
 
