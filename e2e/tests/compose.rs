@@ -637,7 +637,9 @@ fn every_service_exports_spans_to_jaeger() {
         "the Jaeger UI is on 127.0.0.1:16686"
     );
     assert_eq!(
-        env_of(jaeger).get("COLLECTOR_OTLP_ENABLED").map(String::as_str),
+        env_of(jaeger)
+            .get("COLLECTOR_OTLP_ENABLED")
+            .map(String::as_str),
         Some("true")
     );
     let mut exporting = Vec::new();
@@ -670,5 +672,9 @@ fn every_service_exports_spans_to_jaeger() {
         );
         exporting.push(name);
     }
-    assert_eq!(exporting.len(), 5, "all five service containers: {exporting:?}");
+    assert_eq!(
+        exporting.len(),
+        5,
+        "all five service containers: {exporting:?}"
+    );
 }

@@ -48,11 +48,7 @@ impl TraceService for Receiver {
                     _ => None,
                 })
                 .unwrap_or_default();
-            for span in resource_spans
-                .scope_spans
-                .into_iter()
-                .flat_map(|s| s.spans)
-            {
+            for span in resource_spans.scope_spans.into_iter().flat_map(|s| s.spans) {
                 spans.push(Received {
                     service: service.clone(),
                     span,
@@ -109,7 +105,10 @@ async fn one_upsert_exports_one_trace_across_the_three_services() {
     let addr = receiver.start().await;
     let mut cfg = StackConfig::new("e2e_otlp");
     cfg.env = vec![
-        ("OTEL_EXPORTER_OTLP_ENDPOINT".into(), format!("http://{addr}")),
+        (
+            "OTEL_EXPORTER_OTLP_ENDPOINT".into(),
+            format!("http://{addr}"),
+        ),
         // Longer than the test: only the flush at shutdown can deliver the spans.
         ("OTEL_BSP_SCHEDULE_DELAY".into(), "600000".into()),
     ];

@@ -80,11 +80,7 @@ impl GroupCommit {
         trace: Option<TraceHeaders>,
     ) -> Result<UpsertOutcome, Error> {
         let (reply, answer) = oneshot::channel();
-        let job = Job {
-            cmd,
-            trace,
-            reply,
-        };
+        let job = Job { cmd, trace, reply };
         // The writer only goes away with the service (or by a panic, which is a bug): either way
         // the call did not happen.
         let gone = || Error::Db(sqlx::Error::WorkerCrashed);
@@ -112,10 +108,8 @@ async fn writer(pool: PgPool, relay_waker: Arc<Notify>, rx: Arc<Mutex<mpsc::Rece
             return; // every handle is gone: the service stopped
         }
         metrics::histogram!(crate::metrics::UPSERT_BATCH_SIZE).record(jobs.len() as f64);
-        let calls: Vec<(&UpsertCommand, Option<&TraceHeaders>)> = jobs
-            .iter()
-            .map(|j| (&j.cmd, j.trace.as_ref()))
-            .collect();
+        let calls: Vec<(&UpsertCommand, Option<&TraceHeaders>)> =
+            jobs.iter().map(|j| (&j.cmd, j.trace.as_ref())).collect();
         let applied = if let [(cmd, trace)] = calls[..] {
             Ok(vec![db::upsert(&pool, cmd, trace).await])
         } else {

@@ -178,10 +178,7 @@ async fn create(
         previous_status: 0,
     };
     let ev = outbox()
-        .append(
-            tx,
-            order_event(cmd.id, ORDER_CREATED, &payload, trace),
-        )
+        .append(tx, order_event(cmd.id, ORDER_CREATED, &payload, trace))
         .await?;
     // `on conflict do nothing` waits for a concurrent creator to finish and then returns no row.
     let raw: Option<RawRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(

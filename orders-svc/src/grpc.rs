@@ -52,8 +52,8 @@ impl OrderService for OrdersGrpc {
         );
         // The caller's trace, when it sent one; otherwise the span starts a new trace.
         let header = |name| request.metadata().get(name).and_then(|v| v.to_str().ok());
-        if let Some(caller) = header("traceparent")
-            .and_then(|tp| TraceHeaders::parse(tp, header("tracestate")))
+        if let Some(caller) =
+            header("traceparent").and_then(|tp| TraceHeaders::parse(tp, header("tracestate")))
         {
             caller.continue_in(&span);
         }

@@ -3,8 +3,8 @@
 
 mod common;
 
-use outbox_kit::trace::TraceHeaders;
 use common::{count, outbox, req, start, upsert};
+use outbox_kit::trace::TraceHeaders;
 use outbox_proto::orders::{
     events::v1::OrderPayload,
     v1::{GetOrderRequest, OrderStatus},
@@ -71,7 +71,10 @@ async fn the_event_continues_the_callers_trace() {
             .expect("row");
     let stored = TraceHeaders::parse(&traceparent, None).expect("valid");
     assert_eq!(stored.trace_id(), "4bf92f3577b34da6a3ce929d0e0e4736");
-    assert_ne!(traceparent, caller, "the Upsert span's id, not the caller's");
+    assert_ne!(
+        traceparent, caller,
+        "the Upsert span's id, not the caller's"
+    );
     assert_eq!(headers, r#"{"tracestate": "congo=t61rcWkgMzE"}"#);
 }
 

@@ -131,9 +131,11 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
             Some(&AMQPValue::LongLongInt(42))
         );
         // The relay's publish is a child span of the request's trace.
-        let stored =
-            TraceHeaders::parse(row.traceparent.as_deref().expect("stored traceparent"), None)
-                .expect("valid stored traceparent");
+        let stored = TraceHeaders::parse(
+            row.traceparent.as_deref().expect("stored traceparent"),
+            None,
+        )
+        .expect("valid stored traceparent");
         let sent = match headers.get("traceparent") {
             Some(AMQPValue::LongString(s)) => {
                 TraceHeaders::parse(&s.to_string(), None).expect("valid")

@@ -85,7 +85,10 @@ impl OutboxRow {
     /// The trace context stored with the row: `traceparent` and the `tracestate` header.
     pub fn trace(&self) -> Option<outbox::trace::TraceHeaders> {
         let traceparent = self.traceparent.as_deref()?;
-        let headers = self.headers.as_deref().and_then(|h| wire::parse_headers(h).ok());
+        let headers = self
+            .headers
+            .as_deref()
+            .and_then(|h| wire::parse_headers(h).ok());
         let tracestate = headers
             .as_ref()
             .and_then(|h| h.get(wire::HEADER_TRACESTATE))

@@ -10,11 +10,7 @@
 
 use std::collections::HashMap;
 
-use opentelemetry::{
-    Context,
-    propagation::TextMapPropagator,
-    trace::TraceContextExt,
-};
+use opentelemetry::{Context, propagation::TextMapPropagator, trace::TraceContextExt};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
@@ -145,7 +141,8 @@ mod tests {
 
     #[test]
     fn a_bad_tracestate_is_dropped_not_fatal() {
-        let parsed = TraceHeaders::parse(HEADER, Some("no equals sign")).expect("valid traceparent");
+        let parsed =
+            TraceHeaders::parse(HEADER, Some("no equals sign")).expect("valid traceparent");
         assert_eq!(parsed.tracestate(), None);
     }
 

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use outbox::{Error, NewEvent, Outbox, trace::TraceHeaders};
-use tracing::Instrument;
 use sqlx::PgPool;
+use tracing::Instrument;
 
 async fn setup(table: &str) -> (PgPool, Outbox) {
     let pool = outbox::doctest_pool().await.expect("fresh database");
@@ -259,12 +259,23 @@ async fn append_stores_the_current_spans_trace_context() {
         .await
         .expect("append");
     let (traceparent, headers) = stored_trace(&pool).await;
-    let stored =
-        TraceHeaders::parse(&traceparent.expect("stored"), Some("congo=t61rcWkgMzE")).expect("valid");
+    let stored = TraceHeaders::parse(&traceparent.expect("stored"), Some("congo=t61rcWkgMzE"))
+        .expect("valid");
     assert_eq!(stored, expected, "the current span's own context");
-    assert_eq!(stored.trace_id(), caller.trace_id(), "in the caller's trace");
-    assert_ne!(stored.traceparent(), caller.traceparent(), "a span of ours, not the caller's");
-    assert_eq!(headers.as_deref(), Some(r#"{"tracestate": "congo=t61rcWkgMzE"}"#));
+    assert_eq!(
+        stored.trace_id(),
+        caller.trace_id(),
+        "in the caller's trace"
+    );
+    assert_ne!(
+        stored.traceparent(),
+        caller.traceparent(),
+        "a span of ours, not the caller's"
+    );
+    assert_eq!(
+        headers.as_deref(),
+        Some(r#"{"tracestate": "congo=t61rcWkgMzE"}"#)
+    );
 }
 
 #[tokio::test(flavor = "current_thread")]
