@@ -185,3 +185,25 @@ async fn one_upsert_exports_one_trace_across_the_three_services() {
     ids.dedup();
     assert_eq!(ids.len(), 5, "every hop starts a span of its own");
 }
+
+/// A bad OpenTelemetry setting stops each binary at start-up with an error naming it.
+#[test]
+fn bad_export_settings_stop_start_up_naming_the_variable() {
+    let bins = e2e::stack::Binaries::locate().expect("binaries");
+    for binary in ["orders-svc", "relay-svc", "mail-svc"] {
+        for (var, value) in [
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4317"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+        ] {
+            let mut command = std::process::Command::new(bins.path(binary).expect("built"));
+            command
+                .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317")
+                .env(var, value)
+                // Nothing else is reached: the settings are checked first.
+                .env("DATABASE_URL", "postgres://nobody@127.0.0.1:9/none")
+                .env("GRPC_ADDR", "127.0.0.1:0")
+                .env("METRICS_ADDR", "127.0.0.1:0");
+            outbox_kit::testing::assert_refuses(&mut command, &[var]);
+        }
+    }
+}
