@@ -10,7 +10,11 @@
 
 use std::collections::HashMap;
 
-use opentelemetry::{Context, propagation::TextMapPropagator, trace::TraceContextExt};
+use opentelemetry::{
+    Context,
+    propagation::TextMapPropagator,
+    trace::{SpanContext, TraceContextExt},
+};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
@@ -26,19 +30,31 @@ pub const TRACESTATE: &str = "tracestate";
 pub struct TraceHeaders {
     traceparent: String,
     tracestate: Option<String>,
+    /// What the headers say, parsed once: the relay reads it for every message.
+    span_context: SpanContext,
 }
 
 impl TraceHeaders {
     /// The context of `cx`'s span; `None` when it has no valid span context.
     pub fn of(cx: &Context) -> Option<Self> {
-        if !cx.span().span_context().is_valid() {
+        let local = cx.span().span_context().clone();
+        if !local.is_valid() {
             return None;
         }
+        // As whoever reads these headers will see it: a remote parent.
+        let span_context = SpanContext::new(
+            local.trace_id(),
+            local.span_id(),
+            local.trace_flags(),
+            true,
+            local.trace_state().clone(),
+        );
         let mut carrier = HashMap::new();
         TraceContextPropagator::new().inject_context(cx, &mut carrier);
         Some(Self {
             traceparent: carrier.remove(TRACEPARENT)?,
             tracestate: carrier.remove(TRACESTATE).filter(|s| !s.is_empty()),
+            span_context,
         })
     }
 
@@ -82,16 +98,12 @@ impl TraceHeaders {
 
     /// The trace id, 32 lowercase hex digits: what an operator greps across the logs.
     pub fn trace_id(&self) -> String {
-        self.context().span().span_context().trace_id().to_string()
+        self.span_context.trace_id().to_string()
     }
 
     /// The remote context these headers carry: the parent of the span that continues them.
     pub fn context(&self) -> Context {
-        let mut carrier = HashMap::from([(TRACEPARENT.to_owned(), self.traceparent.clone())]);
-        if let Some(state) = &self.tracestate {
-            carrier.insert(TRACESTATE.to_owned(), state.clone());
-        }
-        TraceContextPropagator::new().extract(&carrier)
+        Context::new().with_remote_span_context(self.span_context.clone())
     }
 
     /// Makes `span` a child of these headers' context, and records its `trace_id` field (when
