@@ -148,7 +148,8 @@ impl Outgoing {
         }
         // The publish is a span of its own in the request's trace, and the consumer continues
         // it: its context, not the stored one, goes with the message (after the extra headers,
-        // which hold the stored trace state).
+        // which hold the stored trace state). A relay without the OpenTelemetry layer has no
+        // span context to give: it passes the stored one on as it is.
         let span = publish_span(row);
         if let Some(trace) = TraceHeaders::of_span(&span).or_else(|| row.trace()) {
             headers.insert(
