@@ -419,11 +419,13 @@ async fn write_ceiling(c: usize, secs: f64) -> anyhow::Result<(Summary, CpuUse)>
     orders_db::MIGRATOR.run(&pool).await?;
     let meter = CpuMeter::new(Vec::new(), vec![db_name(&url)]);
     let before = meter.sample();
+    let trace = outbox_kit::trace::TraceHeaders::parse(TRACEPARENT, None)
+        .context("the bench's traceparent")?;
     let summary = run_writers(c, secs, move |_, id, status| {
-        let pool = pool.clone();
+        let (pool, trace) = (pool.clone(), trace.clone());
         async move {
             let cmd = UpsertCommand::parse(id, status as i32, EMAIL)?;
-            orders_db::upsert(&pool, &cmd, Some(TRACEPARENT)).await?;
+            orders_db::upsert(&pool, &cmd, Some(&trace)).await?;
             Ok(())
         }
     })

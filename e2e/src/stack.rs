@@ -228,6 +228,8 @@ pub struct StackConfig {
     pub rust_log: String,
     /// Where each process's log goes (`<name>.log`).
     pub log_dir: PathBuf,
+    /// Extra environment for every service.
+    pub env: Vec<(String, String)>,
     /// Extra environment for every relay-svc.
     pub relay_env: Vec<(String, String)>,
     /// Extra environment for every mail-svc.
@@ -249,6 +251,7 @@ impl StackConfig {
             mails: 1,
             rust_log: "info".into(),
             log_dir,
+            env: Vec::new(),
             relay_env: Vec::new(),
             mail_env: Vec::new(),
             relay_amqp_urls: Vec::new(),
@@ -292,12 +295,14 @@ impl Stack {
             }
         };
         let common = |db: &str| {
-            vec![
+            let mut env = vec![
                 ("DATABASE_URL".to_string(), db.to_string()),
                 ("RUST_LOG".to_string(), cfg.rust_log.clone()),
                 ("LOG_FORMAT".to_string(), "text".to_string()),
                 ("NO_COLOR".to_string(), "1".to_string()),
-            ]
+            ];
+            env.extend(cfg.env.iter().cloned());
+            env
         };
         let mut orders = ServiceProc::new(
             "orders-svc".into(),

@@ -7,8 +7,13 @@ use std::collections::BTreeMap;
 use clap::CommandFactory;
 use serde_yaml::Value;
 
-/// Variables read outside clap: tracing's filter.
-const NOT_CLAP: &[&str] = &["RUST_LOG"];
+/// Variables read outside clap: tracing's filter, and the standard OpenTelemetry variables that
+/// the OpenTelemetry SDK reads (kit/src/telemetry.rs), which are no flags.
+const NOT_CLAP: &[&str] = &[
+    "RUST_LOG",
+    outbox_kit::telemetry::ENDPOINT,
+    outbox_kit::telemetry::SERVICE_NAME,
+];
 
 fn compose() -> Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/compose.yaml");
@@ -616,4 +621,60 @@ fn grafana_is_provisioned_with_the_prometheus_data_source_and_the_dashboard() {
             assert_eq!(target["datasource"]["uid"], uid, "panel {}", panel["title"]);
         }
     }
+}
+
+/// Every service sends its spans to the stack's Jaeger, whose UI is on the loopback port the
+/// docs name, and which is not something a service waits for (export drops spans, never
+/// blocks, while Jaeger is away).
+#[test]
+fn every_service_exports_spans_to_jaeger() {
+    let compose = compose();
+    let jaeger = service(&compose, "jaeger");
+    assert!(
+        port_entries(jaeger)
+            .iter()
+            .any(|p| p == "127.0.0.1:${OUTBOX_JAEGER_UI_PORT:-16686}:16686"),
+        "the Jaeger UI is on 127.0.0.1:16686"
+    );
+    assert_eq!(
+        env_of(jaeger)
+            .get("COLLECTOR_OTLP_ENABLED")
+            .map(String::as_str),
+        Some("true")
+    );
+    let mut exporting = Vec::new();
+    for (name, svc) in services(&compose) {
+        if svc["image"].as_str() != Some("outbox:local") {
+            continue;
+        }
+        let endpoint = env_of(svc)
+            .get(outbox_kit::telemetry::ENDPOINT)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} sets {}", outbox_kit::telemetry::ENDPOINT));
+        assert_eq!(
+            endpoint, "${OTEL_EXPORTER_OTLP_ENDPOINT-http://jaeger:4317}",
+            "{name} exports to Jaeger's OTLP/gRPC port unless the caller overrides it"
+        );
+        // The value compose uses by default is one the services accept.
+        let default = endpoint
+            .trim_start_matches("${OTEL_EXPORTER_OTLP_ENDPOINT-")
+            .trim_end_matches('}');
+        let export = outbox_kit::telemetry::Export::from_vars(&name, |var| {
+            (var == outbox_kit::telemetry::ENDPOINT).then(|| default.to_owned())
+        })
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(export.is_some(), "{name} exports");
+        assert_eq!(host_of_url(default), "jaeger");
+        let depends = format!("{:?}", svc["depends_on"]);
+        assert!(
+            !depends.contains("jaeger"),
+            "{name} starts without Jaeger: {depends}"
+        );
+        exporting.push(name);
+    }
+    assert_eq!(
+        exporting.len(),
+        5,
+        "all five service containers: {exporting:?}"
+    );
 }

@@ -1,7 +1,8 @@
 //! What every outbox service shares, so that each rule lives in one place:
 //!
 //! - [`admin`]: the admin services' token check (`ADMIN_TOKEN`), caller name and field checks;
-//! - [`telemetry`]: tracing setup (`RUST_LOG`, `LOG_FORMAT=json`);
+//! - [`telemetry`]: tracing setup (`RUST_LOG`, `LOG_FORMAT=json`) and OpenTelemetry span export
+//!   (`OTEL_EXPORTER_OTLP_ENDPOINT`);
 //! - [`shutdown`]: one cancellation token fed by SIGTERM and ctrl-c;
 //! - [`config`]: the one duration format of every setting (`200ms`, `1s`, `2m`), and the
 //!   deprecated `*_MS` settings it replaced;
@@ -15,7 +16,7 @@
 //! - [`metrics`]: the Prometheus recorder and its `/metrics` listener;
 //! - [`backoff`]: capped exponential backoff with jitter for every retry loop;
 //! - [`outbox`]: the outbox table contract between orders-svc and relay-svc;
-//! - [`trace`]: W3C `traceparent` values carried from the gRPC call through the outbox to the mail.
+//! - [`trace`]: the W3C trace context carried from the gRPC call through the outbox to the mail.
 
 pub mod admin;
 pub mod config;
@@ -33,7 +34,7 @@ pub use ::outbox::backoff;
 pub use ::outbox::failover as amqp_failover;
 /// URLs whose password never reaches a log or an error, shared with the outbox crates.
 pub use ::outbox::secret;
-/// W3C `traceparent` values, defined by the `outbox` crate (the outbox stores them).
+/// The W3C trace context, defined by the `outbox` crate (the outbox stores it).
 pub use ::outbox::trace;
 
 #[cfg(feature = "testing")]

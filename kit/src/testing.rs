@@ -1,7 +1,7 @@
 //! Helpers for the services' integration tests (feature `testing`): unique names so tests run in
 //! parallel against the one real PostgreSQL and RabbitMQ, and [`Proxy`], a TCP relay that a test
 //! can cut to produce a real outage of the real server behind it; [`scrape`] and [`Exposition`]
-//! read a service's real `/metrics` answer; [`health`], [`reflection`] and [`secrets`], what the
+//! read a service's real `/metrics` answer; [`init_tracing`], the trace contexts `main` installs; [`health`], [`reflection`] and [`secrets`], what the
 //! services' tests of those share; [`run_for`] and [`run_to_end`], for tests of the real binaries.
 
 pub mod health;
@@ -23,6 +23,29 @@ use tokio::{
     net::{TcpListener, TcpStream},
     sync::watch,
 };
+
+/// Installs, once per test binary, what the services' `main` installs for traces: the
+/// OpenTelemetry layer, without an exporter, so spans have trace contexts to store and send
+/// on; and log lines when `RUST_LOG` is set (e.g. `RUST_LOG=relay_svc=info cargo test --
+/// --nocapture`).
+pub fn init_tracing() {
+    use tracing_subscriber::{EnvFilter, Layer, layer::SubscriberExt};
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let telemetry =
+            crate::telemetry::Telemetry::build("test", None).expect("a pipeline without export");
+        let logs = std::env::var("RUST_LOG").is_ok().then(|| {
+            tracing_subscriber::fmt::layer()
+                .with_test_writer()
+                .with_filter(EnvFilter::from_default_env())
+        });
+        let subscriber = tracing_subscriber::registry()
+            .with(logs)
+            .with(telemetry.layer());
+        // Another subscriber installed first (by the test itself) wins.
+        let _ = tracing::subscriber::set_global_default(subscriber);
+    });
+}
 
 /// The PostgreSQL server tests use (`TEST_PG_URL`, default the local trust-auth server), without
 /// a database name.

@@ -43,7 +43,7 @@ use lettre::{
         extension::{ClientId, Extension, MailBodyParameter, MailParameter},
     },
 };
-use outbox_kit::{backoff::Backoff, trace::TraceParent};
+use outbox_kit::{backoff::Backoff, trace::TraceHeaders};
 use rand::Rng;
 use sqlx::PgPool;
 use tokio::{sync::Notify, time::Instant};
@@ -676,16 +676,22 @@ async fn defer(
     Ok((attempts, delay))
 }
 
-/// The span of one mail's delivery, in its request's trace.
+/// The span of one mail's delivery, in its request's trace: a child of the context stored with
+/// the mail (the relay's publish span, which its `process` span continues too).
 fn send_span(m: &MailRow) -> tracing::Span {
     let span = tracing::info_span!(
         "send",
+        otel.kind = "client",
         seq = m.seq,
         order_id = m.order_id,
         trace_id = tracing::field::Empty
     );
-    if let Some(t) = m.traceparent.as_deref().and_then(TraceParent::parse) {
-        span.record("trace_id", t.trace_id.as_str());
+    if let Some(t) = m
+        .traceparent
+        .as_deref()
+        .and_then(|tp| TraceHeaders::parse(tp, None))
+    {
+        t.continue_in(&span);
     }
     span
 }

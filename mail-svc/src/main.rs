@@ -11,9 +11,12 @@ async fn main() -> anyhow::Result<ExitCode> {
         return Ok(outbox_kit::health::healthcheck("mail-svc", cli.config.grpc_addr).await);
     }
     let cfg = cli.config;
-    outbox_kit::telemetry::init(cfg.log_format);
+    let telemetry = outbox_kit::telemetry::init(cfg.log_format, "mail-svc")?;
     let shutdown = outbox_kit::shutdown::on_signal();
     let app = App::build(cfg, shutdown).await?;
-    app.run().await?;
+    let run = app.run().await;
+    // Also after a failed run: its spans are the ones worth reading.
+    telemetry.shutdown().await;
+    run?;
     Ok(ExitCode::SUCCESS)
 }

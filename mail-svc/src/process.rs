@@ -17,7 +17,7 @@
 use std::{borrow::Cow, sync::LazyLock};
 
 use outbox_inbox::{Conflict, Envelope, Handler, Inbox, Tables};
-use outbox_kit::trace::TraceParent;
+use outbox_kit::trace::TraceHeaders;
 use prost::Message;
 use sqlx::{Connection, PgConnection, PgPool};
 
@@ -349,7 +349,9 @@ fn queued(ev: &Event, traceparent: Option<&str>) -> Queued {
         order_id: ev.order_id,
         ja: text.ja,
         en: text.en,
-        trace_id: traceparent.and_then(TraceParent::parse).map(|t| t.trace_id),
+        trace_id: traceparent
+            .and_then(|tp| TraceHeaders::parse(tp, None))
+            .map(|t| t.trace_id()),
     }
 }
 

@@ -27,7 +27,7 @@
 
 use std::{collections::HashMap, sync::Arc};
 
-use outbox::NewEvent;
+use outbox::{NewEvent, trace::TraceHeaders};
 use outbox_proto::orders::events::v1::{ORDER_CREATED, ORDER_STATUS_CHANGED, OrderPayload};
 use sqlx::PgPool;
 use tokio::sync::{Mutex, Notify, mpsc, oneshot};
@@ -51,7 +51,7 @@ const QUEUE: usize = 4096;
 /// One queued call.
 struct Job {
     cmd: UpsertCommand,
-    traceparent: Option<String>,
+    trace: Option<TraceHeaders>,
     reply: oneshot::Sender<Result<UpsertOutcome, Error>>,
 }
 
@@ -77,14 +77,10 @@ impl GroupCommit {
     pub async fn upsert(
         &self,
         cmd: UpsertCommand,
-        traceparent: Option<String>,
+        trace: Option<TraceHeaders>,
     ) -> Result<UpsertOutcome, Error> {
         let (reply, answer) = oneshot::channel();
-        let job = Job {
-            cmd,
-            traceparent,
-            reply,
-        };
+        let job = Job { cmd, trace, reply };
         // The writer only goes away with the service (or by a panic, which is a bug): either way
         // the call did not happen.
         let gone = || Error::Db(sqlx::Error::WorkerCrashed);
@@ -112,12 +108,10 @@ async fn writer(pool: PgPool, relay_waker: Arc<Notify>, rx: Arc<Mutex<mpsc::Rece
             return; // every handle is gone: the service stopped
         }
         metrics::histogram!(crate::metrics::UPSERT_BATCH_SIZE).record(jobs.len() as f64);
-        let calls: Vec<(&UpsertCommand, Option<&str>)> = jobs
-            .iter()
-            .map(|j| (&j.cmd, j.traceparent.as_deref()))
-            .collect();
-        let applied = if let [(cmd, traceparent)] = calls[..] {
-            Ok(vec![db::upsert(&pool, cmd, traceparent).await])
+        let calls: Vec<(&UpsertCommand, Option<&TraceHeaders>)> =
+            jobs.iter().map(|j| (&j.cmd, j.trace.as_ref())).collect();
+        let applied = if let [(cmd, trace)] = calls[..] {
+            Ok(vec![db::upsert(&pool, cmd, trace).await])
         } else {
             apply(&pool, &calls).await
         };
@@ -156,7 +150,7 @@ fn copy_for_call(e: &Error) -> Error {
 /// on COMMIT, unknown).
 async fn apply(
     pool: &PgPool,
-    calls: &[(&UpsertCommand, Option<&str>)],
+    calls: &[(&UpsertCommand, Option<&TraceHeaders>)],
 ) -> Result<Vec<Result<UpsertOutcome, Error>>, Error> {
     let mut ids: Vec<i64> = calls.iter().map(|(c, _)| c.id).collect();
     ids.sort_unstable();
@@ -272,14 +266,14 @@ struct Sim {
 /// batch's earlier calls. Pure: the transition rules are `Status::can_change_to` (order.rs).
 fn plan(
     locked: &HashMap<i64, Result<OrderRow, String>>,
-    calls: &[(&UpsertCommand, Option<&str>)],
+    calls: &[(&UpsertCommand, Option<&TraceHeaders>)],
 ) -> Plan {
     let mut sims: HashMap<i64, Sim> = HashMap::new();
     let mut steps = Vec::with_capacity(calls.len());
     let mut rounds: Vec<Vec<EventWrite>> = Vec::new();
-    for (cmd, traceparent) in calls {
+    for (cmd, trace) in calls {
         let id = cmd.id;
-        let traceparent = traceparent.map(str::to_owned);
+        let trace = trace.cloned();
         let sim = match sims.get_mut(&id) {
             Some(sim) => Some(sim),
             None => match locked.get(&id) {
@@ -317,7 +311,7 @@ fn plan(
                     id,
                     status: cmd.status,
                     create_email: Some(email.clone()),
-                    event: db::order_event(id, ORDER_CREATED, &payload, traceparent.as_deref()),
+                    event: db::order_event(id, ORDER_CREATED, &payload, trace.as_ref()),
                 },
             );
             sims.insert(
@@ -359,7 +353,7 @@ fn plan(
                 id,
                 status: cmd.status,
                 create_email: None,
-                event: db::order_event(id, ORDER_STATUS_CHANGED, &payload, traceparent.as_deref()),
+                event: db::order_event(id, ORDER_STATUS_CHANGED, &payload, trace.as_ref()),
             },
         );
         sim.status = cmd.status;
@@ -429,7 +423,7 @@ mod tests {
             cmd(3, Paid, None),                     // unreadable row
             cmd(2, Delivered, None),                // same as locked
         ];
-        let with_trace: Vec<(&UpsertCommand, Option<&str>)> =
+        let with_trace: Vec<(&UpsertCommand, Option<&TraceHeaders>)> =
             calls.iter().map(|c| (c, None)).collect();
         let plan = plan(&locked, &with_trace);
         assert_eq!(
@@ -473,7 +467,7 @@ mod tests {
     fn a_batch_of_no_ops_writes_nothing() {
         let locked = HashMap::from([(1, Ok(row(1, Paid)))]);
         let calls = [cmd(1, Paid, None), cmd(1, Pending, None)];
-        let with_trace: Vec<(&UpsertCommand, Option<&str>)> =
+        let with_trace: Vec<(&UpsertCommand, Option<&TraceHeaders>)> =
             calls.iter().map(|c| (c, None)).collect();
         let plan = plan(&locked, &with_trace);
         assert_eq!(kinds(&plan), ["same@None", "forbidden"]);

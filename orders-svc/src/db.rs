@@ -7,7 +7,7 @@
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
-use outbox::{Appended, NewEvent, Outbox};
+use outbox::{Appended, NewEvent, Outbox, trace::TraceHeaders};
 use outbox_proto::orders::events::v1::{
     self as events, ORDER_CREATED, ORDER_STATUS_CHANGED, OrderPayload,
 };
@@ -95,22 +95,27 @@ pub fn outbox() -> &'static Outbox {
     &OUTBOX
 }
 
-/// The outbox event of an order change: its type, its routing key and its `OrderPayload`.
+/// The outbox event of an order change: its type, its routing key and its `OrderPayload`, in the
+/// trace of the call that caused it (given explicitly: the group commit's writer appends for
+/// many calls, none of whose spans is current there).
 pub fn order_event(
     id: i64,
     event_type: &'static str,
     payload: &OrderPayload,
-    traceparent: Option<&str>,
+    trace: Option<&TraceHeaders>,
 ) -> NewEvent {
     let routing_key = events::routing_key(event_type).expect("an order event type");
-    NewEvent::new(
+    let event = NewEvent::new(
         events::AGGREGATE_TYPE,
         id,
         event_type,
         routing_key,
         payload.encode_to_vec(),
-    )
-    .traceparent(traceparent)
+    );
+    match trace {
+        Some(trace) => event.trace(trace.clone()),
+        None => event,
+    }
 }
 
 /// Creates or changes the order and appends its event, in ONE transaction.
@@ -123,7 +128,7 @@ pub fn order_event(
 pub async fn upsert(
     pool: &PgPool,
     cmd: &UpsertCommand,
-    traceparent: Option<&str>,
+    trace: Option<&TraceHeaders>,
 ) -> Result<UpsertOutcome, Error> {
     // One retry is enough: after a lost creation race the row exists and stays existing.
     for _ in 0..2 {
@@ -136,8 +141,8 @@ pub async fn upsert(
         .await?;
 
         let outcome = match current {
-            None => create(&mut tx, cmd, traceparent).await?,
-            Some(raw) => Some(change(&mut tx, cmd, to_row(raw)?, traceparent).await?),
+            None => create(&mut tx, cmd, trace).await?,
+            Some(raw) => Some(change(&mut tx, cmd, to_row(raw)?, trace).await?),
         };
         match outcome {
             Some(outcome) => {
@@ -160,7 +165,7 @@ pub async fn upsert(
 async fn create(
     tx: &mut Transaction<'_, Postgres>,
     cmd: &UpsertCommand,
-    traceparent: Option<&str>,
+    trace: Option<&TraceHeaders>,
 ) -> Result<Option<UpsertOutcome>, Error> {
     let email = cmd
         .customer_email
@@ -173,10 +178,7 @@ async fn create(
         previous_status: 0,
     };
     let ev = outbox()
-        .append(
-            tx,
-            order_event(cmd.id, ORDER_CREATED, &payload, traceparent),
-        )
+        .append(tx, order_event(cmd.id, ORDER_CREATED, &payload, trace))
         .await?;
     // `on conflict do nothing` waits for a concurrent creator to finish and then returns no row.
     let raw: Option<RawRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
@@ -206,7 +208,7 @@ async fn change(
     tx: &mut Transaction<'_, Postgres>,
     cmd: &UpsertCommand,
     current: OrderRow,
-    traceparent: Option<&str>,
+    trace: Option<&TraceHeaders>,
 ) -> Result<UpsertOutcome, Error> {
     if current.status == cmd.status {
         return Ok(UpsertOutcome {
@@ -231,7 +233,7 @@ async fn change(
     let ev = outbox()
         .append(
             tx,
-            order_event(cmd.id, ORDER_STATUS_CHANGED, &payload, traceparent),
+            order_event(cmd.id, ORDER_STATUS_CHANGED, &payload, trace),
         )
         .await?;
     let raw: RawRow = sqlx::query_as(sqlx::AssertSqlSafe(format!(

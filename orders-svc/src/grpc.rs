@@ -3,7 +3,7 @@
 use std::{sync::Arc, time::Instant};
 
 use chrono::{DateTime, Utc};
-use outbox_kit::trace::TraceParent;
+use outbox_kit::trace::TraceHeaders;
 use outbox_proto::orders::v1::{
     GetOrderRequest, Order, UpsertOrderRequest, UpsertOrderResponse,
     order_service_server::OrderService,
@@ -11,6 +11,7 @@ use outbox_proto::orders::v1::{
 use sqlx::PgPool;
 use tokio::sync::Notify;
 use tonic::{Request, Response, Status};
+use tracing::Instrument;
 
 use crate::{
     batch::GroupCommit,
@@ -37,24 +38,61 @@ impl OrdersGrpc {
 
 #[tonic::async_trait]
 impl OrderService for OrdersGrpc {
-    #[tracing::instrument(skip_all, fields(order_id = request.get_ref().id, seq, trace_id))]
     async fn upsert(
         &self,
         request: Request<UpsertOrderRequest>,
     ) -> Result<Response<UpsertOrderResponse>, Status> {
-        let started = Instant::now();
-        let trace = TraceParent::continue_or_start(
-            request
-                .metadata()
-                .get("traceparent")
-                .and_then(|v| v.to_str().ok()),
+        let span = tracing::info_span!(
+            "upsert",
+            otel.name = "Upsert",
+            otel.kind = "server",
+            order_id = request.get_ref().id,
+            seq = tracing::field::Empty,
+            trace_id = tracing::field::Empty,
         );
-        tracing::Span::current().record("trace_id", trace.trace_id.as_str());
-        let req = request.into_inner();
+        // The caller's trace, when it sent one; otherwise the span starts a new trace.
+        let header = |name| request.metadata().get(name).and_then(|v| v.to_str().ok());
+        if let Some(caller) =
+            header("traceparent").and_then(|tp| TraceHeaders::parse(tp, header("tracestate")))
+        {
+            caller.continue_in(&span);
+        }
+        // The Upsert span's own context goes with the event (the writer appends it explicitly:
+        // the group commit's task runs outside this span).
+        let trace = TraceHeaders::of_span(&span);
+        if let Some(trace) = &trace {
+            span.record("trace_id", trace.trace_id());
+        }
+        self.upsert_in_trace(request.into_inner(), trace)
+            .instrument(span)
+            .await
+    }
+
+    async fn get_order(
+        &self,
+        request: Request<GetOrderRequest>,
+    ) -> Result<Response<Order>, Status> {
+        let id = request.into_inner().id;
+        if id <= 0 {
+            return Err(Error::invalid("id", "must be a positive integer").into());
+        }
+        let order = db::get_order(&self.pool, id).await?;
+        Ok(Response::new(to_proto(&order)))
+    }
+}
+
+impl OrdersGrpc {
+    /// Upsert inside its span; `trace` is that span's context, stored with the event.
+    async fn upsert_in_trace(
+        &self,
+        req: UpsertOrderRequest,
+        trace: Option<TraceHeaders>,
+    ) -> Result<Response<UpsertOrderResponse>, Status> {
+        let started = Instant::now();
         let result = async {
             // Validated before it is queued: bad input never reaches a batch.
             let cmd = UpsertCommand::parse(req.id, req.status, &req.customer_email)?;
-            self.writes.upsert(cmd, Some(trace.to_string())).await
+            self.writes.upsert(cmd, trace).await
         }
         .await;
         let outcome_label = match &result {
@@ -83,18 +121,6 @@ impl OrderService for OrdersGrpc {
             created: outcome.created,
             event_seq: outcome.event_seq.map(|s| s as u64),
         }))
-    }
-
-    async fn get_order(
-        &self,
-        request: Request<GetOrderRequest>,
-    ) -> Result<Response<Order>, Status> {
-        let id = request.into_inner().id;
-        if id <= 0 {
-            return Err(Error::invalid("id", "must be a positive integer").into());
-        }
-        let order = db::get_order(&self.pool, id).await?;
-        Ok(Response::new(to_proto(&order)))
     }
 }
 

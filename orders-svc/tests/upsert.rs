@@ -4,6 +4,7 @@
 mod common;
 
 use common::{count, outbox, req, start, upsert};
+use outbox_kit::trace::TraceHeaders;
 use outbox_proto::orders::{
     events::v1::OrderPayload,
     v1::{GetOrderRequest, OrderStatus},
@@ -46,10 +47,35 @@ async fn create_appends_order_created_with_no_prev_seq() {
         }
     );
     let trace = row.traceparent.as_deref().expect("traceparent stored");
-    assert!(
-        outbox_kit::trace::TraceParent::parse(trace).is_some(),
-        "{trace}"
+    assert!(TraceHeaders::parse(trace, None).is_some(), "{trace}");
+}
+
+/// The stored context is the Upsert span's own, a child in the caller's trace, with the
+/// caller's trace state.
+#[tokio::test]
+async fn the_event_continues_the_callers_trace() {
+    let t = start().await;
+    let caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let mut request = tonic::Request::new(req(8, OrderStatus::Pending, EMAIL));
+    request
+        .metadata_mut()
+        .insert("traceparent", caller.parse().expect("header"));
+    request
+        .metadata_mut()
+        .insert("tracestate", "congo=t61rcWkgMzE".parse().expect("header"));
+    t.client.clone().upsert(request).await.expect("upsert");
+    let (traceparent, headers): (String, String) =
+        sqlx::query_as("select traceparent, headers::text from outbox")
+            .fetch_one(&t.pool)
+            .await
+            .expect("row");
+    let stored = TraceHeaders::parse(&traceparent, None).expect("valid");
+    assert_eq!(stored.trace_id(), "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_ne!(
+        traceparent, caller,
+        "the Upsert span's id, not the caller's"
     );
+    assert_eq!(headers, r#"{"tracestate": "congo=t61rcWkgMzE"}"#);
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@ mod common;
 use chrono::{DateTime, Utc};
 use common::*;
 use lapin::types::AMQPValue;
-use outbox_kit::{testing, trace::TraceParent};
+use outbox_kit::{testing, trace::TraceHeaders};
 use outbox_proto::orders::{
     events::v1::{OrderEvent, OrderPayload},
     v1::OrderStatus,
@@ -131,14 +131,19 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
             Some(&AMQPValue::LongLongInt(42))
         );
         // The relay's publish is a child span of the request's trace.
-        let stored = TraceParent::parse(row.traceparent.as_deref().expect("stored traceparent"))
-            .expect("valid stored traceparent");
+        let stored = TraceHeaders::parse(
+            row.traceparent.as_deref().expect("stored traceparent"),
+            None,
+        )
+        .expect("valid stored traceparent");
         let sent = match headers.get("traceparent") {
-            Some(AMQPValue::LongString(s)) => TraceParent::parse(&s.to_string()).expect("valid"),
+            Some(AMQPValue::LongString(s)) => {
+                TraceHeaders::parse(&s.to_string(), None).expect("valid")
+            }
             other => panic!("traceparent header: {other:?}"),
         };
-        assert_eq!(sent.trace_id, stored.trace_id);
-        assert_ne!(sent.parent_id, stored.parent_id);
+        assert_eq!(sent.trace_id(), stored.trace_id());
+        assert_ne!(sent.traceparent(), stored.traceparent(), "a new span id");
     }
     let first_headers = first
         .properties
@@ -161,12 +166,12 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
         Some(&AMQPValue::LongLongInt(created as i64))
     );
     // The caller's trace id is continued end to end.
-    let first_trace = TraceParent::parse(TRACEPARENT).expect("valid");
+    let first_trace = TraceHeaders::parse(TRACEPARENT, None).expect("valid");
     assert_eq!(
-        TraceParent::parse(rows[0].traceparent.as_deref().expect("tp"))
+        TraceHeaders::parse(rows[0].traceparent.as_deref().expect("tp"), None)
             .expect("valid")
-            .trace_id,
-        first_trace.trace_id
+            .trace_id(),
+        first_trace.trace_id()
     );
 
     let status = relay.status().await;

@@ -889,12 +889,7 @@ fn log_published_events<'a>(batch: impl Iterator<Item = &'a OutboxRow>, publishe
     }
     let published: HashSet<i64> = published.iter().copied().collect();
     for row in batch.filter(|r| published.contains(&r.seq)) {
-        let trace_id = row
-            .traceparent
-            .as_deref()
-            .and_then(outbox::trace::TraceParent::parse)
-            .map(|t| t.trace_id)
-            .unwrap_or_default();
+        let trace_id = row.trace().map(|t| t.trace_id()).unwrap_or_default();
         tracing::info!(
             trace_id = %trace_id,
             "relay: sent seq={} order={} type={}",

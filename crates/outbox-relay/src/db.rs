@@ -5,7 +5,7 @@
 //! order). The statements are built once per outbox table ([`Queries::new`]).
 
 use chrono::{DateTime, Utc};
-use outbox::TableName;
+use outbox::{TableName, wire};
 use sqlx::{AssertSqlSafe, PgConnection, PgPool, postgres::PgConnectOptions};
 
 use crate::error::Error;
@@ -86,6 +86,22 @@ pub struct OutboxRow {
     pub traceparent: Option<String>,
     /// When the writer appended the event.
     pub created_at: DateTime<Utc>,
+}
+
+impl OutboxRow {
+    /// The trace context stored with the row: `traceparent` and the `tracestate` header.
+    pub fn trace(&self) -> Option<outbox::trace::TraceHeaders> {
+        let traceparent = self.traceparent.as_deref()?;
+        let headers = self
+            .headers
+            .as_deref()
+            .and_then(|h| wire::parse_headers(h).ok());
+        let tracestate = headers
+            .as_ref()
+            .and_then(|h| h.get(wire::HEADER_TRACESTATE))
+            .map(String::as_str);
+        outbox::trace::TraceHeaders::parse(traceparent, tracestate)
+    }
 }
 
 /// The oldest `limit` rows present, leaving out the orders in `skip_orders` (a returned or

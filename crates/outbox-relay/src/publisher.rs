@@ -17,7 +17,7 @@ use lapin::{
     uri::{AMQPUri, SASLMechanism},
 };
 use outbox::{
-    trace::TraceParent,
+    trace::TraceHeaders,
     wire::{self, Envelope},
 };
 use prost::Message;
@@ -78,6 +78,9 @@ pub struct Outgoing {
     pub body: Vec<u8>,
     /// Properties and headers (`user_id` is added by the [`Publisher`]).
     pub properties: BasicProperties,
+    /// The publish span, a child of the trace context stored with the row (disabled for a row
+    /// without one): it ends when the last copy of the message is dropped, after its confirm.
+    pub span: tracing::Span,
 }
 
 impl Outgoing {
@@ -140,15 +143,25 @@ impl Outgoing {
         if let Some(prev) = row.prev_seq {
             headers.insert(wire::HEADER_PREV_SEQ.into(), AMQPValue::LongLongInt(prev));
         }
-        // The publish is a span of its own in the request's trace: the consumer continues it.
-        if let Some(trace) = row.traceparent.as_deref().and_then(TraceParent::parse) {
-            headers.insert(
-                wire::HEADER_TRACEPARENT.into(),
-                AMQPValue::LongString(trace.child().to_string().into()),
-            );
-        }
         for (name, value) in extra_headers.inner() {
             headers.insert(name.clone(), value.clone());
+        }
+        // The publish is a span of its own in the request's trace, and the consumer continues
+        // it: its context, not the stored one, goes with the message (after the extra headers,
+        // which hold the stored trace state). A relay without the OpenTelemetry layer has no
+        // span context to give: it passes the stored one on as it is.
+        let span = publish_span(row);
+        if let Some(trace) = TraceHeaders::of_span(&span).or_else(|| row.trace()) {
+            headers.insert(
+                wire::HEADER_TRACEPARENT.into(),
+                AMQPValue::LongString(trace.traceparent().into()),
+            );
+            if let Some(state) = trace.tracestate() {
+                headers.insert(
+                    wire::HEADER_TRACESTATE.into(),
+                    AMQPValue::LongString(state.into()),
+                );
+            }
         }
         let properties = BasicProperties::default()
             .with_content_type(CONTENT_TYPE.into())
@@ -164,8 +177,26 @@ impl Outgoing {
             routing_key,
             body,
             properties,
+            span,
         }
     }
+}
+
+/// The `publish` span of a row with a stored trace context, its child; none otherwise (a row
+/// nobody traced starts no trace here).
+fn publish_span(row: &OutboxRow) -> tracing::Span {
+    let Some(stored) = row.trace() else {
+        return tracing::Span::none();
+    };
+    let span = tracing::info_span!(
+        "publish",
+        otel.kind = "producer",
+        seq = row.seq,
+        aggregate_id = row.aggregate_id,
+        trace_id = tracing::field::Empty,
+    );
+    stored.continue_in(&span);
+    span
 }
 
 /// What the broker said about one message.

@@ -42,8 +42,13 @@
 //! read the rows present and delete exactly the seqs it published, never keep a `seq > last`
 //! mark. The message format a relay gives a row is in [`wire`].
 //!
+//! **Traces.** An append stores the W3C trace context of the current `tracing` span (through
+//! `tracing-opentelemetry`; [`NewEvent::trace`] overrides it) with the row: `traceparent` in its
+//! column, `tracestate` among the headers. The relay's publish span continues it. Without the
+//! OpenTelemetry layer in the subscriber nothing is stored; no exporter is needed either way.
+//!
 //! Layout: [`schema`] (names, migration), [`wire`] (envelope and headers), [`trace`] (W3C
-//! `traceparent`), and the append API here; shared by the outbox crates: [`backoff`] (retry
+//! trace context), and the append API here; shared by the outbox crates: [`backoff`] (retry
 //! pacing), [`secret`] (URLs that never print their password), [`failover`] (broker lists and
 //! the order they are tried in), [`metrics`] (metric declarations).
 
@@ -99,7 +104,7 @@ pub struct NewEvent {
     content_type: String,
     payload: Vec<u8>,
     headers: BTreeMap<String, String>,
-    traceparent: Option<String>,
+    trace: Option<trace::TraceHeaders>,
 }
 
 impl NewEvent {
@@ -120,7 +125,7 @@ impl NewEvent {
             content_type: wire::CONTENT_TYPE_PROTOBUF.to_owned(),
             payload,
             headers: BTreeMap::new(),
-            traceparent: None,
+            trace: None,
         }
     }
 
@@ -137,10 +142,12 @@ impl NewEvent {
         self
     }
 
-    /// The W3C trace context of the work that causes the event (e.g. the incoming request's
-    /// `traceparent`); the relay publishes a child of it. Refused at append unless valid.
-    pub fn traceparent(mut self, traceparent: Option<impl Into<String>>) -> Self {
-        self.traceparent = traceparent.map(Into::into);
+    /// The W3C trace context of the work that causes the event, instead of the current span's
+    /// (which [`Outbox::append`] takes by default): for a writer that appends on behalf of
+    /// callers whose spans are not current, such as a group commit. The relay publishes a
+    /// child of it.
+    pub fn trace(mut self, trace: trace::TraceHeaders) -> Self {
+        self.trace = Some(trace);
         self
     }
 
@@ -173,17 +180,24 @@ impl NewEvent {
         {
             return invalid("headers", &format!("{name:?} is set by the relay"));
         }
-        if let Some(tp) = &self.traceparent
-            && trace::TraceParent::parse(tp).is_none()
-        {
-            return invalid("traceparent", &format!("{tp:?} is not a W3C traceparent"));
-        }
         Ok(())
     }
 
-    fn headers_json(&self) -> Option<String> {
-        (!self.headers.is_empty())
-            .then(|| serde_json::to_string(&self.headers).expect("a map of strings serialises"))
+    /// The `headers` column: the caller's headers and the trace state of `trace`.
+    fn headers_json(&self, trace: Option<&trace::TraceHeaders>) -> Option<String> {
+        let state = trace.and_then(trace::TraceHeaders::tracestate);
+        if self.headers.is_empty() && state.is_none() {
+            return None;
+        }
+        let mut headers: BTreeMap<&str, &str> = self
+            .headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        if let Some(state) = state {
+            headers.insert(wire::HEADER_TRACESTATE, state);
+        }
+        Some(serde_json::to_string(&headers).expect("a map of strings serialises"))
     }
 }
 
@@ -253,6 +267,8 @@ impl Outbox {
 
     /// Appends one event in the caller's transaction (or on any connection: outside a
     /// transaction the append commits at once). Two round trips: the head lock, then the row.
+    /// The event carries the current span's trace context unless it has its own
+    /// ([`NewEvent::trace`]).
     pub async fn append(
         &self,
         conn: &mut PgConnection,
@@ -278,6 +294,8 @@ impl Outbox {
         if events.is_empty() {
             return Ok(Vec::new());
         }
+        let current = trace::TraceHeaders::current();
+        let trace_of = |e: &'_ NewEvent| e.trace.clone().or_else(|| current.clone());
         let mut keys: Vec<(&str, i64)> = events.iter().map(NewEvent::aggregate).collect();
         keys.sort_unstable();
         keys.dedup();
@@ -343,7 +361,12 @@ impl Outbox {
                         .map(|e| e.content_type.as_str())
                         .collect::<Vec<_>>(),
                 )
-                .bind(batch.iter().map(|e| e.headers_json()).collect::<Vec<_>>())
+                .bind(
+                    batch
+                        .iter()
+                        .map(|e| e.headers_json(trace_of(e).as_ref()))
+                        .collect::<Vec<_>>(),
+                )
                 .bind(
                     batch
                         .iter()
@@ -353,7 +376,7 @@ impl Outbox {
                 .bind(
                     batch
                         .iter()
-                        .map(|e| e.traceparent.as_deref())
+                        .map(|e| trace_of(e).map(|t| t.traceparent().to_owned()))
                         .collect::<Vec<_>>(),
                 )
                 .fetch_all(&mut *conn)

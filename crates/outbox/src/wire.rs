@@ -16,8 +16,12 @@ pub const CONTENT_TYPE_PROTOBUF: &str = "application/x-protobuf";
 pub const HEADER_AGGREGATE_ID: &str = "aggregate_id";
 /// Header: the aggregate's previous seq (AMQP long-long int), absent on its first event.
 pub const HEADER_PREV_SEQ: &str = "prev_seq";
-/// Header: the W3C trace context, a child of the one stored with the row.
-pub const HEADER_TRACEPARENT: &str = "traceparent";
+/// Header: the W3C trace context of the relay's publish span, a child of the one stored with
+/// the row.
+pub const HEADER_TRACEPARENT: &str = crate::trace::TRACEPARENT;
+/// Header: the W3C trace state, sent with [`HEADER_TRACEPARENT`] when the stored context has one.
+/// The outbox stores it among the row's headers under this name.
+pub const HEADER_TRACESTATE: &str = crate::trace::TRACESTATE;
 /// Header: the aggregate type (AMQP long string). Sent for rows that name their routing key
 /// (written by this crate); rows of the first orders outbox carry none.
 pub const HEADER_AGGREGATE_TYPE: &str = "aggregate_type";
@@ -26,10 +30,11 @@ pub const HEADER_PAYLOAD_CONTENT_TYPE: &str = "payload_content_type";
 
 /// Header names a caller cannot set with [`NewEvent::header`](crate::NewEvent::header): the
 /// relay sets them.
-pub const RESERVED_HEADERS: [&str; 5] = [
+pub const RESERVED_HEADERS: [&str; 6] = [
     HEADER_AGGREGATE_ID,
     HEADER_PREV_SEQ,
     HEADER_TRACEPARENT,
+    HEADER_TRACESTATE,
     HEADER_AGGREGATE_TYPE,
     HEADER_PAYLOAD_CONTENT_TYPE,
 ];

@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use outbox::{Error, NewEvent, Outbox};
+use outbox::{Error, NewEvent, Outbox, trace::TraceHeaders};
 use sqlx::PgPool;
+use tracing::Instrument;
 
 async fn setup(table: &str) -> (PgPool, Outbox) {
     let pool = outbox::doctest_pool().await.expect("fresh database");
@@ -142,7 +143,7 @@ async fn stored_fields_are_the_given_ones() {
             event(4, "Issued")
                 .content_type("application/json")
                 .header("tenant", "acme")
-                .traceparent(Some(tp)),
+                .trace(TraceHeaders::parse(tp, Some("congo=t61rcWkgMzE")).expect("valid")),
         )
         .await
         .expect("append");
@@ -160,12 +161,18 @@ async fn stored_fields_are_the_given_ones() {
             "Issued".into(),
             "invoice.changed".into(),
             "application/json".into(),
-            r#"{"tenant": "acme"}"#.into(),
+            r#"{"tenant": "acme", "tracestate": "congo=t61rcWkgMzE"}"#.into(),
             Some(tp.into())
         )
     );
     let headers = outbox::wire::parse_headers(&row.4).expect("headers");
-    assert_eq!(headers, BTreeMap::from([("tenant".into(), "acme".into())]));
+    assert_eq!(
+        headers,
+        BTreeMap::from([
+            ("tenant".into(), "acme".into()),
+            ("tracestate".into(), "congo=t61rcWkgMzE".into())
+        ])
+    );
 }
 
 #[tokio::test]
@@ -178,7 +185,7 @@ async fn bad_events_are_refused_before_anything_is_written() {
         (NewEvent::new("a", 1, "T", "", vec![]), "routing_key"),
         (event(1, "T").content_type(""), "content_type"),
         (event(1, "T").header("prev_seq", "3"), "headers"),
-        (event(1, "T").traceparent(Some("nonsense")), "traceparent"),
+        (event(1, "T").header("tracestate", "a=b"), "headers"),
     ];
     for (bad, field) in cases {
         // A good event first in the same call: nothing of the call may be written.
@@ -214,4 +221,71 @@ async fn notify_wakes_a_listener_on_the_tables_channel() {
         .expect("in time")
         .expect("notification");
     assert_eq!(n.channel(), "outbox_events");
+}
+
+/// `(traceparent, headers)` of the only row.
+async fn stored_trace(pool: &sqlx::PgPool) -> (Option<String>, Option<String>) {
+    sqlx::query_as("select traceparent, headers::text from outbox")
+        .fetch_one(pool)
+        .await
+        .expect("row")
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn append_stores_the_current_spans_trace_context() {
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    let (pool, outbox) = setup("outbox").await;
+    // The layer without an exporter: ids are handed out, nothing is sent anywhere.
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+    // A current-thread runtime: the default subscriber covers the whole test.
+    let _default = tracing::subscriber::set_default(subscriber);
+    let span = tracing::info_span!("request");
+    let caller = TraceHeaders::parse(
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        Some("congo=t61rcWkgMzE"),
+    )
+    .expect("valid");
+    caller.continue_in(&span);
+    let expected = span.in_scope(TraceHeaders::current).expect("a context");
+
+    let mut conn = pool.acquire().await.expect("conn");
+    outbox
+        .append(&mut conn, event(4, "Issued"))
+        .instrument(span.clone())
+        .await
+        .expect("append");
+    let (traceparent, headers) = stored_trace(&pool).await;
+    let stored = TraceHeaders::parse(&traceparent.expect("stored"), Some("congo=t61rcWkgMzE"))
+        .expect("valid");
+    assert_eq!(stored, expected, "the current span's own context");
+    assert_eq!(
+        stored.trace_id(),
+        caller.trace_id(),
+        "in the caller's trace"
+    );
+    assert_ne!(
+        stored.traceparent(),
+        caller.traceparent(),
+        "a span of ours, not the caller's"
+    );
+    assert_eq!(
+        headers.as_deref(),
+        Some(r#"{"tracestate": "congo=t61rcWkgMzE"}"#)
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn without_the_opentelemetry_layer_nothing_is_stored() {
+    let (pool, outbox) = setup("outbox").await;
+    let mut conn = pool.acquire().await.expect("conn");
+    outbox
+        .append(&mut conn, event(4, "Issued"))
+        .instrument(tracing::info_span!("request"))
+        .await
+        .expect("append");
+    assert_eq!(stored_trace(&pool).await, (None, None));
 }

@@ -13,7 +13,7 @@ use lapin::{
     types::{AMQPValue, FieldTable},
 };
 use outbox_inbox::amqp::{DeadLetterChannel, Disposition, Topology, Unsettled, ack_together};
-use outbox_kit::{backoff::Backoff, secret::SecretUrl, trace::TraceParent};
+use outbox_kit::{backoff::Backoff, secret::SecretUrl, trace::TraceHeaders};
 use sqlx::PgPool;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
@@ -313,7 +313,8 @@ impl Consumer {
                     continue;
                 };
                 crashed |= crash_seq == Some(v.ev.seq);
-                match self.report(&v.ev, v.traceparent.as_deref(), outcome) {
+                let _span = event_span(&v.ev, v.traceparent.as_deref()).entered();
+                match self.report(&v.ev, outcome) {
                     Disposition::DeadLetter { reason } => conflicts.push((v.delivery, reason)),
                     _ => acks.push(v.delivery),
                 }
@@ -381,7 +382,7 @@ impl Consumer {
     fn judge(&self, delivery: &Delivery) -> (Result<Event, event::Poison>, Option<String>) {
         let props = &delivery.properties;
         let traceparent =
-            header_str(props, "traceparent").filter(|v| TraceParent::parse(v).is_some());
+            header_str(props, "traceparent").filter(|v| TraceHeaders::parse(v, None).is_some());
         let content_type = props.content_type().as_ref().map(|c| c.as_str().to_owned());
         let user_id = props.user_id().as_ref().map(|u| u.as_str());
         let decoded = event::check_publisher(&self.trusted_publishers, user_id)
@@ -405,15 +406,15 @@ impl Consumer {
         .await;
         match outcome {
             None => Disposition::Retry,
-            Some(Ok(o)) => self.report(ev, traceparent, o),
+            Some(Ok(o)) => self.report(ev, o),
             Some(Err(e)) => Disposition::dead_letter(format!("cannot be stored: {e}")),
         }
     }
 
     /// Logs and counts what a committed transaction did with `ev`: [`Disposition::Ack`], or a
-    /// dead letter for a chain conflict (nothing was written for it).
-    fn report(&self, ev: &Event, traceparent: Option<&str>, outcome: Outcome) -> Disposition {
-        let _span = event_span(ev, traceparent).entered();
+    /// dead letter for a chain conflict (nothing was written for it). Called inside `ev`'s
+    /// [`event_span`].
+    fn report(&self, ev: &Event, outcome: Outcome) -> Disposition {
         match outcome {
             Outcome::Processed(queued) => {
                 for q in &queued {
@@ -465,16 +466,19 @@ struct Valid {
     traceparent: Option<String>,
 }
 
-/// The span of one event's log lines.
+/// The span of one event's processing and log lines: the `process` span of its trace, a child
+/// of the relay's publish span (the context the delivery carries).
 fn event_span(ev: &Event, traceparent: Option<&str>) -> tracing::Span {
     let span = tracing::info_span!(
         "event",
+        otel.name = "process",
+        otel.kind = "consumer",
         order_id = ev.order_id,
         seq = ev.seq,
         trace_id = tracing::field::Empty
     );
-    if let Some(t) = traceparent.and_then(TraceParent::parse) {
-        span.record("trace_id", t.trace_id.as_str());
+    if let Some(t) = traceparent.and_then(|tp| TraceHeaders::parse(tp, None)) {
+        t.continue_in(&span);
     }
     span
 }

@@ -122,6 +122,7 @@ pub struct TestMail {
 
 /// Starts mail-svc and waits until its consumer is consuming (so the queue exists and is bound).
 pub async fn start(cfg: Config) -> TestMail {
+    outbox_kit::testing::init_tracing();
     let shutdown = CancellationToken::new();
     let app = App::build(cfg, shutdown.clone())
         .await

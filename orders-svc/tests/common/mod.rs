@@ -35,6 +35,7 @@ pub async fn start() -> TestOrders {
 }
 
 pub async fn start_with(cfg: Config) -> TestOrders {
+    outbox_kit::testing::init_tracing();
     let shutdown = CancellationToken::new();
     let app = App::build(cfg, shutdown.clone())
         .await

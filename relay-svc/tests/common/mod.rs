@@ -34,17 +34,7 @@ use tonic::transport::Channel;
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
 pub fn init_logs() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let _ = tracing_subscriber_init();
-    });
-}
-
-fn tracing_subscriber_init() -> Option<()> {
-    // Logs only when RUST_LOG is set (e.g. RUST_LOG=relay_svc=info cargo test -- --nocapture).
-    std::env::var("RUST_LOG").ok()?;
-    outbox_kit::telemetry::init(LogFormat::Text);
-    Some(())
+    outbox_kit::testing::init_tracing();
 }
 
 /// Polls `check` until it returns true, failing the test after [`PATIENCE`] with `what`.
