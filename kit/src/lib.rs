@@ -1,6 +1,7 @@
 //! What every outbox service shares, so that each rule lives in one place:
 //!
 //! - [`admin`]: the admin services' token check (`ADMIN_TOKEN`), caller name and field checks;
+//! - [`amqp`]: the one AMQP connect, with the TLS settings of `amqps://` URLs;
 //! - [`telemetry`]: tracing setup (`RUST_LOG`, `LOG_FORMAT=json`);
 //! - [`shutdown`]: one cancellation token fed by SIGTERM and ctrl-c;
 //! - [`config`]: the one duration format of every setting (`200ms`, `1s`, `2m`), and the
@@ -18,6 +19,7 @@
 //! - [`trace`]: W3C `traceparent` values carried from the gRPC call through the outbox to the mail.
 
 pub mod admin;
+pub mod amqp;
 pub mod backoff;
 pub mod config;
 pub mod db;

@@ -208,6 +208,8 @@ const DURABLE_QUEUE: QueueDeclareOptions = QueueDeclareOptions {
 #[derive(Debug)]
 pub struct Consumer {
     pub amqp_url: outbox_kit::secret::SecretUrl,
+    /// TLS material for an `amqps://` URL.
+    pub amqp_tls: outbox_kit::amqp::Tls,
     pub topology: Topology,
     pub prefetch: u16,
     /// Batches in processing at once.
@@ -307,7 +309,7 @@ impl Consumer {
         shutdown: &CancellationToken,
         backoff: &mut Backoff,
     ) -> anyhow::Result<End> {
-        let conn = Connection::connect(&self.amqp_url, ConnectionProperties::default())
+        let conn = outbox_kit::amqp::connect(&self.amqp_url, &self.amqp_tls, Default::default())
             .await
             .context("AMQP_URL: cannot connect to RabbitMQ")?;
         let result = self.consume(&conn, shutdown, backoff).await;

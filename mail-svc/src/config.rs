@@ -63,6 +63,9 @@ pub struct Config {
     )]
     pub amqp_url: SecretUrl,
 
+    #[command(flatten)]
+    pub amqp_tls: outbox_kit::amqp::TlsSettings,
+
     /// The topic exchange relay-svc publishes order events to (declared here too, durable, so
     /// either service may start first).
     #[arg(long, env = "AMQP_EXCHANGE", default_value = "orders.events")]
@@ -183,8 +186,7 @@ impl Config {
     /// Checks what clap cannot: the error names the setting to fix.
     pub fn validate(&self) -> anyhow::Result<()> {
         outbox_kit::db::options(&self.database_url)?;
-        self.amqp_url
-            .parse("AMQP_URL", "AMQP URL", lapin::uri::AMQPUri::from_str)?;
+        self.amqp_tls.load(&self.amqp_url)?;
         if self.amqp_exchange.trim().is_empty() {
             bail!("AMQP_EXCHANGE must not be empty (the default exchange cannot be bound)");
         }

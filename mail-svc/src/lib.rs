@@ -119,6 +119,7 @@ impl App {
             outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
 
         let topology = amqp::Topology::new(&cfg.amqp_exchange, &cfg.mail_queue);
+        let amqp_tls = cfg.amqp_tls.load(&cfg.amqp_url)?;
         let (ready, consuming) = watch::channel(false);
 
         // SERVING while the database answers and the consumer is consuming.
@@ -133,6 +134,7 @@ impl App {
         let workers = Workers {
             consumer: amqp::Consumer {
                 amqp_url: cfg.amqp_url.clone(),
+                amqp_tls: amqp_tls.clone(),
                 topology: topology.clone(),
                 prefetch: cfg.prefetch,
                 concurrency: usize::from(cfg.consumer_concurrency),
@@ -156,7 +158,7 @@ impl App {
         let service = MailServiceServer::new(grpc::MailGrpc::new(pool.clone()));
         let admin = MailAdminServer::new(admin::MailAdminGrpc::new(
             pool.clone(),
-            admin::dead_letters::DeadLetters::new(cfg.amqp_url.expose(), topology.clone()),
+            admin::dead_letters::DeadLetters::new(cfg.amqp_url.expose(), amqp_tls, topology.clone()),
             cfg.admin_token.clone(),
             cfg.trusted_publishers.clone(),
         ));

@@ -53,6 +53,9 @@ pub struct Config {
     )]
     pub amqp_url: SecretUrl,
 
+    #[command(flatten)]
+    pub amqp_tls: outbox_kit::amqp::TlsSettings,
+
     /// The durable topic exchange events are published to (declared at connect).
     #[arg(long, env = "AMQP_EXCHANGE", default_value = "orders.events")]
     pub amqp_exchange: String,
@@ -143,8 +146,7 @@ impl Config {
     /// Checks what clap cannot; the error names the setting to fix.
     pub fn validate(&self) -> anyhow::Result<()> {
         self.pg_options()?;
-        self.amqp_url
-            .parse("AMQP_URL", "AMQP URL", lapin::uri::AMQPUri::from_str)?;
+        self.amqp_tls.load(&self.amqp_url)?;
         if self.amqp_exchange.is_empty() || self.amqp_exchange.len() > 255 {
             anyhow::bail!("AMQP_EXCHANGE must be 1 to 255 bytes long");
         }
@@ -263,6 +265,7 @@ impl Config {
             self.amqp_url.expose(),
             self.amqp_exchange.clone(),
         );
+        s.amqp_tls = self.amqp_tls.load(&self.amqp_url)?;
         s.batch_size = self.batch_size;
         s.backoff_min = t.backoff_min.value;
         s.backoff_max = t.backoff_max.value;

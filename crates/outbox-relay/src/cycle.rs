@@ -494,6 +494,7 @@ impl Relay {
             None => {
                 match Publisher::connect(
                     &self.cfg.amqp_url,
+                    &self.cfg.amqp_tls,
                     &self.cfg.amqp_exchange,
                     self.cfg.confirm_timeout,
                 )

@@ -73,6 +73,9 @@ pub struct Settings {
     pub database_url: SecretUrl,
     /// The broker.
     pub amqp_url: SecretUrl,
+    /// TLS material for an `amqps://` `amqp_url` (default: the system's roots, no client
+    /// certificate).
+    pub amqp_tls: outbox_kit::amqp::Tls,
     /// The topic exchange to publish to (declared durable if missing).
     pub amqp_exchange: String,
     /// The outbox table (default `outbox`).
@@ -110,6 +113,7 @@ impl Settings {
         Self {
             database_url: SecretUrl::new(database_url),
             amqp_url: SecretUrl::new(amqp_url),
+            amqp_tls: outbox_kit::amqp::Tls::default(),
             amqp_exchange: amqp_exchange.into(),
             table: TableName::parse("outbox").expect("a valid name"),
             leader_lock_key: db::LEADER_LOCK_KEY,

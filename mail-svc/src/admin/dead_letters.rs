@@ -42,6 +42,7 @@ const BROKER_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone)]
 pub struct DeadLetters {
     amqp_url: String,
+    amqp_tls: outbox_kit::amqp::Tls,
     topology: Topology,
     /// This service's broker user: a redriven copy's `user_id` (RabbitMQ refuses any other).
     own_user: Option<String>,
@@ -116,10 +117,11 @@ impl DeadLetters {
         self.own_user.as_deref()
     }
 
-    pub fn new(amqp_url: &str, topology: Topology) -> Self {
+    pub fn new(amqp_url: &str, amqp_tls: outbox_kit::amqp::Tls, topology: Topology) -> Self {
         let own_user = url_user(amqp_url);
         Self {
             amqp_url: amqp_url.to_owned(),
+            amqp_tls,
             topology,
             own_user,
         }
@@ -129,7 +131,7 @@ impl DeadLetters {
         let connect = async {
             let props =
                 ConnectionProperties::default().with_connection_name("mail-svc-admin".into());
-            let conn = Connection::connect(&self.amqp_url, props).await?;
+            let conn = outbox_kit::amqp::connect(&self.amqp_url, &self.amqp_tls, props).await?;
             let ch = conn.create_channel().await?;
             Ok::<_, lapin::Error>((conn, ch))
         };

@@ -1,0 +1,208 @@
+//! Connecting to RabbitMQ: the TLS settings of `amqps://` URLs ([`TlsSettings`]:
+//! `AMQP_CA_FILE`, `AMQP_CLIENT_CERT_FILE`, `AMQP_CLIENT_KEY_FILE`) and [`connect`], the one
+//! place every AMQP connection of the services is opened.
+//!
+//! An `amqps://` URL verifies the broker's certificate against the system's trust store plus
+//! `AMQP_CA_FILE`, and its host name against the URL's host. A client certificate is sent when
+//! both `AMQP_CLIENT_CERT_FILE` and `AMQP_CLIENT_KEY_FILE` are set; with
+//! `?auth_mechanism=external` in the URL the broker takes the user from that certificate.
+
+use std::{fmt, path::PathBuf, str::FromStr};
+
+use anyhow::Context;
+use lapin::{
+    Connection, ConnectionProperties, DefaultConnectionBuilder,
+    tcp::{OwnedIdentity, OwnedTLSConfig},
+    uri::{AMQPScheme, AMQPUri},
+};
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
+
+use crate::secret::SecretUrl;
+
+/// The TLS settings of `amqps://` connections, flattened into each service's command line.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TlsSettings {
+    /// PEM file of the CA certificate(s) that signed the broker's certificate, trusted for
+    /// `amqps://` URLs in addition to the system's trust store (for a private CA). Needs an
+    /// `amqps://` AMQP_URL.
+    #[arg(long, env = "AMQP_CA_FILE")]
+    pub amqp_ca_file: Option<PathBuf>,
+
+    /// PEM file of the client certificate (chain) sent to the broker, for brokers that require
+    /// one (`ssl_options.fail_if_no_peer_cert`); with `?auth_mechanism=external` in AMQP_URL
+    /// the broker takes the user from it. Needs AMQP_CLIENT_KEY_FILE and an `amqps://` AMQP_URL.
+    #[arg(long, env = "AMQP_CLIENT_CERT_FILE")]
+    pub amqp_client_cert_file: Option<PathBuf>,
+
+    /// PEM file of the private key (PKCS#8, PKCS#1 or SEC1) of AMQP_CLIENT_CERT_FILE.
+    /// Never printed.
+    #[arg(long, env = "AMQP_CLIENT_KEY_FILE")]
+    pub amqp_client_key_file: Option<PathBuf>,
+}
+
+impl TlsSettings {
+    /// Reads and checks the files, and checks that `url` (the `AMQP_URL` setting) is an
+    /// `amqps://` URL when any of them is set: a CA or a client certificate configured for a
+    /// plaintext connection would be silently unused. Errors name the setting to fix.
+    pub fn load(&self, url: &SecretUrl) -> anyhow::Result<Tls> {
+        let uri = url.parse("AMQP_URL", "AMQP URL", AMQPUri::from_str)?;
+        let any_set = self.amqp_ca_file.is_some()
+            || self.amqp_client_cert_file.is_some()
+            || self.amqp_client_key_file.is_some();
+        if any_set && uri.scheme != AMQPScheme::AMQPS {
+            let set = [
+                ("AMQP_CA_FILE", self.amqp_ca_file.is_some()),
+                ("AMQP_CLIENT_CERT_FILE", self.amqp_client_cert_file.is_some()),
+                ("AMQP_CLIENT_KEY_FILE", self.amqp_client_key_file.is_some()),
+            ]
+            .iter()
+            .filter(|(_, on)| *on)
+            .map(|(name, _)| *name)
+            .collect::<Vec<_>>()
+            .join(", ");
+            anyhow::bail!("{set} is set but AMQP_URL ({url}) is not an amqps:// URL");
+        }
+        let cert_chain = match &self.amqp_ca_file {
+            Some(path) => {
+                let pem = read_pem("AMQP_CA_FILE", path)?;
+                certificates("AMQP_CA_FILE", path, &pem)?;
+                Some(pem)
+            }
+            None => None,
+        };
+        let identity = match (&self.amqp_client_cert_file, &self.amqp_client_key_file) {
+            (None, None) => None,
+            (Some(_), None) => {
+                anyhow::bail!("AMQP_CLIENT_CERT_FILE is set but AMQP_CLIENT_KEY_FILE is not")
+            }
+            (None, Some(_)) => {
+                anyhow::bail!("AMQP_CLIENT_KEY_FILE is set but AMQP_CLIENT_CERT_FILE is not")
+            }
+            (Some(cert), Some(key)) => {
+                let pem = read_pem("AMQP_CLIENT_CERT_FILE", cert)?;
+                certificates("AMQP_CLIENT_CERT_FILE", cert, &pem)?;
+                let key_pem = read_pem("AMQP_CLIENT_KEY_FILE", key)?;
+                private_key("AMQP_CLIENT_KEY_FILE", key, &key_pem)?;
+                Some(OwnedIdentity::PKCS8 {
+                    pem: pem.into_bytes(),
+                    key: key_pem.into_bytes(),
+                })
+            }
+        };
+        Ok(Tls(OwnedTLSConfig {
+            identity,
+            cert_chain,
+        }))
+    }
+}
+
+/// The loaded TLS material of [`TlsSettings`]; the default is none (system roots only).
+/// `Debug` never shows the private key.
+#[derive(Clone, Default)]
+pub struct Tls(OwnedTLSConfig);
+
+impl fmt::Debug for Tls {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tls")
+            .field("ca", &self.0.cert_chain.is_some())
+            .field("client_cert", &self.0.identity.is_some())
+            .finish()
+    }
+}
+
+/// Opens one connection to `url` with `tls` (used by `amqps://` URLs; ignored by `amqp://`).
+///
+/// Takes one URL: a caller with several brokers tries them in its own order.
+pub async fn connect(
+    url: &str,
+    tls: &Tls,
+    properties: ConnectionProperties,
+) -> lapin::Result<Connection> {
+    DefaultConnectionBuilder::new()?
+        .with_uri_str(url.to_owned())
+        .with_properties(properties)
+        .with_tls_config(tls.0.clone())
+        .connect()
+        .await
+}
+
+/// The text of the PEM file `path` of `setting`.
+pub fn read_pem(setting: &str, path: &std::path::Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path)
+        .with_context(|| format!("{setting}: cannot read {}", path.display()))
+}
+
+/// The certificates of the PEM text `pem` (at least one) read from `path` for `setting`.
+pub fn certificates(
+    setting: &str,
+    path: &std::path::Path,
+    pem: &str,
+) -> anyhow::Result<Vec<CertificateDer<'static>>> {
+    let certs = CertificateDer::pem_slice_iter(pem.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| format!("{setting}: {} is not valid PEM", path.display()))?;
+    if certs.is_empty() {
+        anyhow::bail!(
+            "{setting}: {} holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
+            path.display()
+        );
+    }
+    Ok(certs)
+}
+
+/// The private key of the PEM text `pem` read from `path` for `setting`; the error never
+/// quotes the file's content.
+pub fn private_key(
+    setting: &str,
+    path: &std::path::Path,
+    pem: &str,
+) -> anyhow::Result<PrivateKeyDer<'static>> {
+    PrivateKeyDer::from_pem_slice(pem.as_bytes()).map_err(|e| {
+        let why = match e {
+            rustls_pki_types::pem::Error::NoItemsFound => "no private key found".to_owned(),
+            other => format!("not a valid PEM private key ({other})"),
+        };
+        anyhow::anyhow!("{setting}: {}: {why}", path.display())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(ca: Option<&str>, cert: Option<&str>, key: Option<&str>) -> TlsSettings {
+        TlsSettings {
+            amqp_ca_file: ca.map(PathBuf::from),
+            amqp_client_cert_file: cert.map(PathBuf::from),
+            amqp_client_key_file: key.map(PathBuf::from),
+        }
+    }
+
+    #[test]
+    fn bad_settings_name_the_setting() {
+        let tls_url = SecretUrl::from("amqps://u:s3cret@broker:5671/%2f");
+        let plain_url = SecretUrl::from("amqp://u:s3cret@broker:5672/%2f");
+        let dir = std::env::temp_dir().join(format!("kit-amqp-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let not_pem = dir.join("not.pem");
+        std::fs::write(&not_pem, "hello\n").unwrap();
+        let not_pem = not_pem.to_str().unwrap();
+        let cases = [
+            (settings(Some("/nonexistent/ca.pem"), None, None), &tls_url, "AMQP_CA_FILE: cannot read /nonexistent/ca.pem"),
+            (settings(Some(not_pem), None, None), &tls_url, "AMQP_CA_FILE: "),
+            (settings(Some(not_pem), None, None), &plain_url, "AMQP_CA_FILE is set but AMQP_URL (amqp://u:***@broker:5672/%2f) is not an amqps:// URL"),
+            (settings(None, Some(not_pem), None), &tls_url, "AMQP_CLIENT_CERT_FILE is set but AMQP_CLIENT_KEY_FILE is not"),
+            (settings(None, None, Some(not_pem)), &tls_url, "AMQP_CLIENT_KEY_FILE is set but AMQP_CLIENT_CERT_FILE is not"),
+            (settings(None, Some(not_pem), Some(not_pem)), &tls_url, "AMQP_CLIENT_CERT_FILE: "),
+            (settings(None, None, None), &SecretUrl::from("amqp://u:s3cret@broker:x/"), "AMQP_URL is not a valid AMQP URL"),
+        ];
+        for (s, url, want) in cases {
+            let err = format!("{:#}", s.load(url).unwrap_err());
+            assert!(err.starts_with(want), "want {want:?}, got {err:?}");
+            assert!(!err.contains("s3cret"), "{err}");
+        }
+        assert!(settings(None, None, None).load(&plain_url).is_ok());
+        assert!(settings(None, None, None).load(&tls_url).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
