@@ -161,8 +161,11 @@ fn every_alert_reads_exported_metrics_and_is_in_the_readme() {
     ] {
         exported.extend(list.iter().map(|m| m.name));
     }
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/OPERATIONS.md"))
-        .expect("docs/OPERATIONS.md");
+    let readme = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/OPERATIONS.md"
+    ))
+    .expect("docs/OPERATIONS.md");
     for (name, rule) in rules() {
         let expr = rule["expr"].as_str().expect("expr");
         let names = e2e::promql::metric_names(expr);

@@ -52,7 +52,10 @@ impl TlsSettings {
         if any_set && uri.scheme != AMQPScheme::AMQPS {
             let set = [
                 ("AMQP_CA_FILE", self.amqp_ca_file.is_some()),
-                ("AMQP_CLIENT_CERT_FILE", self.amqp_client_cert_file.is_some()),
+                (
+                    "AMQP_CLIENT_CERT_FILE",
+                    self.amqp_client_cert_file.is_some(),
+                ),
                 ("AMQP_CLIENT_KEY_FILE", self.amqp_client_key_file.is_some()),
             ]
             .iter()
@@ -188,13 +191,41 @@ mod tests {
         std::fs::write(&not_pem, "hello\n").unwrap();
         let not_pem = not_pem.to_str().unwrap();
         let cases = [
-            (settings(Some("/nonexistent/ca.pem"), None, None), &tls_url, "AMQP_CA_FILE: cannot read /nonexistent/ca.pem"),
-            (settings(Some(not_pem), None, None), &tls_url, "AMQP_CA_FILE: "),
-            (settings(Some(not_pem), None, None), &plain_url, "AMQP_CA_FILE is set but AMQP_URL (amqp://u:***@broker:5672/%2f) is not an amqps:// URL"),
-            (settings(None, Some(not_pem), None), &tls_url, "AMQP_CLIENT_CERT_FILE is set but AMQP_CLIENT_KEY_FILE is not"),
-            (settings(None, None, Some(not_pem)), &tls_url, "AMQP_CLIENT_KEY_FILE is set but AMQP_CLIENT_CERT_FILE is not"),
-            (settings(None, Some(not_pem), Some(not_pem)), &tls_url, "AMQP_CLIENT_CERT_FILE: "),
-            (settings(None, None, None), &SecretUrl::from("amqp://u:s3cret@broker:x/"), "AMQP_URL is not a valid AMQP URL"),
+            (
+                settings(Some("/nonexistent/ca.pem"), None, None),
+                &tls_url,
+                "AMQP_CA_FILE: cannot read /nonexistent/ca.pem",
+            ),
+            (
+                settings(Some(not_pem), None, None),
+                &tls_url,
+                "AMQP_CA_FILE: ",
+            ),
+            (
+                settings(Some(not_pem), None, None),
+                &plain_url,
+                "AMQP_CA_FILE is set but AMQP_URL (amqp://u:***@broker:5672/%2f) is not an amqps:// URL",
+            ),
+            (
+                settings(None, Some(not_pem), None),
+                &tls_url,
+                "AMQP_CLIENT_CERT_FILE is set but AMQP_CLIENT_KEY_FILE is not",
+            ),
+            (
+                settings(None, None, Some(not_pem)),
+                &tls_url,
+                "AMQP_CLIENT_KEY_FILE is set but AMQP_CLIENT_CERT_FILE is not",
+            ),
+            (
+                settings(None, Some(not_pem), Some(not_pem)),
+                &tls_url,
+                "AMQP_CLIENT_CERT_FILE: ",
+            ),
+            (
+                settings(None, None, None),
+                &SecretUrl::from("amqp://u:s3cret@broker:x/"),
+                "AMQP_URL is not a valid AMQP URL",
+            ),
         ];
         for (s, url, want) in cases {
             let err = format!("{:#}", s.load(url).unwrap_err());

@@ -21,7 +21,9 @@ fn url_with_password(db: &str, query: &str) -> String {
 #[tokio::test]
 async fn sslmode_require_connects_over_tls() {
     let url = url_with_password(&testing::unique("pgtls"), "sslmode=require");
-    let pool = db::connect(&url, 1).await.expect("connects with sslmode=require");
+    let pool = db::connect(&url, 1)
+        .await
+        .expect("connects with sslmode=require");
     let ssl: bool = sqlx::query_scalar("select ssl from pg_stat_ssl where pid = pg_backend_pid()")
         .fetch_one(&pool)
         .await
@@ -55,7 +57,9 @@ async fn verify_full_with_a_wrong_ca_stops_start_up_naming_database_url() {
     );
     let url = url_with_password("postgres", &query);
 
-    let err = db::connect(&url, 1).await.expect_err("the server's certificate is not from this CA");
+    let err = db::connect(&url, 1)
+        .await
+        .expect_err("the server's certificate is not from this CA");
     testing::secrets::assert_error_names_setting(&err, "DATABASE_URL", &url);
     let text = format!("{err:#}");
     assert!(text.contains("certificate"), "says why: {text}");
@@ -68,10 +72,16 @@ async fn verify_full_with_a_wrong_ca_stops_start_up_naming_database_url() {
         .expect_err("refused");
     assert!(!err.unreachable, "not a reason to wait: {err}");
     let text = format!("{err:#}");
-    assert!(text.contains("DATABASE_URL") && !text.contains(PASSWORD), "{text}");
+    assert!(
+        text.contains("DATABASE_URL") && !text.contains(PASSWORD),
+        "{text}"
+    );
 
     // An unreadable sslrootcert is named too.
-    let url = url_with_password("postgres", "sslmode=verify-full&sslrootcert=/nonexistent/ca.pem");
+    let url = url_with_password(
+        "postgres",
+        "sslmode=verify-full&sslrootcert=/nonexistent/ca.pem",
+    );
     let err = db::connect(&url, 1).await.expect_err("no such file");
     testing::secrets::assert_error_names_setting(&err, "DATABASE_URL", &url);
 }
@@ -81,8 +91,10 @@ async fn drop_database(name: &str) {
     let mut conn = sqlx::PgConnection::connect(&format!("{}/postgres", testing::pg_server_url()))
         .await
         .unwrap();
-    sqlx::query(sqlx::AssertSqlSafe(format!("drop database if exists \"{name}\"")))
-        .execute(&mut conn)
-        .await
-        .unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "drop database if exists \"{name}\""
+    )))
+    .execute(&mut conn)
+    .await
+    .unwrap();
 }

@@ -45,7 +45,7 @@ use std::{borrow::Cow, collections::BTreeSet, sync::Arc, time::Duration};
 use anyhow::{Context, anyhow};
 use futures::{FutureExt, StreamExt, stream::FuturesUnordered};
 use lapin::{
-    BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind,
+    BasicProperties, Channel, Connection, ExchangeKind,
     message::Delivery,
     options::{
         BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions,

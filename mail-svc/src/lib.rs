@@ -158,7 +158,11 @@ impl App {
         let service = MailServiceServer::new(grpc::MailGrpc::new(pool.clone()));
         let admin = MailAdminServer::new(admin::MailAdminGrpc::new(
             pool.clone(),
-            admin::dead_letters::DeadLetters::new(cfg.amqp_url.expose(), amqp_tls, topology.clone()),
+            admin::dead_letters::DeadLetters::new(
+                cfg.amqp_url.expose(),
+                amqp_tls,
+                topology.clone(),
+            ),
             cfg.admin_token.clone(),
             cfg.trusted_publishers.clone(),
         ));

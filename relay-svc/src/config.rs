@@ -1,6 +1,6 @@
 //! relay-svc settings: every one a flag and an environment variable (`--help` lists them).
 
-use std::{net::SocketAddr, str::FromStr, time::Duration};
+use std::{net::SocketAddr, time::Duration};
 
 use clap::Parser;
 use outbox_kit::{
