@@ -116,8 +116,11 @@ pub struct Config {
     #[arg(long, env = "MAILER", value_enum, default_value_t = MailerKind::Log)]
     pub mailer: MailerKind,
 
-    /// The SMTP server for MAILER=smtp: `smtp://host:port` (plain), `smtp://host:port?tls=required`,
-    /// `smtps://host:port`, with optional `user:password@` (printed only with the password masked).
+    /// The SMTP server for MAILER=smtp: `smtp://host:port` (plain), `smtp://host:port?tls=required`
+    /// (STARTTLS required: a server that does not offer it gets no mail, and the mails stay
+    /// queued), `smtp://host:port?tls=opportunistic` (STARTTLS when offered), `smtps://host:port`
+    /// (TLS from the first byte), with optional `user:password@` (printed only with the password
+    /// masked). Server certificates are verified against the Mozilla roots and the host name.
     #[arg(
         long,
         env = "SMTP_URL",
@@ -200,11 +203,8 @@ impl Config {
         self.from_mailbox()?;
         self.admin_token.validate()?;
         if self.mailer == MailerKind::Smtp {
-            self.smtp_url.parse(
-                "SMTP_URL",
-                "SMTP URL",
-                lettre::AsyncSmtpTransport::<lettre::Tokio1Executor>::from_url,
-            )?;
+            // The mailer's own parser: what passes here is what the mailer uses.
+            crate::mailer::SmtpServer::from_url(&self.smtp_url)?;
         }
         let window = self.resolved_batch_window()?;
         if window.value > MAX_BATCH_WINDOW {

@@ -91,6 +91,7 @@ pub fn config(names: &Names) -> Config {
         database_url: names.database_url.clone().into(),
         db_max_connections: 8,
         amqp_url: testing::amqp_url().into(),
+        amqp_tls: Default::default(),
         amqp_exchange: names.exchange.clone(),
         mail_queue: names.queue.clone(),
         prefetch: 64,
