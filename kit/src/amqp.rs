@@ -9,15 +9,15 @@
 
 use std::{fmt, path::PathBuf, str::FromStr};
 
-use anyhow::Context;
+use crate::{
+    secret::SecretUrl,
+    tls::{certificates, private_key, read_pem},
+};
 use lapin::{
     Connection, ConnectionProperties, DefaultConnectionBuilder,
     tcp::{OwnedIdentity, OwnedTLSConfig},
     uri::{AMQPScheme, AMQPUri},
 };
-use rustls_pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
-
-use crate::secret::SecretUrl;
 
 /// The TLS settings of `amqps://` connections, flattened into each service's command line.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -127,46 +127,6 @@ pub async fn connect(
         .with_tls_config(tls.0.clone())
         .connect()
         .await
-}
-
-/// The text of the PEM file `path` of `setting`.
-pub fn read_pem(setting: &str, path: &std::path::Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path)
-        .with_context(|| format!("{setting}: cannot read {}", path.display()))
-}
-
-/// The certificates of the PEM text `pem` (at least one) read from `path` for `setting`.
-pub fn certificates(
-    setting: &str,
-    path: &std::path::Path,
-    pem: &str,
-) -> anyhow::Result<Vec<CertificateDer<'static>>> {
-    let certs = CertificateDer::pem_slice_iter(pem.as_bytes())
-        .collect::<Result<Vec<_>, _>>()
-        .with_context(|| format!("{setting}: {} is not valid PEM", path.display()))?;
-    if certs.is_empty() {
-        anyhow::bail!(
-            "{setting}: {} holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
-            path.display()
-        );
-    }
-    Ok(certs)
-}
-
-/// The private key of the PEM text `pem` read from `path` for `setting`; the error never
-/// quotes the file's content.
-pub fn private_key(
-    setting: &str,
-    path: &std::path::Path,
-    pem: &str,
-) -> anyhow::Result<PrivateKeyDer<'static>> {
-    PrivateKeyDer::from_pem_slice(pem.as_bytes()).map_err(|e| {
-        let why = match e {
-            rustls_pki_types::pem::Error::NoItemsFound => "no private key found".to_owned(),
-            other => format!("not a valid PEM private key ({other})"),
-        };
-        anyhow::anyhow!("{setting}: {}: {why}", path.display())
-    })
 }
 
 #[cfg(test)]

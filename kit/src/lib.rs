@@ -12,6 +12,9 @@
 //!   shutdown);
 //! - [`health`]: `grpc.health.v1` statuses that follow what the service depends on, and the
 //!   `healthcheck` subcommand;
+//! - [`tls`]: TLS of the gRPC port (server and the tools' client side) and the PEM checks of
+//!   every TLS setting;
+//! - [`auth`]: the bearer tokens of `AUTH_TOKENS_FILE` / `ADMIN_TOKENS_FILE`, re-read on SIGHUP;
 //! - [`secret`]: [`secret::SecretUrl`], URLs whose password never reaches a log or an error;
 //! - [`metrics`]: the Prometheus recorder and its `/metrics` listener;
 //! - [`backoff`]: capped exponential backoff with jitter for every retry loop;
@@ -20,6 +23,7 @@
 
 pub mod admin;
 pub mod amqp;
+pub mod auth;
 pub mod backoff;
 pub mod config;
 pub mod db;
@@ -31,6 +35,7 @@ pub mod outbox;
 pub mod secret;
 pub mod shutdown;
 pub mod telemetry;
+pub mod tls;
 /// W3C `traceparent` values, defined by the `outbox` crate (the outbox stores them).
 pub use ::outbox::trace;
 

@@ -35,6 +35,9 @@ pub struct Config {
     #[arg(long, env = "GRPC_ADDR", default_value = "0.0.0.0:50053")]
     pub grpc_addr: SocketAddr,
 
+    #[command(flatten)]
+    pub grpc_security: outbox_kit::grpc::SecuritySettings,
+
     /// Address of the Prometheus `/metrics` listener.
     #[arg(long, env = "METRICS_ADDR", default_value = "0.0.0.0:9103")]
     pub metrics_addr: SocketAddr,
@@ -157,6 +160,12 @@ pub struct Config {
     #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true, default_value = "",
           hide_default_value = true, value_parser = AdminToken::parse)]
     pub admin_token: AdminToken,
+
+    /// File of admin tokens, in the format of AUTH_TOKENS_FILE (`<name> <token>` lines): each
+    /// may make the admin service's mutating calls, beside ADMIN_TOKEN; re-read on SIGHUP. The
+    /// logs show the token's name, never the token.
+    #[arg(long, env = "ADMIN_TOKENS_FILE")]
+    pub admin_tokens_file: Option<std::path::PathBuf>,
 
     /// Log output: human-readable text or JSON lines. Filter with RUST_LOG.
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]

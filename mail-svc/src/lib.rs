@@ -119,6 +119,11 @@ impl App {
             outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
 
         let topology = amqp::Topology::new(&cfg.amqp_exchange, &cfg.mail_queue);
+        let security = cfg.grpc_security.load()?;
+        let admin_token = cfg
+            .admin_token
+            .clone()
+            .with_file(cfg.admin_tokens_file.as_deref())?;
         let amqp_tls = cfg.amqp_tls.load(&cfg.amqp_url)?;
         let (ready, consuming) = watch::channel(false);
 
@@ -163,11 +168,15 @@ impl App {
                 amqp_tls,
                 topology.clone(),
             ),
-            cfg.admin_token.clone(),
+            admin_token.clone(),
             cfg.trusted_publishers.clone(),
         ));
-        let services = outbox_kit::grpc::Services::new(service).with(admin);
-        let server = outbox_kit::grpc::serve(listener, services, &health, health_service)?;
+        let services =
+            outbox_kit::grpc::Services::new(service).with_admin(admin, admin_token.clone());
+        let token_lists = security.tokens.iter().chain(admin_token.list()).cloned();
+        outbox_kit::auth::reload_on_sighup(token_lists.collect(), shutdown.clone());
+        let server =
+            outbox_kit::grpc::serve(listener, services, &health, health_service, security)?;
         tracing::info!(%grpc_addr, %metrics_addr, queue = %topology.queue, mailer = ?cfg.mailer, "mail-svc listening");
         Ok(Self {
             grpc_addr,

@@ -90,6 +90,8 @@ pub fn config(names: &Names) -> Config {
         metrics_addr: "127.0.0.1:0".parse().expect("addr"),
         database_url: names.database_url.clone().into(),
         db_max_connections: 8,
+        grpc_security: Default::default(),
+        admin_tokens_file: None,
         amqp_url: testing::amqp_url().into(),
         amqp_tls: Default::default(),
         amqp_exchange: names.exchange.clone(),

@@ -85,6 +85,7 @@ impl Orders {
                 metrics_addr: "127.0.0.1:0".parse().expect("addr"),
                 database_url: database_url.clone().into(),
                 db_max_connections: 16,
+                grpc_security: Default::default(),
                 log_format: LogFormat::Text,
             },
             shutdown.clone(),
@@ -209,6 +210,8 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         leader_lease: Duration::from_secs(10),
         log_format: LogFormat::Text,
         admin_token: Default::default(),
+        admin_tokens_file: None,
+        grpc_security: Default::default(),
         before_delete: None,
     }
 }
