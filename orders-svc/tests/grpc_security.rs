@@ -169,7 +169,8 @@ async fn tokens_are_required_except_for_health_and_reflection_and_reload_on_sigh
     svc.stop().await;
 }
 
-#[tokio::test]
+// Multi-threaded: the healthcheck binary is waited for on this thread while the server answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_and_client_certificates() {
     let pki = TestPki::new("grpc");
     let server = pki.server("orders-svc");
@@ -236,6 +237,33 @@ async fn tls_and_client_certificates() {
                 .map_err(|s| s.to_string()),
         };
     assert!(foreign.is_err(), "a certificate of another CA is refused");
+
+    // `orders-svc healthcheck` over mutual TLS: with the CA and a client certificate it passes;
+    // without the CA it says why and fails.
+    let healthcheck = |env: Vec<(&str, PathBuf)>| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_orders-svc"))
+            .arg("healthcheck")
+            .env_clear()
+            .env("GRPC_ADDR", svc.addr.to_string())
+            .env("GRPC_TLS_SERVER_NAME", "localhost")
+            .envs(env)
+            .output()
+            .expect("runs");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (ok, line) = healthcheck(vec![
+        ("GRPC_CA_FILE", pki.ca_file()),
+        ("GRPC_CLIENT_CERT_FILE", client.cert.clone()),
+        ("GRPC_CLIENT_KEY_FILE", client.key.clone()),
+    ]);
+    assert!(ok && line.contains("SERVING"), "{line}");
+    let (ok, line) = healthcheck(vec![]);
+    assert!(!ok, "plaintext healthcheck of a TLS port: {line}");
+    let (ok, line) = healthcheck(vec![("GRPC_CA_FILE", pki.dir().join("missing.pem"))]);
+    assert!(!ok && line.contains("GRPC_CA_FILE"), "{line}");
     svc.stop().await;
 }
 
