@@ -43,6 +43,13 @@ struct Entry {
     token: String,
 }
 
+impl fmt::Debug for Entry {
+    // Never the token.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Entry").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
 /// A token list read from the file of a setting; clones share the list, so a reload reaches
 /// every holder. `Debug` shows the names, never the tokens.
 #[derive(Clone)]

@@ -208,6 +208,9 @@ pub fn is_unavailable(err: &sqlx::Error) -> bool {
         | sqlx::Error::PoolClosed
         | sqlx::Error::WorkerCrashed
         | sqlx::Error::Tls(_) => true,
+        // The connection closed before the server answered sqlx's TLS request (sslmode=prefer
+        // and up): sqlx reads the missing answer byte as 0x00.
+        sqlx::Error::Protocol(m) => m.contains("unexpected response from SSLRequest: 0x00"),
         // Class 08: connection exception; 57P01..57P03: admin shutdown, crash shutdown, cannot
         // connect now (the server is starting or stopping).
         sqlx::Error::Database(e) => e
