@@ -46,7 +46,9 @@ struct Entry {
 impl fmt::Debug for Entry {
     // Never the token.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Entry").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("Entry")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
