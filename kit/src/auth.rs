@@ -246,7 +246,7 @@ mod tests {
                 "line 1: expected `<name> <token>` (3 fields)",
             ),
             (
-                format!("{T1}"),
+                T1.to_string(),
                 "line 1: expected `<name> <token>` (1 fields)",
             ),
             (
