@@ -110,8 +110,8 @@ impl AdminToken {
     pub fn authorize<T>(&self, request: &Request<T>) -> Result<(), Status> {
         if !self.is_set() {
             return Err(Status::permission_denied(
-                "this admin service is read-only: neither ADMIN_TOKEN nor ADMIN_TOKENS_FILE is \
-                 set on the service",
+                "this admin service is read-only: ADMIN_TOKEN is not set on the service (nor \
+                 ADMIN_TOKENS_FILE)",
             ));
         }
         let given = request
