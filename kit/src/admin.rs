@@ -2,12 +2,16 @@
 //! token check for mutating calls (constant time), the caller's name (`x-operator`), and the
 //! checks of the fields every mutation takes (a reason, limits).
 //!
-//! Reads are open to anyone who can reach the port (as `GetStatus` is). A mutation needs the
-//! metadata `authorization: Bearer <ADMIN_TOKEN>`; a service without `ADMIN_TOKEN` is read-only.
+//! Reads are open to anyone who can reach the port (as `GetStatus` is) and, with
+//! `AUTH_TOKENS_FILE`, holds a token of it or an admin token. A mutation needs the metadata
+//! `authorization: Bearer <token>` with `ADMIN_TOKEN` or a token of `ADMIN_TOKENS_FILE` (see
+//! [`crate::auth`]); a service with neither is read-only.
 
 use std::fmt;
 
 use tonic::{Request, Status};
+
+use crate::auth::Tokens;
 
 /// The metadata key that names the person (or script) behind a call, for the audit row.
 pub const OPERATOR_HEADER: &str = "x-operator";
@@ -18,15 +22,30 @@ pub const MAX_REASON_CHARS: usize = 1000;
 /// The longest `x-operator` value kept (longer ones are cut).
 pub const MAX_OPERATOR_CHARS: usize = 200;
 
-/// The `ADMIN_TOKEN` setting: `None` makes the admin service read-only. Never printed.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct AdminToken(Option<String>);
+/// The name the logs give a caller with `ADMIN_TOKEN` (the tokens of `ADMIN_TOKENS_FILE` have
+/// their own names).
+pub const ADMIN_TOKEN_NAME: &str = "ADMIN_TOKEN";
+
+/// The admin tokens: the `ADMIN_TOKEN` setting and the list of `ADMIN_TOKENS_FILE`; neither
+/// makes the admin service read-only. Never printed.
+#[derive(Clone, Default)]
+pub struct AdminToken(Option<String>, Option<Tokens>);
+
+impl PartialEq for AdminToken {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0 && self.1.is_none() && other.1.is_none()
+    }
+}
 
 impl fmt::Debug for AdminToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
-            Some(_) => f.write_str("AdminToken(***)"),
-            None => f.write_str("AdminToken(unset: admin is read-only)"),
+        match (&self.0, &self.1) {
+            (None, None) => f.write_str("AdminToken(unset: admin is read-only)"),
+            (single, list) => f
+                .debug_tuple("AdminToken")
+                .field(&single.as_ref().map(|_| "***"))
+                .field(list)
+                .finish(),
         }
     }
 }
@@ -34,7 +53,30 @@ impl fmt::Debug for AdminToken {
 impl AdminToken {
     /// A token from the setting's value; empty means unset.
     pub fn new(value: Option<String>) -> Self {
-        Self(value.filter(|v| !v.is_empty()))
+        Self(value.filter(|v| !v.is_empty()), None)
+    }
+
+    /// These tokens plus the list of `ADMIN_TOKENS_FILE` at `path` (when set).
+    pub fn with_file(mut self, path: Option<&std::path::Path>) -> anyhow::Result<Self> {
+        if let Some(path) = path {
+            self.1 = Some(Tokens::load("ADMIN_TOKENS_FILE", path)?);
+        }
+        Ok(self)
+    }
+
+    /// The list of `ADMIN_TOKENS_FILE`, to re-read on SIGHUP.
+    pub fn list(&self) -> Option<&Tokens> {
+        self.1.as_ref()
+    }
+
+    /// The name of `token` if it is an admin token.
+    pub fn check(&self, token: &str) -> Option<String> {
+        let single = self
+            .0
+            .as_ref()
+            .is_some_and(|t| constant_time_eq(t.as_bytes(), token.as_bytes()));
+        let listed = self.1.as_ref().and_then(|l| l.check(token));
+        listed.or(single.then(|| ADMIN_TOKEN_NAME.to_owned()))
     }
 
     /// For clap's `value_parser`: never fails (checked by [`AdminToken::validate`]).
@@ -60,28 +102,33 @@ impl AdminToken {
 
     /// True when mutations are possible at all.
     pub fn is_set(&self) -> bool {
-        self.0.is_some()
+        self.0.is_some() || self.1.is_some()
     }
 
     /// Lets a mutating call through, or answers why not: PERMISSION_DENIED when the service has
     /// no token (read-only), UNAUTHENTICATED when the call carries none or a wrong one.
     pub fn authorize<T>(&self, request: &Request<T>) -> Result<(), Status> {
-        let Some(expected) = &self.0 else {
+        if !self.is_set() {
             return Err(Status::permission_denied(
-                "this admin service is read-only: ADMIN_TOKEN is not set on the service",
+                "this admin service is read-only: ADMIN_TOKEN is not set on the service (nor \
+                 ADMIN_TOKENS_FILE)",
             ));
-        };
+        }
         let given = request
             .metadata()
             .get("authorization")
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
-        match given {
+        match given.map(|t| self.check(t)) {
             None => Err(Status::unauthenticated(
-                "missing admin token: send `authorization: Bearer <ADMIN_TOKEN>`",
+                "missing admin token: send `authorization: Bearer <admin token>`",
             )),
-            Some(t) if constant_time_eq(t.as_bytes(), expected.as_bytes()) => Ok(()),
-            Some(_) => Err(Status::unauthenticated("wrong admin token")),
+            Some(Some(caller)) => {
+                // The name, never the token: who changed something, for the log.
+                tracing::info!(caller = %caller, "admin token accepted caller={caller}");
+                Ok(())
+            }
+            Some(None) => Err(Status::unauthenticated("wrong admin token")),
         }
     }
 }

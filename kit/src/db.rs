@@ -19,8 +19,28 @@ use crate::{backoff::Backoff, secret::SecretUrl};
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Parses `DATABASE_URL`; the error names the setting and never shows the password.
+///
+/// TLS follows the URL as with libpq: `sslmode=disable|prefer|require|verify-ca|verify-full`
+/// (default `prefer`) and `sslrootcert=`, `sslcert=`, `sslkey=` (PEM files). The files are
+/// checked here, at start-up: a missing one would otherwise look like an unreachable database.
 pub fn options(url: &SecretUrl) -> anyhow::Result<PgConnectOptions> {
-    Ok(url.parse("DATABASE_URL", "PostgreSQL URL", PgConnectOptions::from_str)?)
+    let options = url.parse("DATABASE_URL", "PostgreSQL URL", PgConnectOptions::from_str)?;
+    if let Ok(parsed) = url::Url::parse(url) {
+        for (key, value) in parsed.query_pairs() {
+            if matches!(&*key, "sslrootcert" | "sslcert" | "sslkey")
+                && let Err(e) = std::fs::metadata(&*value).and_then(|m| {
+                    if m.is_file() {
+                        std::fs::File::open(&*value).map(drop)
+                    } else {
+                        Err(std::io::Error::other("not a file"))
+                    }
+                })
+            {
+                anyhow::bail!("DATABASE_URL: {key}={value} cannot be read: {e}");
+            }
+        }
+    }
+    Ok(options)
 }
 
 /// Parses `url`, creates its database if it does not exist yet, and opens a pool of at most
@@ -179,12 +199,18 @@ async fn create_database_if_missing(options: &PgConnectOptions) -> anyhow::Resul
 /// True for errors that mean "the database is unreachable right now" rather than a bad query:
 /// callers map them to UNAVAILABLE and retry later.
 pub fn is_unavailable(err: &sqlx::Error) -> bool {
+    if is_certificate_failure(err) {
+        return false;
+    }
     match err {
         sqlx::Error::Io(_)
         | sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed
         | sqlx::Error::WorkerCrashed
         | sqlx::Error::Tls(_) => true,
+        // The connection closed before the server answered sqlx's TLS request (sslmode=prefer
+        // and up): sqlx reads the missing answer byte as 0x00.
+        sqlx::Error::Protocol(m) => m.contains("unexpected response from SSLRequest: 0x00"),
         // Class 08: connection exception; 57P01..57P03: admin shutdown, crash shutdown, cannot
         // connect now (the server is starting or stopping).
         sqlx::Error::Database(e) => e
@@ -192,4 +218,39 @@ pub fn is_unavailable(err: &sqlx::Error) -> bool {
             .is_some_and(|c| c.starts_with("08") || c.starts_with("57P")),
         _ => false,
     }
+}
+
+/// True when `err` (or what it wraps) is a certificate that did not verify, on either side
+/// (wrong CA, wrong host name, expired, a client certificate refused): waiting cannot fix it,
+/// a person has to. rustls errors come wrapped in `io::Error`, whose `source()` skips them.
+pub fn is_certificate_failure(err: &(dyn std::error::Error + 'static)) -> bool {
+    use rustls::{AlertDescription as Alert, Error as Tls};
+    let mut next = Some(err);
+    while let Some(e) = next {
+        if let Some(inner) = e
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+            && is_certificate_failure(inner)
+        {
+            return true;
+        }
+        if let Some(tls) = e.downcast_ref::<Tls>() {
+            return matches!(
+                tls,
+                Tls::InvalidCertificate(_)
+                    | Tls::NoCertificatesPresented
+                    | Tls::AlertReceived(
+                        Alert::BadCertificate
+                            | Alert::UnsupportedCertificate
+                            | Alert::CertificateRevoked
+                            | Alert::CertificateExpired
+                            | Alert::CertificateUnknown
+                            | Alert::UnknownCA
+                            | Alert::CertificateRequired
+                    )
+            );
+        }
+        next = e.source();
+    }
+    false
 }

@@ -261,12 +261,20 @@ impl<A: Probe, B: Probe> Probe for (A, B) {
 }
 
 /// The subcommands every service binary has besides running the service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::Subcommand)]
+#[derive(Debug, Clone, clap::Subcommand)]
 pub enum Command {
     /// Ask the running service's health endpoint (GRPC_ADDR; 0.0.0.0 and `[::]` mean this host)
     /// whether it is SERVING: exit 0 if so, 1 otherwise, with a one-line message. Reads no
-    /// other setting and reaches nothing else.
-    Healthcheck,
+    /// other setting than its own (TLS: GRPC_CA_FILE, …) and reaches nothing else. Health needs
+    /// no token.
+    Healthcheck(HealthcheckArgs),
+}
+
+/// How `healthcheck` reaches a gRPC port behind TLS.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HealthcheckArgs {
+    #[command(flatten)]
+    pub tls: crate::tls::ClientTls,
 }
 
 /// Where to reach a server listening on `addr` from the same host: the unspecified addresses
@@ -285,11 +293,16 @@ pub fn loopback(addr: SocketAddr) -> SocketAddr {
 
 /// Asks the health endpoint of the server listening on `addr` for the whole server's (`""`)
 /// status. `Ok(true)` when SERVING.
-pub async fn query(addr: SocketAddr) -> Result<bool, String> {
+pub async fn query(addr: SocketAddr, tls: &crate::tls::ClientTls) -> Result<bool, String> {
     let target = loopback(addr);
     let ask = async {
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://{target}"))
-            .map_err(|e| e.to_string())?
+        let mut endpoint =
+            tonic::transport::Endpoint::from_shared(format!("{}://{target}", tls.scheme()))
+                .map_err(|e| e.to_string())?;
+        if let Some(config) = tls.load().map_err(|e| format!("{e:#}"))? {
+            endpoint = endpoint.tls_config(config).map_err(|e| e.to_string())?;
+        }
+        let channel = endpoint
             .connect()
             .await
             .map_err(|e| format!("cannot connect to {target}: {}", source_text(&e)))?;
@@ -311,9 +324,13 @@ pub async fn query(addr: SocketAddr) -> Result<bool, String> {
 }
 
 /// `<binary> healthcheck`: prints one line and returns the exit code (0 SERVING, 1 otherwise).
-pub async fn healthcheck(binary: &str, grpc_addr: SocketAddr) -> ExitCode {
+pub async fn healthcheck(
+    binary: &str,
+    grpc_addr: SocketAddr,
+    tls: &crate::tls::ClientTls,
+) -> ExitCode {
     let target = loopback(grpc_addr);
-    match query(grpc_addr).await {
+    match query(grpc_addr, tls).await {
         Ok(true) => {
             println!("{binary}: SERVING ({target})");
             ExitCode::SUCCESS

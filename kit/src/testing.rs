@@ -1,10 +1,11 @@
 //! Helpers for the services' integration tests (feature `testing`): unique names so tests run in
 //! parallel against the one real PostgreSQL and RabbitMQ, and [`Proxy`], a TCP relay that a test
 //! can cut to produce a real outage of the real server behind it; [`scrape`] and [`Exposition`]
-//! read a service's real `/metrics` answer; [`init_tracing`], the trace contexts `main` installs; [`health`], [`reflection`] and [`secrets`], what the
+//! read a service's real `/metrics` answer; [`init_tracing`], the trace contexts `main` installs; [`pki`], throwaway CAs for the TLS tests; [`health`], [`reflection`] and [`secrets`], what the
 //! services' tests of those share; [`run_for`] and [`run_to_end`], for tests of the real binaries.
 
 pub mod health;
+pub mod pki;
 pub mod reflection;
 pub mod secrets;
 

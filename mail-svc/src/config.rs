@@ -36,6 +36,9 @@ pub struct Config {
     #[arg(long, env = "GRPC_ADDR", default_value = "0.0.0.0:50053")]
     pub grpc_addr: SocketAddr,
 
+    #[command(flatten)]
+    pub grpc_security: outbox_kit::grpc::SecuritySettings,
+
     /// Address of the Prometheus `/metrics` listener.
     #[arg(long, env = "METRICS_ADDR", default_value = "0.0.0.0:9103")]
     pub metrics_addr: SocketAddr,
@@ -65,6 +68,9 @@ pub struct Config {
         hide_env_values = true
     )]
     pub amqp_url: BrokerUrls,
+
+    #[command(flatten)]
+    pub amqp_tls: outbox_kit::amqp::TlsSettings,
 
     /// The topic exchange relay-svc publishes order events to (declared here too, durable, so
     /// either service may start first).
@@ -116,8 +122,11 @@ pub struct Config {
     #[arg(long, env = "MAILER", value_enum, default_value_t = MailerKind::Log)]
     pub mailer: MailerKind,
 
-    /// The SMTP server for MAILER=smtp: `smtp://host:port` (plain), `smtp://host:port?tls=required`,
-    /// `smtps://host:port`, with optional `user:password@` (printed only with the password masked).
+    /// The SMTP server for MAILER=smtp: `smtp://host:port` (plain), `smtp://host:port?tls=required`
+    /// (STARTTLS required: a server that does not offer it gets no mail, and the mails stay
+    /// queued), `smtp://host:port?tls=opportunistic` (STARTTLS when offered), `smtps://host:port`
+    /// (TLS from the first byte), with optional `user:password@` (printed only with the password
+    /// masked). Server certificates are verified against the Mozilla roots and the host name.
     #[arg(
         long,
         env = "SMTP_URL",
@@ -154,6 +163,12 @@ pub struct Config {
     #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true, default_value = "",
           hide_default_value = true, value_parser = AdminToken::parse)]
     pub admin_token: AdminToken,
+
+    /// File of admin tokens, in the format of AUTH_TOKENS_FILE (`<name> <token>` lines): each
+    /// may make the admin service's mutating calls, beside ADMIN_TOKEN; re-read on SIGHUP. The
+    /// logs show the token's name, never the token.
+    #[arg(long, env = "ADMIN_TOKENS_FILE")]
+    pub admin_tokens_file: Option<std::path::PathBuf>,
 
     /// Log output: human-readable text or JSON lines. Filter with RUST_LOG.
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
@@ -199,6 +214,7 @@ impl Config {
                 "AMQP_URL: every address must use the same user (cluster nodes share their users)"
             );
         }
+        self.amqp_tls.load(&self.amqp_url)?;
         if self.amqp_exchange.trim().is_empty() {
             bail!("AMQP_EXCHANGE must not be empty (the default exchange cannot be bound)");
         }
@@ -212,11 +228,8 @@ impl Config {
         self.from_mailbox()?;
         self.admin_token.validate()?;
         if self.mailer == MailerKind::Smtp {
-            self.smtp_url.parse(
-                "SMTP_URL",
-                "SMTP URL",
-                lettre::AsyncSmtpTransport::<lettre::Tokio1Executor>::from_url,
-            )?;
+            // The mailer's own parser: what passes here is what the mailer uses.
+            crate::mailer::SmtpServer::from_url(&self.smtp_url)?;
         }
         let window = self.resolved_batch_window()?;
         if window.value > MAX_BATCH_WINDOW {

@@ -119,6 +119,12 @@ impl App {
             outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
 
         let topology = amqp::topology(&cfg.amqp_exchange, &cfg.mail_queue);
+        let security = cfg.grpc_security.load()?;
+        let admin_token = cfg
+            .admin_token
+            .clone()
+            .with_file(cfg.admin_tokens_file.as_deref())?;
+        let amqp_tls = cfg.amqp_tls.load(&cfg.amqp_url)?;
         let (ready, consuming) = watch::channel(false);
 
         // SERVING while the database answers and the consumer is consuming.
@@ -133,6 +139,7 @@ impl App {
         let workers = Workers {
             consumer: amqp::Consumer {
                 broker: outbox_kit::amqp_failover::Failover::new(cfg.amqp_url.clone()),
+                amqp_tls: amqp_tls.clone(),
                 topology: topology.clone(),
                 prefetch: cfg.prefetch,
                 concurrency: usize::from(cfg.consumer_concurrency),
@@ -156,12 +163,16 @@ impl App {
         let service = MailServiceServer::new(grpc::MailGrpc::new(pool.clone()));
         let admin = MailAdminServer::new(admin::MailAdminGrpc::new(
             pool.clone(),
-            admin::dead_letters::DeadLetters::new(cfg.amqp_url.clone(), topology.clone()),
-            cfg.admin_token.clone(),
+            admin::dead_letters::DeadLetters::new(cfg.amqp_url.clone(), amqp_tls, topology.clone()),
+            admin_token.clone(),
             cfg.trusted_publishers.clone(),
         ));
-        let services = outbox_kit::grpc::Services::new(service).with(admin);
-        let server = outbox_kit::grpc::serve(listener, services, &health, health_service)?;
+        let services =
+            outbox_kit::grpc::Services::new(service).with_admin(admin, admin_token.clone());
+        let token_lists = security.tokens.iter().chain(admin_token.list()).cloned();
+        outbox_kit::auth::reload_on_sighup(token_lists.collect(), shutdown.clone());
+        let server =
+            outbox_kit::grpc::serve(listener, services, &health, health_service, security)?;
         tracing::info!(%grpc_addr, %metrics_addr, queue = %topology.queue, mailer = ?cfg.mailer, "mail-svc listening");
         Ok(Self {
             grpc_addr,

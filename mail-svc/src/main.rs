@@ -7,8 +7,10 @@ use outbox_kit::health::Command;
 #[tokio::main]
 async fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
-    if let Some(Command::Healthcheck) = cli.command {
-        return Ok(outbox_kit::health::healthcheck("mail-svc", cli.config.grpc_addr).await);
+    if let Some(Command::Healthcheck(args)) = &cli.command {
+        return Ok(
+            outbox_kit::health::healthcheck("mail-svc", cli.config.grpc_addr, &args.tls).await,
+        );
     }
     let cfg = cli.config;
     let telemetry = outbox_kit::telemetry::init(cfg.log_format, "mail-svc")?;

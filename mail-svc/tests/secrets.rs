@@ -140,3 +140,12 @@ async fn failing_over_between_brokers_never_prints_a_password() {
     assert!(all.contains("broker unavailable; retrying"), "{all}");
     assert!(!all.contains(PASSWORD), "{all}");
 }
+
+#[test]
+fn files_with_secrets_are_never_printed() {
+    outbox_kit::testing::secrets::assert_binary_refuses_bad_secret_files(
+        env!("CARGO_BIN_EXE_mail-svc"),
+        true,
+        true,
+    );
+}

@@ -24,6 +24,9 @@ pub struct Config {
     #[arg(long, env = "GRPC_ADDR", default_value = "0.0.0.0:50051")]
     pub grpc_addr: SocketAddr,
 
+    #[command(flatten)]
+    pub grpc_security: outbox_kit::grpc::SecuritySettings,
+
     /// Address of the Prometheus `/metrics` listener.
     #[arg(long, env = "METRICS_ADDR", default_value = "0.0.0.0:9101")]
     pub metrics_addr: SocketAddr,

@@ -52,6 +52,7 @@ impl App {
     /// starts serving until `shutdown` is cancelled.
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
         cfg.validate()?;
+        let security = cfg.grpc_security.load()?;
         let pool = outbox_kit::db::connect(&cfg.database_url, cfg.db_max_connections).await?;
         db::MIGRATOR
             .run(&pool)
@@ -81,7 +82,11 @@ impl App {
         let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
         let orders = OrderServiceServer::new(grpc::OrdersGrpc::new(pool.clone(), relay_waker));
         let services = outbox_kit::grpc::Services::new(orders);
-        let server = outbox_kit::grpc::serve(listener, services, &health, health_service)?;
+        if let Some(tokens) = &security.tokens {
+            outbox_kit::auth::reload_on_sighup(vec![tokens.clone()], shutdown.clone());
+        }
+        let server =
+            outbox_kit::grpc::serve(listener, services, &health, health_service, security)?;
         tracing::info!(%grpc_addr, %metrics_addr, "orders-svc listening");
         Ok(Self {
             grpc_addr,

@@ -58,3 +58,12 @@ fn the_binary_never_prints_the_password() {
         "DATABASE_URL",
     );
 }
+
+#[test]
+fn files_with_secrets_are_never_printed() {
+    outbox_kit::testing::secrets::assert_binary_refuses_bad_secret_files(
+        env!("CARGO_BIN_EXE_orders-svc"),
+        false,
+        false,
+    );
+}

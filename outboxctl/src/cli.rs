@@ -62,6 +62,20 @@ pub struct Cli {
     )]
     pub token: Option<String>,
 
+    /// A token of the services' AUTH_TOKENS_FILE, sent with every call that changes nothing
+    /// (calls that change something send the admin token, which the admin services accept for
+    /// reads too). Unset: reads send the admin token if given, else nothing.
+    #[arg(
+        long,
+        env = "OUTBOXCTL_AUTH_TOKEN",
+        hide_env_values = true,
+        global = true
+    )]
+    pub auth_token: Option<String>,
+
+    #[command(flatten)]
+    pub tls: outbox_kit::tls::ClientTls,
+
     /// Your name, recorded with every change (sent as `x-operator`).
     #[arg(long, env = "USER", global = true)]
     pub operator: Option<String>,

@@ -126,7 +126,7 @@ async fn status(s: &Services) -> Result<Output> {
         let mut j = json!({ "address": addr, "reachable": up, "health": h });
         if let Some(ch) = ch {
             match RelayServiceClient::new(ch.clone())
-                .get_status(RelayStatusRequest {})
+                .get_status(s.authed(RelayStatusRequest {}))
                 .await
             {
                 Ok(r) => {
@@ -172,7 +172,7 @@ async fn status(s: &Services) -> Result<Output> {
         let mut j = json!({ "address": addr, "reachable": up, "health": h });
         if let Some(ch) = ch {
             match MailServiceClient::new(ch.clone())
-                .get_status(MailStatusRequest {})
+                .get_status(s.authed(MailStatusRequest {}))
                 .await
             {
                 Ok(r) => {
@@ -215,7 +215,10 @@ async fn status(s: &Services) -> Result<Output> {
     let mut stuck = json!({});
     if let Some(ch) = admin_relay {
         let mut c = RelayAdminClient::new(ch);
-        match c.list_backlog(ListBacklogRequest { limit: 1 }).await {
+        match c
+            .list_backlog(s.authed(ListBacklogRequest { limit: 1 }))
+            .await
+        {
             Ok(r) => {
                 let r = r.into_inner();
                 figures.row(vec![
@@ -252,7 +255,7 @@ async fn status(s: &Services) -> Result<Output> {
     }
     if let Some(ch) = admin_mail {
         let mut c = MailAdminClient::new(ch);
-        match c.list_held(ListHeldRequest { limit: 100 }).await {
+        match c.list_held(s.authed(ListHeldRequest { limit: 100 })).await {
             Ok(r) => {
                 let r = r.into_inner();
                 figures.row(vec![
@@ -270,7 +273,7 @@ async fn status(s: &Services) -> Result<Output> {
             limit: 1,
             order_id: 0,
         };
-        match c.list_dead_letters(request).await {
+        match c.list_dead_letters(s.authed(request)).await {
             Ok(r) => {
                 let n = r.into_inner().count;
                 figures.row(vec![
@@ -297,7 +300,7 @@ async fn status(s: &Services) -> Result<Output> {
             limit: 1,
             order_id: 0,
         };
-        match c.list_failed_mails(request).await {
+        match c.list_failed_mails(s.authed(request)).await {
             Ok(r) => {
                 let n = r.into_inner().count;
                 figures.row(vec![

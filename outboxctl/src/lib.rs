@@ -136,6 +136,9 @@ pub struct Services {
     pub(crate) relays: Vec<String>,
     pub(crate) mails: Vec<String>,
     token: Option<String>,
+    /// Sent with the calls that change nothing.
+    read_token: Option<String>,
+    tls: outbox_kit::tls::ClientTls,
     operator: Option<String>,
     timeout: Duration,
     pub(crate) json: bool,
@@ -154,6 +157,12 @@ impl Services {
             relays: clean(&cli.relay_addr),
             mails: clean(&cli.mail_addr),
             token: cli.token.clone().filter(|t| !t.is_empty()),
+            read_token: cli
+                .auth_token
+                .clone()
+                .or_else(|| cli.token.clone())
+                .filter(|t| !t.is_empty()),
+            tls: cli.tls.clone(),
             operator: cli.operator.clone().filter(|o| !o.is_empty()),
             timeout: cli.timeout,
             json: cli.json,
@@ -164,14 +173,23 @@ impl Services {
         let uri = if addr.contains("://") {
             addr.to_owned()
         } else {
-            format!("http://{addr}")
+            format!("{}://{addr}", self.tls.scheme())
         };
-        let endpoint = Endpoint::from_shared(uri).map_err(|e| {
+        let mut endpoint = Endpoint::from_shared(uri).map_err(|e| {
             Failure::new(
                 Failure::FAILED,
                 format!("{service} address {addr:?} is not an address: {e}"),
             )
         })?;
+        let tls = self
+            .tls
+            .load()
+            .map_err(|e| Failure::new(Failure::FAILED, format!("{e:#}")))?;
+        if let Some(config) = tls {
+            endpoint = endpoint
+                .tls_config(config)
+                .map_err(|e| Failure::new(Failure::FAILED, format!("TLS: {e}")))?;
+        }
         endpoint
             .connect_timeout(CONNECT_TIMEOUT)
             .timeout(self.timeout)
@@ -204,7 +222,11 @@ impl Services {
     /// A request that carries the operator's name, and the token when `mutating` (an error
     /// before anything is sent when there is none).
     pub(crate) fn request<T>(&self, msg: T, mutating: bool) -> Result<Request<T>> {
-        let mut r = Request::new(msg);
+        let mut r = if mutating {
+            Request::new(msg)
+        } else {
+            self.authed(msg)
+        };
         if let Some(op) = &self.operator
             && let Ok(v) = MetadataValue::try_from(op.as_str())
         {
@@ -227,5 +249,19 @@ impl Services {
             r.metadata_mut().insert("authorization", v);
         }
         Ok(r)
+    }
+
+    /// A request that changes nothing, with the read token (`--auth-token`, else `--token`)
+    /// when there is one.
+    pub(crate) fn authed<T>(&self, msg: T) -> Request<T> {
+        let mut r = Request::new(msg);
+        if let Some(v) = self
+            .read_token
+            .as_ref()
+            .and_then(|t| MetadataValue::try_from(format!("Bearer {t}")).ok())
+        {
+            r.metadata_mut().insert("authorization", v);
+        }
+        r
     }
 }

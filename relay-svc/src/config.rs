@@ -1,6 +1,6 @@
 //! relay-svc settings: every one a flag and an environment variable (`--help` lists them).
 
-use std::{net::SocketAddr, str::FromStr, time::Duration};
+use std::{net::SocketAddr, time::Duration};
 
 use clap::Parser;
 use outbox_kit::{
@@ -55,6 +55,9 @@ pub struct Config {
     )]
     pub amqp_url: BrokerUrls,
 
+    #[command(flatten)]
+    pub amqp_tls: outbox_kit::amqp::TlsSettings,
+
     /// The durable topic exchange events are published to (declared at connect).
     #[arg(long, env = "AMQP_EXCHANGE", default_value = "orders.events")]
     pub amqp_exchange: String,
@@ -62,6 +65,9 @@ pub struct Config {
     /// Address the gRPC server (relay.v1.RelayService, health, reflection) listens on.
     #[arg(long, env = "GRPC_ADDR", default_value = "0.0.0.0:50052")]
     pub grpc_addr: SocketAddr,
+
+    #[command(flatten)]
+    pub grpc_security: outbox_kit::grpc::SecuritySettings,
 
     /// Address of the Prometheus `/metrics` listener.
     #[arg(long, env = "METRICS_ADDR", default_value = "0.0.0.0:9102")]
@@ -131,6 +137,12 @@ pub struct Config {
           hide_default_value = true, value_parser = AdminToken::parse)]
     pub admin_token: AdminToken,
 
+    /// File of admin tokens, in the format of AUTH_TOKENS_FILE (`<name> <token>` lines): each
+    /// may make the admin service's mutating calls, beside ADMIN_TOKEN; re-read on SIGHUP. The
+    /// logs show the token's name, never the token.
+    #[arg(long, env = "ADMIN_TOKENS_FILE")]
+    pub admin_tokens_file: Option<std::path::PathBuf>,
+
     /// Log output: human-readable text or JSON lines. Filter with RUST_LOG.
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -145,8 +157,8 @@ impl Config {
     /// Checks what clap cannot; the error names the setting to fix.
     pub fn validate(&self) -> anyhow::Result<()> {
         self.pg_options()?;
-        self.amqp_url
-            .validate("AMQP_URL", "AMQP URL", lapin::uri::AMQPUri::from_str)?;
+        // Parses every address of AMQP_URL, and checks the TLS files against them.
+        self.amqp_tls.load(&self.amqp_url)?;
         if self.amqp_exchange.is_empty() || self.amqp_exchange.len() > 255 {
             anyhow::bail!("AMQP_EXCHANGE must be 1 to 255 bytes long");
         }
@@ -265,6 +277,7 @@ impl Config {
             self.amqp_url.clone(),
             self.amqp_exchange.clone(),
         );
+        s.amqp_tls = self.amqp_tls.load(&self.amqp_url)?;
         s.batch_size = self.batch_size;
         s.backoff_min = t.backoff_min.value;
         s.backoff_max = t.backoff_max.value;

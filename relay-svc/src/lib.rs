@@ -75,7 +75,11 @@ impl App {
             outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
 
         let status = Arc::new(Status::default());
-        let cfg_admin_token = cfg.admin_token.clone();
+        let security = cfg.grpc_security.load()?;
+        let cfg_admin_token = cfg
+            .admin_token
+            .clone()
+            .with_file(cfg.admin_tokens_file.as_deref())?;
         let settings = cfg.settings()?;
         let queries = db::Queries::new(&settings.table);
         let relay = tokio::spawn(
@@ -99,11 +103,19 @@ impl App {
         let admin = RelayAdminServer::new(admin::RelayAdminGrpc::new(
             pool.clone(),
             queries.clone(),
-            cfg_admin_token,
+            cfg_admin_token.clone(),
         ));
         let service = RelayServiceServer::new(grpc::RelayGrpc::new(pool, queries, status.clone()));
-        let services = outbox_kit::grpc::Services::new(service).with(admin);
-        let server = outbox_kit::grpc::serve(listener, services, &health, health_service)?;
+        let services =
+            outbox_kit::grpc::Services::new(service).with_admin(admin, cfg_admin_token.clone());
+        let token_lists = security
+            .tokens
+            .iter()
+            .chain(cfg_admin_token.list())
+            .cloned();
+        outbox_kit::auth::reload_on_sighup(token_lists.collect(), shutdown.clone());
+        let server =
+            outbox_kit::grpc::serve(listener, services, &health, health_service, security)?;
         tracing::info!(%grpc_addr, %metrics_addr, "relay-svc listening");
         Ok(Self {
             grpc_addr,

@@ -7,8 +7,10 @@ use relay_svc::{App, config::Cli};
 #[tokio::main]
 async fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
-    if let Some(Command::Healthcheck) = cli.command {
-        return Ok(outbox_kit::health::healthcheck("relay-svc", cli.config.grpc_addr).await);
+    if let Some(Command::Healthcheck(args)) = &cli.command {
+        return Ok(
+            outbox_kit::health::healthcheck("relay-svc", cli.config.grpc_addr, &args.tls).await,
+        );
     }
     let cfg = cli.config;
     let telemetry = outbox_kit::telemetry::init(cfg.log_format, "relay-svc")?;

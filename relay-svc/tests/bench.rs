@@ -218,6 +218,7 @@ async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
     .expect("bind");
     let publisher = relay_svc::amqp::Publisher::connect(
         &testing::amqp_url(),
+        &Default::default(),
         &exchange,
         Duration::from_secs(30),
     )

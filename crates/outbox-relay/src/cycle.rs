@@ -474,10 +474,12 @@ impl Relay {
         let publisher = match publisher {
             Some(p) => p,
             None => {
-                let (exchange, timeout) = (&self.cfg.amqp_exchange, self.cfg.confirm_timeout);
+                let cfg = &self.cfg;
+                let (exchange, timeout, tls) =
+                    (&cfg.amqp_exchange, cfg.confirm_timeout, &cfg.amqp_tls);
                 match self
                     .broker
-                    .connect(|url| Publisher::connect(url, exchange, timeout))
+                    .connect(|url| Publisher::connect(url, tls, exchange, timeout))
                     .await
                 {
                     Ok((p, _)) => {

@@ -76,6 +76,9 @@ pub struct Settings {
     /// The broker: one address, or a cluster's nodes tried in order with failover (see
     /// [`outbox::failover`]).
     pub amqp_url: BrokerUrls,
+    /// TLS material for `amqps://` addresses (default: the system's roots, no client
+    /// certificate).
+    pub amqp_tls: outbox::amqp::Tls,
     /// The topic exchange to publish to (declared durable if missing).
     pub amqp_exchange: String,
     /// The outbox table (default `outbox`).
@@ -113,6 +116,7 @@ impl Settings {
         Self {
             database_url: SecretUrl::new(database_url),
             amqp_url: amqp_url.into(),
+            amqp_tls: outbox::amqp::Tls::default(),
             amqp_exchange: amqp_exchange.into(),
             table: TableName::parse("outbox").expect("a valid name"),
             leader_lock_key: db::LEADER_LOCK_KEY,

@@ -323,14 +323,20 @@ pub fn url_user(url: &str) -> Result<Option<String>, String> {
 }
 
 impl Publisher {
-    /// Connects, enables publisher confirms and declares the exchange.
-    pub async fn connect(url: &str, exchange: &str, timeout: Duration) -> Result<Self, Error> {
+    /// Connects (with `tls` for an `amqps://` URL), enables publisher confirms and declares the
+    /// exchange.
+    pub async fn connect(
+        url: &str,
+        tls: &outbox::amqp::Tls,
+        exchange: &str,
+        timeout: Duration,
+    ) -> Result<Self, Error> {
         let user_id = url_user(url).map_err(Error::BadUrl)?;
         let connect = async {
             // No lapin auto-recovery: the relay reconnects itself (with its own backoff) and
             // must know that confirms of the old connection are lost.
             let props = ConnectionProperties::default().with_connection_name(APP_ID.into());
-            let connection = Connection::connect(url, props).await?;
+            let connection = outbox::amqp::connect(url, tls, props).await?;
             let channel = connection.create_channel().await?;
             channel
                 .confirm_select(ConfirmSelectOptions::default())

@@ -54,6 +54,8 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "amqp")]
+pub mod amqp;
 pub mod backoff;
 pub mod failover;
 pub mod metrics;

@@ -55,3 +55,82 @@ pub fn bad_amqp_url_lists() -> Vec<String> {
 pub fn unreachable_amqp_url_list() -> String {
     format!("amqp://app:{PASSWORD}@127.0.0.1:1/%2f,amqp://app:{PASSWORD}@127.0.0.1:2/%2f")
 }
+
+/// Settings whose file holds a secret, each with an environment that makes start-up read a
+/// file that holds [`PASSWORD`] but is not what the setting needs (a token line with a third
+/// field, a "private key" that is not PEM). The binary must refuse, name the setting, and never
+/// print the file's content. `amqp` and `admin` say whether the binary has those settings.
+pub fn bad_secret_files(
+    pki: &super::pki::TestPki,
+    amqp: bool,
+    admin: bool,
+) -> Vec<(&'static str, Vec<(&'static str, String)>)> {
+    let dir = pki.dir();
+    let server = pki.server("secrets-server");
+    let tokens = dir.join("tokens-with-a-secret");
+    std::fs::write(&tokens, format!("# ops\nops {PASSWORD}-0123456789 extra\n")).expect("writes");
+    let key = dir.join("key-with-a-secret");
+    std::fs::write(&key, format!("{PASSWORD}\n")).expect("writes");
+    let path = |p: &std::path::Path| p.display().to_string();
+    let mut cases = vec![
+        (
+            "AUTH_TOKENS_FILE",
+            vec![("AUTH_TOKENS_FILE", path(&tokens))],
+        ),
+        (
+            "TLS_KEY_FILE",
+            vec![
+                ("TLS_CERT_FILE", path(&server.cert)),
+                ("TLS_KEY_FILE", path(&key)),
+            ],
+        ),
+    ];
+    if admin {
+        cases.push((
+            "ADMIN_TOKENS_FILE",
+            vec![("ADMIN_TOKENS_FILE", path(&tokens))],
+        ));
+    }
+    if amqp {
+        cases.push((
+            "AMQP_CLIENT_KEY_FILE",
+            vec![
+                (
+                    "AMQP_URL",
+                    format!("amqps://app:{PASSWORD}@127.0.0.1:1/%2f"),
+                ),
+                ("AMQP_CLIENT_CERT_FILE", path(&server.cert)),
+                ("AMQP_CLIENT_KEY_FILE", path(&key)),
+            ],
+        ));
+        cases.push((
+            "AMQP_CA_FILE",
+            vec![
+                ("AMQP_URL", format!("amqp://app:{PASSWORD}@127.0.0.1:1/%2f")),
+                ("AMQP_CA_FILE", path(&pki.ca_file())),
+            ],
+        ));
+    }
+    cases
+}
+
+/// The binary, run with each of [`bad_secret_files`], refuses, names the setting and never
+/// prints [`PASSWORD`]; `--help` documents each setting.
+pub fn assert_binary_refuses_bad_secret_files(binary: &str, amqp: bool, admin: bool) {
+    let pki = super::pki::TestPki::new("secrets");
+    for (setting, env) in bad_secret_files(&pki, amqp, admin) {
+        let mut command = Command::new(binary);
+        command
+            .env("GRPC_ADDR", "127.0.0.1:0")
+            .env("METRICS_ADDR", "127.0.0.1:0")
+            .env(
+                "DATABASE_URL",
+                format!("postgres://app:{PASSWORD}@127.0.0.1:1/x"),
+            )
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())));
+        assert_binary_refuses(&mut command, setting, &format!("{env:?}"));
+        let out = Command::new(binary).arg("--help").output().expect("runs");
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(help.contains(setting), "--help documents {setting}: {help}");
+    }
+}

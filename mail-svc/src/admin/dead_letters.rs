@@ -48,6 +48,7 @@ const BROKER_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct DeadLetters {
     /// Shared by the clones (one per call): a connect moves on from the node last used.
     broker: Arc<Failover>,
+    amqp_tls: outbox_kit::amqp::Tls,
     topology: Topology,
     /// This service's broker user: a redriven copy's `user_id` (RabbitMQ refuses any other).
     own_user: Option<String>,
@@ -123,11 +124,16 @@ impl DeadLetters {
     }
 
     /// `amqp_url`: one address or several (all with the same user, which validation checks).
-    pub fn new(amqp_url: impl Into<BrokerUrls>, topology: Topology) -> Self {
+    pub fn new(
+        amqp_url: impl Into<BrokerUrls>,
+        amqp_tls: outbox_kit::amqp::Tls,
+        topology: Topology,
+    ) -> Self {
         let urls = amqp_url.into();
         let own_user = url_user(&urls.first());
         Self {
             broker: Arc::new(Failover::new(urls)),
+            amqp_tls,
             topology,
             own_user,
         }
@@ -138,7 +144,7 @@ impl DeadLetters {
             let connect = async {
                 let props =
                     ConnectionProperties::default().with_connection_name("mail-svc-admin".into());
-                let conn = Connection::connect(url, props).await?;
+                let conn = outbox_kit::amqp::connect(url, &self.amqp_tls, props).await?;
                 let ch = conn.create_channel().await?;
                 Ok::<_, lapin::Error>((conn, ch))
             };

@@ -37,6 +37,8 @@ pub struct Consumer {
     /// The broker's addresses, shared with nothing else: a reconnect moves on from the node it
     /// lost.
     pub broker: outbox_kit::amqp_failover::Failover,
+    /// TLS material for `amqps://` addresses.
+    pub amqp_tls: outbox_kit::amqp::Tls,
     pub topology: Topology,
     pub prefetch: u16,
     /// Batches in processing at once.
@@ -107,7 +109,7 @@ impl Consumer {
         let connect_one = async move |url: &SecretUrl| {
             tokio::time::timeout(
                 CONNECT_TIMEOUT,
-                Connection::connect(url, ConnectionProperties::default()),
+                outbox_kit::amqp::connect(url, &self.amqp_tls, ConnectionProperties::default()),
             )
             .await
             .map_err(|_| anyhow!("no answer within {CONNECT_TIMEOUT:?}"))?

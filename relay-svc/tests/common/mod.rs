@@ -75,6 +75,7 @@ impl Orders {
                 metrics_addr: "127.0.0.1:0".parse().expect("addr"),
                 database_url: database_url.clone().into(),
                 db_max_connections: 16,
+                grpc_security: Default::default(),
                 log_format: LogFormat::Text,
             },
             shutdown.clone(),
@@ -181,6 +182,7 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
     Config {
         database_url: database_url.into(),
         amqp_url: amqp_url.into(),
+        amqp_tls: Default::default(),
         amqp_exchange: exchange.to_owned(),
         grpc_addr: "127.0.0.1:0".parse().expect("addr"),
         metrics_addr: "127.0.0.1:0".parse().expect("addr"),
@@ -198,6 +200,8 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         leader_lease: Duration::from_secs(10),
         log_format: LogFormat::Text,
         admin_token: Default::default(),
+        admin_tokens_file: None,
+        grpc_security: Default::default(),
         before_delete: None,
     }
 }
