@@ -219,10 +219,9 @@ async fn each_event_reaches_the_ledger_once_in_chain_order_through_duplicates_re
     for m in &relayed {
         let e = m.envelope();
         let event = InvoiceEvent::parse(&e.payload).expect("an invoice event");
-        assert_eq!(
-            (m.routing_key.as_str(), e.r#type.as_str()),
-            (event.routing_key(), event.name())
-        );
+        // Under the event's own type and routing key, with its content type.
+        let sent = (e.r#type.as_str(), m.routing_key.as_str());
+        assert_eq!(sent, event.type_and_routing_key());
         assert_eq!(
             header(m, wire::HEADER_PAYLOAD_CONTENT_TYPE),
             "application/json"
@@ -307,7 +306,9 @@ async fn each_event_reaches_the_ledger_once_in_chain_order_through_duplicates_re
         ended = &mut consumer => panic!("the consumer stopped on its own: {ended:?}"),
         () = checks => {}
     }
-    consumer.await.expect("the consumer ends cleanly at shutdown");
+    consumer
+        .await
+        .expect("the consumer ends cleanly at shutdown");
     stop_relay.cancel();
     relay.await.expect("the relay stops");
 
