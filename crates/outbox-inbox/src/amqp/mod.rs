@@ -1,6 +1,7 @@
 //! The lapin glue of a consumer (feature `amqp`): what to do with a delivery ([`Disposition`]),
 //! the queue topology with its dead-letter exchange ([`Topology`]), dead-lettering with a reason
-//! ([`DeadLetterChannel`]), and acks after commit ([`ack_together`]).
+//! ([`DeadLetterChannel`]), acks after commit ([`ack_together`]), and the envelope of a message an
+//! outbox relay published ([`Envelope::from_delivery`](crate::Envelope::from_delivery)).
 //!
 //! The order of work for every delivery: judge it (poison is dead-lettered unread), apply it
 //! with [`Inbox::apply`](crate::Inbox::apply) or [`Inbox::batch`](crate::Inbox::batch) in your
@@ -13,6 +14,7 @@
 
 mod ack;
 mod dead_letter;
+mod message;
 mod topology;
 
 pub use ack::{BROKER_CALL_TIMEOUT, BrokerError, Unsettled, ack_together, broker_call};
