@@ -675,15 +675,15 @@ inline apply_one(d) {
   o = ord[d];
   if
   :: poison & BIT(d) ->
-     /* models: mail-svc/src/amqp.rs::reject */
+     /* models: mail-svc/src/amqp/dead_letter.rs::reject */
      /* judged poison before any database work: dead-lettered (confirmed), then acked */
      dl = dl | BIT(d);
      excused = excused | BIT(d);
      excuse_successors();
      printf("mail-svc  [mail] dead-letter seq=%d reason=...\n", d)
   :: else ->
-     /* models: mail-svc/src/process.rs::plan_order */
-     /* models: mail-svc/src/process.rs::decide */
+     /* models: crates/outbox-inbox/src/plan.rs::plan_aggregate */
+     /* models: crates/outbox-inbox/src/decide.rs::decide */
      w = wm[o];
      if
      :: w != 0 && d <= w ->
@@ -719,7 +719,7 @@ inline apply_one(d) {
            :: hld & BIT(d) ->
               printf("mail-svc  [mail] skip seq=%d order=%d (already held)\n", d, o + 1)
            :: !(hld & BIT(d)) && ((w == 0 && prv[d] != 0) || prv[d] > w) ->
-              /* models: mail-svc/src/db.rs::hold */
+              /* models: crates/outbox-inbox/src/db.rs::hold */
               hld = hld | BIT(d);
               printf("mail-svc  [mail] hold seq=%d order=%d (waiting for seq=%d)\n", d, o + 1, prv[d])
            :: else ->
@@ -744,14 +744,14 @@ proctype consumer(byte c) {
 end_idle:
   do
   :: atomic {
-       /* models: mail-svc/src/amqp.rs::consume */
+       /* models: mail-svc/src/amqp/consumer.rs::consume */
        qsize > 0 -> take(d0); n = 1;
        /* and whatever else has arrived already, up to BATCH_SIZE */
        if
        :: MAIL_BATCH > 1 && qsize > 0 -> take(d1); n = 2
        :: true
        fi;
-       /* models: mail-svc/src/amqp.rs::handle_batch */
+       /* models: mail-svc/src/amqp/consumer.rs::handle_batch */
        /* models: mail-svc/src/process.rs::apply_batch */
        d_step {
          apply_one(d0);
@@ -759,7 +759,7 @@ end_idle:
        };
        if
        :: true
-          /* models: mail-svc/src/amqp.rs::ack_together */
+          /* models: crates/outbox-inbox/src/amqp/ack.rs::ack_together */
        :: FAULT && F_CCRASH -> faults++;
           /* killed after the commit, before the ack: redelivered */
           q[d0]++; qsize++;

@@ -65,6 +65,36 @@ pub fn reflection(
     Ok((v1, v1alpha))
 }
 
+/// What the server takes as a service: a tonic-generated `…Server` (the bounds tonic's router
+/// puts on it, written once).
+pub trait GrpcService:
+    Service<
+        Request<Body>,
+        Error = Infallible,
+        Response: axum::response::IntoResponse,
+        Future: Send + 'static,
+    > + NamedService
+    + Clone
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<S> GrpcService for S where
+    S: Service<
+            Request<Body>,
+            Error = Infallible,
+            Response: axum::response::IntoResponse,
+            Future: Send + 'static,
+        > + NamedService
+        + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// The services a server serves beside health and reflection; reflection lists their names.
 #[derive(Debug)]
 pub struct Services {
@@ -78,14 +108,7 @@ impl Services {
     /// The server's first (main) service.
     pub fn new<S>(service: S) -> Self
     where
-        S: Service<Request<Body>, Error = Infallible>
-            + NamedService
-            + Clone
-            + Send
-            + Sync
-            + 'static,
-        S::Response: axum::response::IntoResponse,
-        S::Future: Send + 'static,
+        S: GrpcService,
     {
         Self {
             routes: Routes::new(service),
@@ -97,14 +120,7 @@ impl Services {
     /// One more service on the same server (e.g. an admin service).
     pub fn with<S>(mut self, service: S) -> Self
     where
-        S: Service<Request<Body>, Error = Infallible>
-            + NamedService
-            + Clone
-            + Send
-            + Sync
-            + 'static,
-        S::Response: axum::response::IntoResponse,
-        S::Future: Send + 'static,
+        S: GrpcService,
     {
         self.names.push(S::NAME);
         self.routes = self.routes.add_service(service);
@@ -115,14 +131,7 @@ impl Services {
     /// `token` (its mutations check them again, and only them).
     pub fn with_admin<S>(mut self, service: S, token: AdminToken) -> Self
     where
-        S: Service<Request<Body>, Error = Infallible>
-            + NamedService
-            + Clone
-            + Send
-            + Sync
-            + 'static,
-        S::Response: axum::response::IntoResponse,
-        S::Future: Send + 'static,
+        S: GrpcService,
     {
         self.admin.push((S::NAME, token));
         self.with(service)

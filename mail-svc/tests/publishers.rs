@@ -93,7 +93,12 @@ async fn only_trusted_publishers_are_processed_when_the_list_is_set() {
         dead[0].reason,
         format!("publisher {me:?} is not in TRUSTED_PUBLISHERS (relay-svc)")
     );
-    let s = svc.status().await;
+    // The dead letter is counted after its publish was confirmed: wait for the count.
+    let s = eventually("the dead letter counted", 60, || async {
+        let s = svc.status().await;
+        (s.dead_lettered == 1).then_some(s)
+    })
+    .await;
     assert_eq!((s.processed, s.dead_lettered), (0, 1));
     svc.stop().await;
     names.cleanup().await;

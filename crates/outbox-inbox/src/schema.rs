@@ -37,36 +37,24 @@ pub struct Tables {
     aggregate_column: String,
 }
 
-fn check_ident(part: &str, whole: &str) -> Result<(), Error> {
-    let ok = !part.is_empty()
-        && part.len() <= 40
-        && part.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
-        && part
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::InvalidTableName {
-            name: whole.to_owned(),
-            reason: format!(
-                "{part:?} is not a lowercase SQL identifier of at most 40 characters ([a-z_][a-z0-9_]*)"
-            ),
-        })
-    }
+/// Checks `name` (`table` or `schema.table`) with the outbox crates' one naming rule
+/// ([`outbox::schema::split_name`]) and splits it.
+fn split(name: &str) -> Result<(Option<&str>, &str), Error> {
+    outbox::schema::split_name(name).map_err(|reason| Error::InvalidTableName {
+        name: name.to_owned(),
+        reason,
+    })
 }
 
-/// Checks `name` (`table` or `schema.table`) and splits it.
-fn split(name: &str) -> Result<(Option<&str>, &str), Error> {
-    let (schema, table) = match name.split_once('.') {
-        Some((s, t)) => (Some(s), t),
-        None => (None, name),
-    };
-    if let Some(s) = schema {
-        check_ident(s, name)?;
+/// Checks a column name: one identifier, no schema.
+fn check_column(name: &str) -> Result<(), Error> {
+    match split(name)? {
+        (None, _) => Ok(()),
+        (Some(_), _) => Err(Error::InvalidTableName {
+            name: name.to_owned(),
+            reason: "a column name has no schema part".to_owned(),
+        }),
     }
-    check_ident(table, name)?;
-    Ok((schema, table))
 }
 
 impl Tables {
@@ -104,7 +92,7 @@ impl Tables {
     pub fn existing(progress: &str, held: &str, aggregate_column: &str) -> Result<Self, Error> {
         split(progress)?;
         split(held)?;
-        check_ident(aggregate_column, aggregate_column)?;
+        check_column(aggregate_column)?;
         Ok(Self {
             schema: None,
             prefix: String::new(),

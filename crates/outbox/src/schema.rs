@@ -31,23 +31,29 @@ pub struct TableName {
     table: String,
 }
 
-fn check_ident(part: &str, whole: &str) -> Result<(), Error> {
-    let ok = !part.is_empty()
-        && part.len() <= 40
-        && part.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
-        && part
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::InvalidTableName {
-            name: whole.to_owned(),
-            reason: format!(
+/// Checks `name`, one lowercase SQL identifier or `schema.name`, and splits it; the error says
+/// what is wrong. The one naming rule of the outbox crates' tables (the inbox's too): each part
+/// is `[a-z_][a-z0-9_]*`, at most 40 characters, so derived names stay valid and no quoting is
+/// ever needed.
+pub fn split_name(name: &str) -> Result<(Option<&str>, &str), String> {
+    let (schema, table) = match name.split_once('.') {
+        Some((s, t)) => (Some(s), t),
+        None => (None, name),
+    };
+    for part in schema.into_iter().chain([table]) {
+        let ok = !part.is_empty()
+            && part.len() <= 40
+            && part.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+            && part
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !ok {
+            return Err(format!(
                 "{part:?} is not a lowercase SQL identifier of at most 40 characters ([a-z_][a-z0-9_]*)"
-            ),
-        })
+            ));
+        }
     }
+    Ok((schema, table))
 }
 
 impl TableName {
@@ -60,14 +66,10 @@ impl TableName {
     /// # Ok::<(), outbox::Error>(())
     /// ```
     pub fn parse(name: &str) -> Result<Self, Error> {
-        let (schema, table) = match name.split_once('.') {
-            Some((s, t)) => (Some(s), t),
-            None => (None, name),
-        };
-        if let Some(s) = schema {
-            check_ident(s, name)?;
-        }
-        check_ident(table, name)?;
+        let (schema, table) = split_name(name).map_err(|reason| Error::InvalidTableName {
+            name: name.to_owned(),
+            reason,
+        })?;
         Ok(Self {
             schema: schema.map(str::to_owned),
             table: table.to_owned(),
