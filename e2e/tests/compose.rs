@@ -1068,4 +1068,8 @@ fn every_grpc_port_is_behind_tls_with_tokens_from_the_secrets_service() {
     assert_eq!(load, format!("{SECRETS}/rabbitmq/definitions.json"));
     assert!(reads_secrets_read_only("rabbitmq"));
     assert!(waits_for_secrets("rabbitmq"));
+    // A placeholder password (refused by `secrets`) keeps the services that use one from starting.
+    for name in ["postgres", "grafana"] {
+        assert!(waits_for_secrets(name), "{name} starts after secrets");
+    }
 }
