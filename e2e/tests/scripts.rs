@@ -459,3 +459,310 @@ fn rabbit_cluster_script_is_idempotent_and_kills_only_its_own_node() {
         "the machine's broker is untouched"
     );
 }
+
+/// The passwords the dev-secrets tests hand the script (fit for a URL, no placeholder).
+const RABBITMQ_PASSWORDS: [(&str, &str); 3] = [
+    ("RABBITMQ_ADMIN_PASSWORD", "admin-test-password-1"),
+    ("RABBITMQ_RELAY_PASSWORD", "relay-test-password-2"),
+    ("RABBITMQ_MAIL_PASSWORD", "mail-test-password-3"),
+];
+
+fn dev_secrets(dir: &std::path::Path, env: &[(&str, &str)]) -> std::process::Output {
+    Command::new("/bin/bash")
+        .arg(repo_root().join("deploy/dev-secrets.sh"))
+        .arg(dir)
+        .env_remove("POSTGRES_PASSWORD")
+        .env_remove("GRAFANA_ADMIN_PASSWORD")
+        .envs(env.iter().copied())
+        .output()
+        .expect("bash runs deploy/dev-secrets.sh")
+}
+
+fn secrets_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(testing::unique(name));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// The environment deploy/compose.yaml gives `service`, with the secrets volume at `secrets`
+/// (the variables of .env.example are not needed: only the settings without `${`).
+fn compose_env(service: &str, secrets: &std::path::Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(repo_root().join("deploy/compose.yaml")).expect("compose");
+    let mut value: serde_yaml::Value = serde_yaml::from_str(&text).expect("compose parses");
+    for _ in 0..8 {
+        value.apply_merge().expect("merge keys resolve");
+    }
+    let env = value["services"][service]["environment"]
+        .as_mapping()
+        .unwrap_or_else(|| panic!("{service} has an environment"));
+    env.iter()
+        .map(|(k, v)| {
+            let v = v
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("{v:?}"));
+            (
+                k.as_str().expect("key").to_owned(),
+                v.replace("/run/outbox-secrets", &secrets.display().to_string()),
+            )
+        })
+        .collect()
+}
+
+fn token_of(file: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(file).expect("token file");
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .expect("a token line");
+    let (name, token) = line.split_once(' ').expect("<name> <token>");
+    assert_eq!(name, "operator");
+    token.to_owned()
+}
+
+/// deploy/dev-secrets.sh into an empty folder makes what compose's services are configured with:
+/// orders-svc, started with compose's own TLS and token settings pointing at the generated files,
+/// answers a TLS client trusting the generated CA (by every name compose calls it) that sends
+/// the generated token, refuses one without it, and its `healthcheck` with compose's
+/// `GRPC_CA_FILE` finds it SERVING. Keys and tokens are private; a second run keeps them.
+#[tokio::test]
+async fn dev_secrets_are_what_the_services_accept_and_are_kept_on_rerun() {
+    use clap::Parser;
+    use outbox_proto::orders::v1::{
+        OrderStatus, UpsertOrderRequest, order_service_client::OrderServiceClient,
+    };
+    use std::os::unix::fs::PermissionsExt;
+
+    let dir = secrets_dir("dev_secrets");
+    let out = dev_secrets(&dir, &RABBITMQ_PASSWORDS);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let grpc = dir.join("grpc");
+    for (file, mode) in [
+        ("ca.pem", 0o644),
+        ("server.pem", 0o644),
+        ("ca.key", 0o600),
+        ("server.key", 0o600),
+        ("auth-tokens", 0o600),
+        ("admin-tokens", 0o600),
+    ] {
+        let meta = std::fs::metadata(grpc.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(meta.permissions().mode() & 0o777, mode, "{file} mode");
+    }
+    let auth = token_of(&grpc.join("auth-tokens"));
+    let admin = token_of(&grpc.join("admin-tokens"));
+    assert_ne!(auth, admin, "two different tokens");
+    // The files parse as the services read them.
+    outbox_kit::auth::Tokens::load("AUTH_TOKENS_FILE", &grpc.join("auth-tokens")).expect("tokens");
+    outbox_kit::auth::Tokens::load("ADMIN_TOKENS_FILE", &grpc.join("admin-tokens"))
+        .expect("admin tokens");
+
+    // orders-svc with compose's settings (its own addresses and database, the rest as compose).
+    let mut args = vec!["orders-svc".to_owned()];
+    let command = <orders_svc::config::Cli as clap::CommandFactory>::command();
+    for (key, value) in compose_env("orders-svc", &dir) {
+        let Some(arg) = command
+            .get_arguments()
+            .find(|a| a.get_env().and_then(|e| e.to_str()) == Some(key.as_str()))
+        else {
+            continue; // the healthcheck's and the OpenTelemetry SDK's
+        };
+        let value = match key.as_str() {
+            "GRPC_ADDR" | "METRICS_ADDR" => "127.0.0.1:0".to_owned(),
+            "DATABASE_URL" => testing::fresh_database_url("dev_secrets"),
+            _ => value,
+        };
+        args.push(format!("--{}", arg.get_long().expect("long flag")));
+        args.push(value);
+    }
+    let cli = orders_svc::config::Cli::try_parse_from(&args).expect("compose's settings parse");
+    assert!(
+        cli.config.grpc_security.auth_tokens_file.is_some()
+            && cli.config.grpc_security.tls.tls_cert_file.is_some(),
+        "compose sets TLS and tokens: {args:?}"
+    );
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let app = orders_svc::App::build(cli.config, shutdown.clone())
+        .await
+        .expect("orders-svc starts with the generated certificate and tokens");
+    let addr = app.grpc_addr();
+    let running = tokio::spawn(app.run());
+
+    let ca = std::fs::read_to_string(grpc.join("ca.pem")).expect("ca.pem");
+    for name in ["localhost", "orders-svc"] {
+        let tls = tonic::transport::ClientTlsConfig::new()
+            .ca_certificate(tonic::transport::Certificate::from_pem(&ca))
+            .domain_name(name);
+        let channel = tonic::transport::Channel::from_shared(format!("https://{addr}"))
+            .expect("uri")
+            .tls_config(tls)
+            .expect("tls config")
+            .connect()
+            .await
+            .unwrap_or_else(|e| panic!("TLS as {name}: {e:?}"));
+        let mut client = OrderServiceClient::new(channel);
+        let request = |token: Option<&str>| {
+            let mut r = tonic::Request::new(UpsertOrderRequest {
+                id: 1,
+                status: OrderStatus::Pending as i32,
+                customer_email: "a@example.com".into(),
+            });
+            if let Some(t) = token {
+                r.metadata_mut()
+                    .insert("authorization", format!("Bearer {t}").parse().unwrap());
+            }
+            r
+        };
+        let refused = client.upsert(request(None)).await.expect_err("no token");
+        assert_eq!(refused.code(), tonic::Code::Unauthenticated);
+        client
+            .upsert(request(Some(&auth)))
+            .await
+            .unwrap_or_else(|e| panic!("Upsert with the generated token as {name}: {e}"));
+    }
+
+    // `orders-svc healthcheck` as compose runs it: its GRPC_CA_FILE, calling 127.0.0.1.
+    let healthcheck = command
+        .find_subcommand("healthcheck")
+        .expect("a healthcheck subcommand");
+    let mut health_args = vec!["orders-svc".to_owned(), "healthcheck".to_owned()];
+    for (key, value) in compose_env("orders-svc", &dir) {
+        if let Some(arg) = healthcheck
+            .get_arguments()
+            .find(|a| a.get_env().and_then(|e| e.to_str()) == Some(key.as_str()))
+        {
+            health_args.push(format!("--{}", arg.get_long().expect("long flag")));
+            health_args.push(value);
+        }
+    }
+    let health = orders_svc::config::Cli::try_parse_from(&health_args).expect("healthcheck args");
+    let Some(outbox_kit::health::Command::Healthcheck(check)) = health.command else {
+        panic!("healthcheck parses as the subcommand: {health_args:?}");
+    };
+    assert!(check.tls.grpc_ca_file.is_some(), "compose passes the CA");
+    assert_eq!(
+        outbox_kit::health::query(addr, &check.tls).await,
+        Ok(true),
+        "the health check over TLS"
+    );
+    shutdown.cancel();
+    running.await.expect("joins").expect("stops cleanly");
+
+    // A second run keeps the CA, the certificate and the tokens.
+    let before: Vec<Vec<u8>> = ["ca.pem", "server.pem", "server.key", "auth-tokens"]
+        .iter()
+        .map(|f| std::fs::read(grpc.join(f)).expect("file"))
+        .collect();
+    let out = dev_secrets(&dir, &RABBITMQ_PASSWORDS);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after: Vec<Vec<u8>> = ["ca.pem", "server.pem", "server.key", "auth-tokens"]
+        .iter()
+        .map(|f| std::fs::read(grpc.join(f)).expect("file"))
+        .collect();
+    assert!(before == after, "a rerun keeps the certificates and tokens");
+    std::fs::remove_dir_all(&dir).expect("cleans up");
+}
+
+/// RabbitMQ's definitions: every user of deploy/rabbitmq/definitions.json gets the hash of its
+/// RABBITMQ_<USER>_PASSWORD in RabbitMQ's own scheme (base64 of a 4-byte salt and SHA-256 of salt
+/// and password), nothing in the file is the password itself, and the permissions come through.
+#[test]
+fn dev_secrets_hash_the_rabbitmq_passwords_as_rabbitmq_does() {
+    use base64::Engine;
+    use sha2::{Digest, Sha256};
+
+    let dir = secrets_dir("dev_secrets_rmq");
+    let out = dev_secrets(&dir, &RABBITMQ_PASSWORDS);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(dir.join("rabbitmq/definitions.json")).expect("written");
+    for (_, password) in RABBITMQ_PASSWORDS {
+        assert!(!text.contains(password), "no password in the definitions");
+    }
+    let written: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let template: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("deploy/rabbitmq/definitions.json"))
+            .expect("template"),
+    )
+    .expect("template parses");
+    assert_eq!(written["permissions"], template["permissions"]);
+    assert_eq!(written["vhosts"], template["vhosts"]);
+    let users = written["users"].as_array().expect("users");
+    assert_eq!(users.len(), RABBITMQ_PASSWORDS.len());
+    for user in users {
+        let name = user["name"].as_str().expect("name");
+        let password = RABBITMQ_PASSWORDS
+            .iter()
+            .find(|(var, _)| *var == format!("RABBITMQ_{}_PASSWORD", name.to_uppercase()))
+            .unwrap_or_else(|| panic!("a password variable for {name}"))
+            .1;
+        assert_eq!(user["hashing_algorithm"], "rabbit_password_hashing_sha256");
+        assert!(
+            user.get("password").is_none(),
+            "{name}: no plaintext password"
+        );
+        let hash = base64::engine::general_purpose::STANDARD
+            .decode(user["password_hash"].as_str().expect("password_hash"))
+            .unwrap_or_else(|e| panic!("{name}: the hash is base64: {e}"));
+        assert_eq!(hash.len(), 4 + 32, "{name}: salt and SHA-256");
+        let (salt, digest) = hash.split_at(4);
+        let expected = Sha256::new()
+            .chain_update(salt)
+            .chain_update(password.as_bytes())
+            .finalize();
+        assert_eq!(digest, &expected[..], "{name}: the hash of its password");
+    }
+    std::fs::remove_dir_all(&dir).expect("cleans up");
+}
+
+/// Bad input stops the script before it writes anything, naming the variable: a missing
+/// password, the placeholder of .env.example, a password unfit for a URL.
+#[test]
+fn dev_secrets_refuse_missing_placeholder_and_unsafe_passwords() {
+    let cases: [(&str, &str, &str); 4] = [
+        (
+            "RABBITMQ_RELAY_PASSWORD",
+            "",
+            "RABBITMQ_RELAY_PASSWORD is not set",
+        ),
+        (
+            "RABBITMQ_MAIL_PASSWORD",
+            "change-me-rabbitmq-mail-password",
+            "RABBITMQ_MAIL_PASSWORD still has the placeholder",
+        ),
+        (
+            "RABBITMQ_ADMIN_PASSWORD",
+            "p@ss/word:12345",
+            "RABBITMQ_ADMIN_PASSWORD must be",
+        ),
+        (
+            "POSTGRES_PASSWORD",
+            "change-me-postgres-password",
+            "POSTGRES_PASSWORD still has",
+        ),
+    ];
+    for (var, value, says) in cases {
+        let dir = secrets_dir("dev_secrets_bad");
+        let mut env: Vec<(&str, &str)> = RABBITMQ_PASSWORDS
+            .iter()
+            .copied()
+            .filter(|(v, _)| *v != var)
+            .collect();
+        env.push((var, value));
+        let out = dev_secrets(&dir, &env);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{var}={value:?} is refused");
+        assert!(stderr.contains(says), "{var}={value:?}: {stderr}");
+        assert!(!dir.exists(), "{var}={value:?}: nothing written");
+    }
+}
