@@ -30,7 +30,7 @@ pub mod shard;
 use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
-use outbox_kit::health::{DbProbe, Health, Probe};
+use outbox_kit::health::{AllOf, DbProbe, Health, Probe};
 use outbox_proto::orders::v1::order_service_server::OrderServiceServer;
 use sqlx::PgPool;
 use tokio::{net::TcpListener, sync::Notify, task::JoinHandle};
@@ -91,11 +91,14 @@ impl App {
         let (health, health_service) =
             Health::new::<OrderServiceServer<grpc::OrdersGrpc>>(shutdown.clone()).await;
         // The first answer is already true: probe once before serving, then keep probing.
-        let mut probe = ShardsProbe(
+        // SERVING only while every shard answers: an Upsert of any order may need any shard.
+        let mut probe = AllOf(
             urls.iter()
                 .enumerate()
                 .map(|(index, url)| {
-                    outbox_kit::db::options_for(&shard_setting(&cfg, index), url).map(DbProbe::new)
+                    let setting = shard_setting(&cfg, index);
+                    let options = outbox_kit::db::options_for(&setting, url)?;
+                    Ok((format!("shard {index}"), DbProbe::new(options)))
                 })
                 .collect::<anyhow::Result<_>>()?,
         );
@@ -160,26 +163,6 @@ fn shard_setting(cfg: &Config, index: usize) -> String {
     match &cfg.shards {
         None => "DATABASE_URL".to_owned(),
         Some(shards) => format!("SHARDS (shard {index} of {})", shards.urls().len()),
-    }
-}
-
-/// Every shard's database probe: the service is SERVING only while each shard answers (an
-/// Upsert of any order may need any shard).
-struct ShardsProbe(Vec<DbProbe>);
-
-impl Probe for ShardsProbe {
-    async fn check(&mut self) -> Result<(), String> {
-        let count = self.0.len();
-        for (index, probe) in self.0.iter_mut().enumerate() {
-            probe.check().await.map_err(|e| {
-                if count > 1 {
-                    format!("shard {index}: {e}")
-                } else {
-                    e
-                }
-            })?;
-        }
-        Ok(())
     }
 }
 

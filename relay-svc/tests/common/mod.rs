@@ -202,6 +202,7 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         log_format: LogFormat::Text,
         admin_token: Default::default(),
         admin_tokens_file: None,
+        relay_shards: None,
         grpc_security: Default::default(),
         before_delete: None,
     }
