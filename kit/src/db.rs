@@ -24,7 +24,13 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// (default `prefer`) and `sslrootcert=`, `sslcert=`, `sslkey=` (PEM files). The files are
 /// checked here, at start-up: a missing one would otherwise look like an unreachable database.
 pub fn options(url: &SecretUrl) -> anyhow::Result<PgConnectOptions> {
-    let options = url.parse("DATABASE_URL", "PostgreSQL URL", PgConnectOptions::from_str)?;
+    options_for("DATABASE_URL", url)
+}
+
+/// [`options`] of a database given by another `setting` (e.g. one entry of `SHARDS`), named in
+/// its errors.
+pub fn options_for(setting: &str, url: &SecretUrl) -> anyhow::Result<PgConnectOptions> {
+    let options = url.parse(setting, "PostgreSQL URL", PgConnectOptions::from_str)?;
     if let Ok(parsed) = url::Url::parse(url) {
         for (key, value) in parsed.query_pairs() {
             if matches!(&*key, "sslrootcert" | "sslcert" | "sslkey")
@@ -36,7 +42,7 @@ pub fn options(url: &SecretUrl) -> anyhow::Result<PgConnectOptions> {
                     }
                 })
             {
-                anyhow::bail!("DATABASE_URL: {key}={value} cannot be read: {e}");
+                anyhow::bail!("{setting}: {key}={value} cannot be read: {e}");
             }
         }
     }
@@ -47,10 +53,16 @@ pub fn options(url: &SecretUrl) -> anyhow::Result<PgConnectOptions> {
 /// `max_connections`. Errors name `DATABASE_URL`, the setting an operator has to fix, and never
 /// show its password (a [`SecretUrl`] derefs to the `&str` this takes).
 pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<PgPool> {
-    let options = options(&SecretUrl::from(url))?;
+    connect_for("DATABASE_URL", url, max_connections).await
+}
+
+/// [`connect`] to a database given by another `setting` (e.g. one entry of `SHARDS`), named in
+/// its errors.
+pub async fn connect_for(setting: &str, url: &str, max_connections: u32) -> anyhow::Result<PgPool> {
+    let options = options_for(setting, &SecretUrl::from(url))?;
     create_database_if_missing(&options)
         .await
-        .context("DATABASE_URL: cannot reach PostgreSQL to create the database")?;
+        .with_context(|| format!("{setting}: cannot reach PostgreSQL to create the database"))?;
     PgPoolOptions::new()
         .max_connections(max_connections)
         // A query waits this long for a pooled connection while the database is away; then the
@@ -58,7 +70,7 @@ pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<PgPool> 
         .acquire_timeout(Duration::from_secs(5))
         .connect_with(options)
         .await
-        .context("DATABASE_URL: cannot connect to PostgreSQL")
+        .with_context(|| format!("{setting}: cannot connect to PostgreSQL"))
 }
 
 /// A pool that connects on first use, so that a service can start while its database is away.

@@ -210,6 +210,24 @@ impl Probe for DbProbe {
     }
 }
 
+/// Several probes that must all pass (e.g. every shard's database): the first failure is the
+/// answer, prefixed with that probe's name when there are several.
+#[derive(Debug)]
+pub struct AllOf<P>(pub Vec<(String, P)>);
+
+impl<P: Probe + Sync> Probe for AllOf<P> {
+    async fn check(&mut self) -> Result<(), String> {
+        let several = self.0.len() > 1;
+        for (name, probe) in &mut self.0 {
+            probe
+                .check()
+                .await
+                .map_err(|e| if several { format!("{name}: {e}") } else { e })?;
+        }
+        Ok(())
+    }
+}
+
 /// A part of the service that reports itself through a `watch` (true while it works).
 #[derive(Debug)]
 pub struct Flag {

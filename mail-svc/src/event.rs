@@ -98,6 +98,27 @@ pub fn check_publisher(trusted: &[String], user_id: Option<&str>) -> Result<(), 
     }
 }
 
+/// The message header orders-svc sets on each event when it writes to several shards (`SHARDS`).
+pub const SHARD_HEADER: &str = "shard";
+
+/// Refuses events of any shard but 0. Seqs are unique only within one shard, and this version
+/// keys its deduplication, held events and mails by seq alone: an event of shard 1 whose seq
+/// equals a processed one of shard 0 would be skipped as a duplicate and its mail silently lost.
+/// Dead-lettered instead (kept, with this reason), such events can be redriven once mail-svc keys
+/// by (shard, seq). Absent (an unsharded orders-svc) is shard 0.
+pub fn check_shard(header: Option<&str>) -> Result<(), Poison> {
+    match header.map(str::trim) {
+        None | Some("0") => Ok(()),
+        Some(s) if s.parse::<u32>().is_ok() => Err(Poison(format!(
+            "{SHARD_HEADER} {s}: this mail-svc processes shard 0 only (its keys are seqs, unique \
+             per shard); redrive after mail-svc keys events by (shard, seq)"
+        ))),
+        Some(s) => Err(Poison(format!(
+            "{SHARD_HEADER} header {s:?} is not a shard number"
+        ))),
+    }
+}
+
 /// Decodes and validates one message body. `content_type` absent means protobuf (relay-svc's
 /// format); `application/json` (any parameters, e.g. `; charset=utf-8`) is the seed's JSON shape.
 pub fn decode(content_type: Option<&str>, body: &[u8]) -> Result<Event, Poison> {
@@ -483,5 +504,15 @@ mod tests {
             "OrderStatusChanged needs a prev_seq"
         );
         assert!(with(&|e| e.payload.as_mut().unwrap().status = 99).contains("not an order status"));
+    }
+
+    #[test]
+    fn only_shard_zero_is_processed() {
+        assert_eq!(check_shard(None), Ok(()));
+        assert_eq!(check_shard(Some("0")), Ok(()));
+        let other = check_shard(Some("1")).expect_err("shard 1");
+        assert!(other.0.contains("shard 1"), "{other}");
+        let bad = check_shard(Some("x")).expect_err("not a number");
+        assert!(bad.0.contains("\"x\" is not a shard number"), "{bad}");
     }
 }

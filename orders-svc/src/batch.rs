@@ -24,6 +24,10 @@
 //! locks the order first is applied first.
 //!
 //! One `NOTIFY` (through the relay waker) per committed batch that appended events.
+//!
+//! With several shards (`SHARDS`) each shard has its own [`GroupCommit`] (queue, writers, pool,
+//! relay waker): a batch never spans two databases, and [`ShardedWrites`] routes each call to
+//! its order's shard.
 
 use std::{collections::HashMap, sync::Arc};
 
@@ -36,6 +40,7 @@ use crate::{
     db::{self, EventWrite, OrderRow, UpsertOutcome},
     error::Error,
     order::{Status, UpsertCommand},
+    shard::{self, Shard},
 };
 
 /// The most calls one transaction applies. Bounds the statement size and the work lost by one
@@ -63,12 +68,12 @@ pub struct GroupCommit {
 }
 
 impl GroupCommit {
-    /// Spawns the writers on the current runtime.
-    pub fn start(pool: PgPool, relay_waker: Arc<Notify>) -> Self {
+    /// Spawns the writers of `shard` (its database `pool`) on the current runtime.
+    pub fn start(pool: PgPool, shard: Shard, relay_waker: Arc<Notify>) -> Self {
         let (queue, rx) = mpsc::channel(QUEUE);
         let rx = Arc::new(Mutex::new(rx));
         for _ in 0..WRITERS {
-            tokio::spawn(writer(pool.clone(), relay_waker.clone(), rx.clone()));
+            tokio::spawn(writer(pool.clone(), shard, relay_waker.clone(), rx.clone()));
         }
         Self { queue }
     }
@@ -89,13 +94,48 @@ impl GroupCommit {
     }
 }
 
+/// Every shard's writes: one [`GroupCommit`] per shard, shard 0 first.
+#[derive(Debug, Clone)]
+pub struct ShardedWrites {
+    shards: Vec<GroupCommit>,
+}
+
+impl ShardedWrites {
+    /// Starts one group commit per shard; `shards` holds each shard's pool and relay waker.
+    pub fn start(shards: Vec<(PgPool, Arc<Notify>)>) -> Self {
+        let count = shards.len();
+        let shards = shards
+            .into_iter()
+            .enumerate()
+            .map(|(index, (pool, waker))| GroupCommit::start(pool, Shard { index, count }, waker))
+            .collect();
+        Self { shards }
+    }
+
+    /// Applies the call in its order's shard (see `crate::shard`).
+    pub async fn upsert(
+        &self,
+        cmd: UpsertCommand,
+        trace: Option<TraceHeaders>,
+    ) -> Result<UpsertOutcome, Error> {
+        self.shards[shard::of(cmd.id, self.shards.len())]
+            .upsert(cmd, trace)
+            .await
+    }
+}
+
 impl std::fmt::Debug for Job {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Job").field("cmd", &self.cmd).finish()
     }
 }
 
-async fn writer(pool: PgPool, relay_waker: Arc<Notify>, rx: Arc<Mutex<mpsc::Receiver<Job>>>) {
+async fn writer(
+    pool: PgPool,
+    shard: Shard,
+    relay_waker: Arc<Notify>,
+    rx: Arc<Mutex<mpsc::Receiver<Job>>>,
+) {
     let mut jobs = Vec::with_capacity(MAX_BATCH);
     // The free writer holds the receiver; `recv_many` waits only while the queue is empty, then
     // takes everything queued (up to the limit): the calls that arrived while the other
@@ -111,9 +151,9 @@ async fn writer(pool: PgPool, relay_waker: Arc<Notify>, rx: Arc<Mutex<mpsc::Rece
         let calls: Vec<(&UpsertCommand, Option<&TraceHeaders>)> =
             jobs.iter().map(|j| (&j.cmd, j.trace.as_ref())).collect();
         let applied = if let [(cmd, trace)] = calls[..] {
-            Ok(vec![db::upsert(&pool, cmd, trace).await])
+            Ok(vec![db::upsert_in(&pool, shard, cmd, trace).await])
         } else {
-            apply(&pool, &calls).await
+            apply(&pool, shard, &calls).await
         };
         let results = match applied {
             Ok(results) => results,
@@ -150,6 +190,7 @@ fn copy_for_call(e: &Error) -> Error {
 /// on COMMIT, unknown).
 async fn apply(
     pool: &PgPool,
+    shard: Shard,
     calls: &[(&UpsertCommand, Option<&TraceHeaders>)],
 ) -> Result<Vec<Result<UpsertOutcome, Error>>, Error> {
     let mut ids: Vec<i64> = calls.iter().map(|(c, _)| c.id).collect();
@@ -168,7 +209,7 @@ async fn apply(
             .rounds
             .iter()
             .flatten()
-            .map(|e| e.event.clone())
+            .map(|e| shard.tag(e.event.clone()))
             .collect();
         let appended = db::outbox().append_all(&mut tx, &all).await?;
         // rows[round][id]: the order as written by its event in that round.

@@ -3,7 +3,9 @@
 use std::net::SocketAddr;
 
 use clap::Parser;
-use outbox_kit::{health::Command, secret::SecretUrl, telemetry::LogFormat};
+use outbox_kit::{
+    amqp_failover::BrokerUrls, health::Command, secret::SecretUrl, telemetry::LogFormat,
+};
 
 /// The command line: run the service, or `healthcheck` a running one.
 #[derive(Debug, Clone, Parser)]
@@ -41,6 +43,13 @@ pub struct Config {
     )]
     pub database_url: SecretUrl,
 
+    /// Sharded writes: the order databases, comma-separated (a comma inside a password is `%2C`).
+    /// An order lives in shard `fnv1a64(id) × N >> 64` (docs/ARCHITECTURE.md, "Sharded writes");
+    /// each shard is created if missing, migrated and has its own outbox. Unset: one shard,
+    /// `DATABASE_URL`. Printed only with passwords masked.
+    #[arg(long, env = "SHARDS", hide_env_values = true)]
+    pub shards: Option<BrokerUrls>,
+
     /// Size of the PostgreSQL connection pool.
     #[arg(long, env = "DB_MAX_CONNECTIONS", default_value_t = 32,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -54,7 +63,24 @@ pub struct Config {
 impl Config {
     /// Checks what clap cannot; the error names the setting to fix and never shows a password.
     pub fn validate(&self) -> anyhow::Result<()> {
-        outbox_kit::db::options(&self.database_url)?;
+        match &self.shards {
+            None => {
+                outbox_kit::db::options(&self.database_url)?;
+            }
+            Some(shards) => {
+                shards.validate("SHARDS", "PostgreSQL URL", |url| {
+                    <sqlx::postgres::PgConnectOptions as std::str::FromStr>::from_str(url)
+                })?;
+            }
+        }
         Ok(())
+    }
+
+    /// The order databases, shard 0 first: `SHARDS`, or `DATABASE_URL` alone when it is unset.
+    pub fn shard_urls(&self) -> Vec<SecretUrl> {
+        match &self.shards {
+            Some(shards) => shards.urls().to_vec(),
+            None => vec![self.database_url.clone()],
+        }
     }
 }

@@ -17,6 +17,7 @@ use sqlx::{PgPool, Postgres, Transaction};
 use crate::{
     error::Error,
     order::{Status, UpsertCommand},
+    shard::Shard,
 };
 
 /// The embedded migrations (the `orders` table and the `outbox`; 0003 brings the outbox to the
@@ -130,6 +131,16 @@ pub async fn upsert(
     cmd: &UpsertCommand,
     trace: Option<&TraceHeaders>,
 ) -> Result<UpsertOutcome, Error> {
+    upsert_in(pool, Shard::ONLY, cmd, trace).await
+}
+
+/// [`upsert`] in one shard of several: the same transaction, the event tagged with `shard`.
+pub async fn upsert_in(
+    pool: &PgPool,
+    shard: Shard,
+    cmd: &UpsertCommand,
+    trace: Option<&TraceHeaders>,
+) -> Result<UpsertOutcome, Error> {
     // One retry is enough: after a lost creation race the row exists and stays existing.
     for _ in 0..2 {
         let mut tx = pool.begin().await?;
@@ -141,8 +152,8 @@ pub async fn upsert(
         .await?;
 
         let outcome = match current {
-            None => create(&mut tx, cmd, trace).await?,
-            Some(raw) => Some(change(&mut tx, cmd, to_row(raw)?, trace).await?),
+            None => create(&mut tx, shard, cmd, trace).await?,
+            Some(raw) => Some(change(&mut tx, shard, cmd, to_row(raw)?, trace).await?),
         };
         match outcome {
             Some(outcome) => {
@@ -164,6 +175,7 @@ pub async fn upsert(
 /// Inserts the order and its `OrderCreated` event. `None` when a concurrent creator won.
 async fn create(
     tx: &mut Transaction<'_, Postgres>,
+    shard: Shard,
     cmd: &UpsertCommand,
     trace: Option<&TraceHeaders>,
 ) -> Result<Option<UpsertOutcome>, Error> {
@@ -178,7 +190,10 @@ async fn create(
         previous_status: 0,
     };
     let ev = outbox()
-        .append(tx, order_event(cmd.id, ORDER_CREATED, &payload, trace))
+        .append(
+            tx,
+            shard.tag(order_event(cmd.id, ORDER_CREATED, &payload, trace)),
+        )
         .await?;
     // `on conflict do nothing` waits for a concurrent creator to finish and then returns no row.
     let raw: Option<RawRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
@@ -206,6 +221,7 @@ async fn create(
 /// Applies a status change to a locked order and appends its `OrderStatusChanged` event.
 async fn change(
     tx: &mut Transaction<'_, Postgres>,
+    shard: Shard,
     cmd: &UpsertCommand,
     current: OrderRow,
     trace: Option<&TraceHeaders>,
@@ -233,7 +249,7 @@ async fn change(
     let ev = outbox()
         .append(
             tx,
-            order_event(cmd.id, ORDER_STATUS_CHANGED, &payload, trace),
+            shard.tag(order_event(cmd.id, ORDER_STATUS_CHANGED, &payload, trace)),
         )
         .await?;
     let raw: RawRow = sqlx::query_as(sqlx::AssertSqlSafe(format!(

@@ -14,25 +14,27 @@ use tonic::{Request, Response, Status};
 use tracing::Instrument;
 
 use crate::{
-    batch::GroupCommit,
+    batch::ShardedWrites,
     db::{self, OrderRow},
     error::Error,
     order::UpsertCommand,
 };
 
-/// Serves `Upsert` through the group commit (which pokes the relay waker after each batch that
-/// appended events) and `GetOrder` from the pool.
+/// Serves `Upsert` through its shard's group commit (which pokes that shard's relay waker after
+/// each batch that appended events) and `GetOrder` from its shard's pool.
 #[derive(Debug, Clone)]
 pub struct OrdersGrpc {
-    pool: PgPool,
-    writes: GroupCommit,
+    pools: Vec<PgPool>,
+    writes: ShardedWrites,
 }
 
 impl OrdersGrpc {
-    /// Starts the group commit's writer on the current runtime.
-    pub fn new(pool: PgPool, relay_waker: Arc<Notify>) -> Self {
-        let writes = GroupCommit::start(pool.clone(), relay_waker);
-        Self { pool, writes }
+    /// Starts the group commits' writers on the current runtime; `shards` holds each shard's
+    /// pool and relay waker, shard 0 first.
+    pub fn new(shards: Vec<(PgPool, Arc<Notify>)>) -> Self {
+        let pools = shards.iter().map(|(pool, _)| pool.clone()).collect();
+        let writes = ShardedWrites::start(shards);
+        Self { pools, writes }
     }
 }
 
@@ -76,7 +78,8 @@ impl OrderService for OrdersGrpc {
         if id <= 0 {
             return Err(Error::invalid("id", "must be a positive integer").into());
         }
-        let order = db::get_order(&self.pool, id).await?;
+        let pool = &self.pools[crate::shard::of(id, self.pools.len())];
+        let order = db::get_order(pool, id).await?;
         Ok(Response::new(to_proto(&order)))
     }
 }

@@ -8,12 +8,13 @@
 //! - [`order`]: statuses, the transition table, request validation;
 //! - [`db`]: migrations and the `Upsert` transaction;
 //! - [`batch`]: the group commit that applies concurrent `Upsert`s in one transaction;
+//! - [`shard`]: which of the `SHARDS` databases an order lives in;
 //! - [`grpc`]: the tonic service;
 //! - [`metrics`]: every Prometheus metric it exports, with its HELP text;
 //! - [`App`]: wires them into a server with health, reflection and metrics.
 //!
 //! Health (`grpc.health.v1`, for `""` and `orders.v1.OrderService`) is SERVING while the
-//! database answers a ping, NOT_SERVING while it does not and from the moment shutdown starts.
+//! database (every shard's) answers a ping, NOT_SERVING while it does not and from the moment shutdown starts.
 //! orders-svc needs its database to start (it creates and migrates it first); relay-svc and
 //! mail-svc are the ones that wait.
 
@@ -24,11 +25,12 @@ pub mod error;
 pub mod grpc;
 pub mod metrics;
 pub mod order;
+pub mod shard;
 
 use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
-use outbox_kit::health::{DbProbe, Health, Probe};
+use outbox_kit::health::{AllOf, DbProbe, Health, Probe};
 use outbox_proto::orders::v1::order_service_server::OrderServiceServer;
 use sqlx::PgPool;
 use tokio::{net::TcpListener, sync::Notify, task::JoinHandle};
@@ -41,23 +43,29 @@ pub use config::Config;
 pub struct App {
     grpc_addr: SocketAddr,
     metrics_addr: SocketAddr,
-    pool: PgPool,
+    pools: Vec<PgPool>,
     server: JoinHandle<Result<(), tonic::transport::Error>>,
-    waker: JoinHandle<()>,
+    wakers: Vec<JoinHandle<()>>,
     health: JoinHandle<()>,
 }
 
 impl App {
-    /// Connects and migrates the database, binds the listeners (port 0 picks free ports) and
+    /// Connects and migrates the database (every shard's), binds the listeners (port 0 picks free ports) and
     /// starts serving until `shutdown` is cancelled.
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
         cfg.validate()?;
         let security = cfg.grpc_security.load()?;
-        let pool = outbox_kit::db::connect(&cfg.database_url, cfg.db_max_connections).await?;
-        db::MIGRATOR
-            .run(&pool)
-            .await
-            .context("DATABASE_URL: running the orders migrations")?;
+        let urls = cfg.shard_urls();
+        let mut pools = Vec::with_capacity(urls.len());
+        for (index, url) in urls.iter().enumerate() {
+            let setting = shard_setting(&cfg, index);
+            let pool = outbox_kit::db::connect_for(&setting, url, cfg.db_max_connections).await?;
+            db::MIGRATOR
+                .run(&pool)
+                .await
+                .with_context(|| format!("{setting}: running the orders migrations"))?;
+            pools.push(pool);
+        }
 
         let listener = TcpListener::bind(cfg.grpc_addr)
             .await
@@ -67,20 +75,36 @@ impl App {
         let metrics_addr =
             outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
 
-        let relay_waker = Arc::new(Notify::new());
-        let waker = tokio::spawn(wake_relay(
-            pool.clone(),
-            relay_waker.clone(),
-            shutdown.clone(),
-        ));
+        // Each shard has its own outbox, so its own relay group and its own wake-ups.
+        let mut shards = Vec::with_capacity(pools.len());
+        let mut wakers = Vec::with_capacity(pools.len());
+        for pool in &pools {
+            let relay_waker = Arc::new(Notify::new());
+            wakers.push(tokio::spawn(wake_relay(
+                pool.clone(),
+                relay_waker.clone(),
+                shutdown.clone(),
+            )));
+            shards.push((pool.clone(), relay_waker));
+        }
 
         let (health, health_service) =
             Health::new::<OrderServiceServer<grpc::OrdersGrpc>>(shutdown.clone()).await;
         // The first answer is already true: probe once before serving, then keep probing.
-        let mut probe = DbProbe::new(outbox_kit::db::options(&cfg.database_url)?);
+        // SERVING only while every shard answers: an Upsert of any order may need any shard.
+        let mut probe = AllOf(
+            urls.iter()
+                .enumerate()
+                .map(|(index, url)| {
+                    let setting = shard_setting(&cfg, index);
+                    let options = outbox_kit::db::options_for(&setting, url)?;
+                    Ok((format!("shard {index}"), DbProbe::new(options)))
+                })
+                .collect::<anyhow::Result<_>>()?,
+        );
         health.set(probe.check().await).await;
         let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
-        let orders = OrderServiceServer::new(grpc::OrdersGrpc::new(pool.clone(), relay_waker));
+        let orders = OrderServiceServer::new(grpc::OrdersGrpc::new(shards));
         let services = outbox_kit::grpc::Services::new(orders);
         if let Some(tokens) = &security.tokens {
             outbox_kit::auth::reload_on_sighup(vec![tokens.clone()], shutdown.clone());
@@ -91,9 +115,9 @@ impl App {
         Ok(Self {
             grpc_addr,
             metrics_addr,
-            pool,
+            pools,
             server,
-            waker,
+            wakers,
             health: health_monitor,
         })
     }
@@ -108,19 +132,37 @@ impl App {
         self.metrics_addr
     }
 
-    /// The database pool (tests inspect the outbox through it).
+    /// The database pool of shard 0, the only one without `SHARDS` (tests inspect the outbox
+    /// through it).
     pub fn pool(&self) -> &PgPool {
-        &self.pool
+        &self.pools[0]
+    }
+
+    /// Every shard's pool, shard 0 first.
+    pub fn pools(&self) -> &[PgPool] {
+        &self.pools
     }
 
     /// Waits until the server has drained after shutdown, then closes the pool.
     pub async fn run(self) -> anyhow::Result<()> {
         self.server.await.context("gRPC server task")??;
-        self.waker.await.context("relay waker task")?;
+        for waker in self.wakers {
+            waker.await.context("relay waker task")?;
+        }
         self.health.await.context("health monitor task")?;
-        self.pool.close().await;
+        for pool in &self.pools {
+            pool.close().await;
+        }
         tracing::info!("orders-svc stopped");
         Ok(())
+    }
+}
+
+/// The setting a shard's database comes from, for error messages.
+fn shard_setting(cfg: &Config, index: usize) -> String {
+    match &cfg.shards {
+        None => "DATABASE_URL".to_owned(),
+        Some(shards) => format!("SHARDS (shard {index} of {})", shards.urls().len()),
     }
 }
 

@@ -45,6 +45,12 @@ pub struct Config {
     )]
     pub database_url: SecretUrl,
 
+    /// Sharded writes: every order database whose outbox this process publishes, comma-separated,
+    /// shard 0 first (as orders-svc's `SHARDS`). One relay per shard, each with its own leader
+    /// lock in its own database. Unset: one, `DATABASE_URL`. Printed only with passwords masked.
+    #[arg(long, env = "RELAY_SHARDS", hide_env_values = true)]
+    pub relay_shards: Option<outbox_kit::amqp_failover::BrokerUrls>,
+
     /// The RabbitMQ broker, or a cluster's nodes as a comma-separated list tried in order, with
     /// failover when the connection is lost. Printed only with passwords masked.
     #[arg(
@@ -156,7 +162,7 @@ pub struct Config {
 impl Config {
     /// Checks what clap cannot; the error names the setting to fix.
     pub fn validate(&self) -> anyhow::Result<()> {
-        self.pg_options()?;
+        self.shards()?;
         // Parses every address of AMQP_URL, and checks the TLS files against them.
         self.amqp_tls.load(&self.amqp_url)?;
         if self.amqp_exchange.is_empty() || self.amqp_exchange.len() > 255 {
@@ -267,6 +273,33 @@ impl Config {
     /// The parsed `DATABASE_URL` (the error names it and never shows the password).
     pub fn pg_options(&self) -> anyhow::Result<PgConnectOptions> {
         outbox_kit::db::options(&self.database_url)
+    }
+
+    /// Each shard's database, shard 0 first, with the setting it came from (for errors):
+    /// `RELAY_SHARDS`, or `DATABASE_URL` alone when it is unset.
+    pub fn shards(&self) -> anyhow::Result<Vec<(String, SecretUrl, PgConnectOptions)>> {
+        match &self.relay_shards {
+            None => Ok(vec![(
+                "DATABASE_URL".to_owned(),
+                self.database_url.clone(),
+                self.pg_options()?,
+            )]),
+            Some(list) => {
+                list.validate("RELAY_SHARDS", "PostgreSQL URL", |url| {
+                    <PgConnectOptions as std::str::FromStr>::from_str(url)
+                })?;
+                let n = list.urls().len();
+                list.urls()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, url)| {
+                        let setting = format!("RELAY_SHARDS (shard {i} of {n})");
+                        let options = outbox_kit::db::options_for(&setting, url)?;
+                        Ok((setting, url.clone(), options))
+                    })
+                    .collect()
+            }
+        }
     }
 
     /// The relay library's settings: the table `outbox` of the orders database.

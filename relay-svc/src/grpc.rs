@@ -17,20 +17,36 @@ const FRESH_BACKLOG_TIMEOUT: Duration = Duration::from_secs(2);
 /// Serves `GetStatus` from the instance's live figures.
 #[derive(Debug, Clone)]
 pub struct RelayGrpc {
-    pool: PgPool,
+    /// Each shard's pool and relay figures, shard 0 first (one without `RELAY_SHARDS`).
+    shards: Vec<(PgPool, Arc<Status>)>,
     queries: Queries,
-    status: Arc<Status>,
 }
 
 impl RelayGrpc {
-    /// Serves the figures of `status`, reading the backlog of the outbox of `queries`.
-    pub fn new(pool: PgPool, queries: Queries, status: Arc<Status>) -> Self {
-        Self {
-            pool,
-            queries,
-            status,
-        }
+    /// Serves the figures of each shard's status, reading the backlog of the outbox of
+    /// `queries` in each shard's pool.
+    pub fn new(shards: Vec<(PgPool, Arc<Status>)>, queries: Queries) -> Self {
+        Self { shards, queries }
     }
+}
+
+/// One answer for several shards' relays: backlog, published and failures summed (failures: the
+/// worst shard's streak), the oldest unsent row of any shard, the highest seq confirmed in any
+/// shard (seqs are per shard: for one shard it is exactly that shard's), active when this
+/// instance leads at least one shard. One shard: its figures unchanged.
+pub fn combine(shards: &[Snapshot]) -> Snapshot {
+    shards.iter().fold(Snapshot::default(), |a, s| Snapshot {
+        backlog: a.backlog + s.backlog,
+        oldest_unsent_age_ms: a.oldest_unsent_age_ms.max(s.oldest_unsent_age_ms),
+        last_published_seq: a.last_published_seq.max(s.last_published_seq),
+        active: a.active || s.active,
+        consecutive_failures: a.consecutive_failures.max(s.consecutive_failures),
+        published_total: a.published_total + s.published_total,
+        held_orders: a.held_orders + s.held_orders,
+        quarantined: a.quarantined + s.quarantined,
+        quarantined_total: a.quarantined_total + s.quarantined_total,
+        refused_total: a.refused_total + s.refused_total,
+    })
 }
 
 /// The `GetStatus` answer from the live figures.
@@ -53,16 +69,17 @@ impl RelayService for RelayGrpc {
         &self,
         _request: Request<GetStatusRequest>,
     ) -> Result<Response<RelayStatus>, GrpcStatus> {
-        match tokio::time::timeout(
-            FRESH_BACKLOG_TIMEOUT,
-            db::backlog(&self.queries, &self.pool),
-        )
-        .await
-        {
-            Ok(Ok(backlog)) => self.status.set_backlog(backlog),
-            Ok(Err(e)) => tracing::debug!(error = %e, "status: backlog not refreshed"),
-            Err(_) => tracing::debug!("status: backlog query timed out"),
+        let mut snapshots = Vec::with_capacity(self.shards.len());
+        for (pool, status) in &self.shards {
+            match tokio::time::timeout(FRESH_BACKLOG_TIMEOUT, db::backlog(&self.queries, pool))
+                .await
+            {
+                Ok(Ok(backlog)) => status.set_backlog(backlog),
+                Ok(Err(e)) => tracing::debug!(error = %e, "status: backlog not refreshed"),
+                Err(_) => tracing::debug!("status: backlog query timed out"),
+            }
+            snapshots.push(status.snapshot());
         }
-        Ok(Response::new(to_proto(self.status.snapshot())))
+        Ok(Response::new(to_proto(combine(&snapshots))))
     }
 }

@@ -7,8 +7,12 @@
 //! settings, the gRPC status and health, and [`amqp::OrdersEncoder`], which publishes rows of
 //! the first orders outbox (before orders-svc migration 0003) exactly as before.
 //!
+//! **Sharded writes** (`RELAY_SHARDS`): one relay per order database, each with its own leader
+//! lock (in its own database), status and metrics labelled `shard`; `GetStatus` sums them (see
+//! [`grpc::combine`]). The admin service works on shard 0.
+//!
 //! **Health** (`grpc.health.v1`, `""` and `relay.v1.RelayService`): SERVING while the orders
-//! database answers a ping, leader or standby alike (a standby is ready to take over);
+//! database (every shard's) answers a ping, leader or standby alike (a standby is ready to take over);
 //! NOT_SERVING while it does not, and from the moment shutdown starts. The broker is not part of
 //! it: a relay that cannot publish still serves its status and catches up by itself.
 //!
@@ -30,7 +34,7 @@ pub mod status;
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use anyhow::Context;
-use outbox_kit::health::{DbProbe, Health, Probe};
+use outbox_kit::health::{AllOf, DbProbe, Health, Probe};
 use outbox_proto::relay::{
     admin::v1::relay_admin_server::RelayAdminServer, v1::relay_service_server::RelayServiceServer,
 };
@@ -46,9 +50,9 @@ pub use status::{Snapshot, Status};
 pub struct App {
     grpc_addr: SocketAddr,
     metrics_addr: SocketAddr,
-    status: Arc<Status>,
+    statuses: Vec<Arc<Status>>,
     server: JoinHandle<Result<(), tonic::transport::Error>>,
-    relay: JoinHandle<()>,
+    relays: Vec<JoinHandle<()>>,
     health: JoinHandle<()>,
 }
 
@@ -58,12 +62,18 @@ impl App {
     /// while status is served and health says NOT_SERVING until the database answers.
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
         cfg.validate_and_warn()?;
-        let pg = cfg.pg_options()?;
+        let shards = cfg.shards()?;
+        let sharded = cfg.relay_shards.is_some();
         // Lazy: the relay must start (and report) while the database is still away.
-        let pool = PgPoolOptions::new()
-            .max_connections(4)
-            .acquire_timeout(Duration::from_secs(5))
-            .connect_lazy_with(pg.clone());
+        let pools: Vec<_> = shards
+            .iter()
+            .map(|(_, _, pg)| {
+                PgPoolOptions::new()
+                    .max_connections(4)
+                    .acquire_timeout(Duration::from_secs(5))
+                    .connect_lazy_with(pg.clone())
+            })
+            .collect();
 
         let listener = TcpListener::bind(cfg.grpc_addr)
             .await
@@ -74,7 +84,6 @@ impl App {
         let metrics_addr =
             outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
 
-        let status = Arc::new(Status::default());
         let security = cfg.grpc_security.load()?;
         let cfg_admin_token = cfg
             .admin_token
@@ -82,30 +91,51 @@ impl App {
             .with_file(cfg.admin_tokens_file.as_deref())?;
         let settings = cfg.settings()?;
         let queries = db::Queries::new(&settings.table);
-        let relay = tokio::spawn(
-            outbox_relay::Relay::new(
-                settings,
-                pg.clone(),
-                pool.clone(),
-                status.clone(),
-                shutdown.clone(),
-            )
-            .with_encoder(Arc::new(amqp::OrdersEncoder))
-            .run(),
-        );
+        let mut statuses = Vec::with_capacity(shards.len());
+        let mut relays = Vec::with_capacity(shards.len());
+        for (index, ((_, url, pg), pool)) in shards.iter().zip(&pools).enumerate() {
+            let status = Arc::new(if sharded {
+                Status::labelled("shard", index.to_string())
+            } else {
+                Status::default()
+            });
+            // The leader lock is per database: one leader per shard among the instances.
+            let mut settings = settings.clone();
+            settings.database_url = url.clone();
+            relays.push(tokio::spawn(
+                outbox_relay::Relay::new(
+                    settings,
+                    pg.clone(),
+                    pool.clone(),
+                    status.clone(),
+                    shutdown.clone(),
+                )
+                .with_encoder(Arc::new(amqp::OrdersEncoder))
+                .run(),
+            ));
+            statuses.push(status);
+        }
 
         let (health, health_service) =
             Health::new::<RelayServiceServer<grpc::RelayGrpc>>(shutdown.clone()).await;
         // The first answer is already true: probe once before serving, then keep probing.
-        let mut probe = DbProbe::new(pg);
+        let mut probe = AllOf(
+            shards
+                .iter()
+                .map(|(setting, _, pg)| (setting.clone(), DbProbe::new(pg.clone())))
+                .collect(),
+        );
         health.set(probe.check().await).await;
         let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
         let admin = RelayAdminServer::new(admin::RelayAdminGrpc::new(
-            pool.clone(),
+            pools[0].clone(),
             queries.clone(),
             cfg_admin_token.clone(),
         ));
-        let service = RelayServiceServer::new(grpc::RelayGrpc::new(pool, queries, status.clone()));
+        let service = RelayServiceServer::new(grpc::RelayGrpc::new(
+            pools.into_iter().zip(statuses.iter().cloned()).collect(),
+            queries,
+        ));
         let services =
             outbox_kit::grpc::Services::new(service).with_admin(admin, cfg_admin_token.clone());
         let token_lists = security
@@ -120,9 +150,9 @@ impl App {
         Ok(Self {
             grpc_addr,
             metrics_addr,
-            status,
+            statuses,
             server,
-            relay,
+            relays,
             health: health_monitor,
         })
     }
@@ -137,27 +167,36 @@ impl App {
         self.metrics_addr
     }
 
-    /// The live status of this instance (what `GetStatus` returns, without the database read).
+    /// The live status of this instance's relay of shard 0, the only one without
+    /// `RELAY_SHARDS` (what `GetStatus` returns then, without the database read).
     pub fn status(&self) -> Arc<Status> {
-        self.status.clone()
+        self.statuses[0].clone()
+    }
+
+    /// The live status of each shard's relay, shard 0 first.
+    pub fn shard_statuses(&self) -> &[Arc<Status>] {
+        &self.statuses
     }
 
     /// Handles that stop the relay and the gRPC server at once, without any cleanup, as a crash
     /// would (tests). The database and broker connections are dropped, not closed politely.
     pub fn crash_handle(&self) -> CrashHandle {
         CrashHandle {
-            tasks: vec![
-                self.relay.abort_handle(),
-                self.server.abort_handle(),
-                self.health.abort_handle(),
-            ],
+            tasks: self
+                .relays
+                .iter()
+                .map(JoinHandle::abort_handle)
+                .chain([self.server.abort_handle(), self.health.abort_handle()])
+                .collect(),
         }
     }
 
     /// Waits until the relay loop has finished its cycle and released the lock, and the server
     /// has drained, after shutdown.
     pub async fn run(self) -> anyhow::Result<()> {
-        self.relay.await.context("relay task")?;
+        for relay in self.relays {
+            relay.await.context("relay task")?;
+        }
         self.server.await.context("gRPC server task")??;
         self.health.await.context("health monitor task")?;
         tracing::info!("relay-svc stopped");

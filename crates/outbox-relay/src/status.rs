@@ -90,9 +90,12 @@ pub const METRICS: &[Metric] = &[
     ),
 ];
 
-/// The live figures of one relay instance.
+/// The live figures of one relay instance (of one outbox, for a process that relays several).
 #[derive(Debug, Default)]
 pub struct Status {
+    /// Labels on every metric it records: none for a process with one relay, `shard="N"` for each
+    /// of several (see [`Status::labelled`]).
+    labels: Vec<metrics::Label>,
     backlog: AtomicU64,
     /// ms since the epoch of the oldest unsent row; 0 when the outbox is empty.
     oldest_ms: AtomicI64,
@@ -132,6 +135,15 @@ pub struct Snapshot {
 }
 
 impl Status {
+    /// The figures of one of several relays in a process: every metric it records carries the
+    /// label `name="value"` (e.g. `shard="1"`), so the relays' gauges do not overwrite each other.
+    pub fn labelled(name: &'static str, value: impl Into<String>) -> Self {
+        Self {
+            labels: vec![metrics::Label::new(name, value.into())],
+            ..Self::default()
+        }
+    }
+
     /// The current figures; the oldest row's age is computed now.
     pub fn snapshot(&self) -> Snapshot {
         let oldest = self.oldest_ms.load(Relaxed);
@@ -156,12 +168,12 @@ impl Status {
 
     pub(crate) fn set_held_orders(&self, n: usize) {
         self.held_orders.store(n as u64, Relaxed);
-        metrics::gauge!(names::HELD_ORDERS).set(n as f64);
+        metrics::gauge!(names::HELD_ORDERS, self.labels.clone()).set(n as f64);
     }
 
     pub(crate) fn set_quarantined(&self, n: u64) {
         self.quarantined.store(n, Relaxed);
-        metrics::gauge!(names::QUARANTINED).set(n as f64);
+        metrics::gauge!(names::QUARANTINED, self.labels.clone()).set(n as f64);
     }
 
     pub(crate) fn quarantined(&self) -> u64 {
@@ -171,7 +183,7 @@ impl Status {
     /// Records rows moved into quarantine (also counted as `failed{reason="corrupt"}`).
     pub(crate) fn moved_to_quarantine(&self, n: u64) {
         self.quarantined_total.fetch_add(n, Relaxed);
-        metrics::counter!(names::QUARANTINED_TOTAL).increment(n);
+        metrics::counter!(names::QUARANTINED_TOTAL, self.labels.clone()).increment(n);
     }
 
     /// Records fresh backlog figures (the relay does after its reads; a status call may too).
@@ -179,12 +191,12 @@ impl Status {
         self.backlog.store(b.rows, Relaxed);
         let oldest = b.oldest.map(|t| t.timestamp_millis().max(1)).unwrap_or(0);
         self.oldest_ms.store(oldest, Relaxed);
-        metrics::gauge!(names::BACKLOG).set(b.rows as f64);
+        metrics::gauge!(names::BACKLOG, self.labels.clone()).set(b.rows as f64);
         let age = b
             .oldest
             .map(|t| (Utc::now() - t).num_milliseconds().max(0) as f64 / 1000.0)
             .unwrap_or(0.0);
-        metrics::gauge!(names::OLDEST_UNSENT_AGE).set(age);
+        metrics::gauge!(names::OLDEST_UNSENT_AGE, self.labels.clone()).set(age);
     }
 
     pub(crate) fn backlog_rows(&self) -> u64 {
@@ -193,18 +205,18 @@ impl Status {
 
     pub(crate) fn set_active(&self, active: bool) {
         self.active.store(active, Relaxed);
-        metrics::gauge!(names::ACTIVE).set(if active { 1.0 } else { 0.0 });
+        metrics::gauge!(names::ACTIVE, self.labels.clone()).set(if active { 1.0 } else { 0.0 });
     }
 
     pub(crate) fn set_consecutive_failures(&self, n: u32) {
         self.consecutive_failures.store(n, Relaxed);
-        metrics::gauge!(names::CONSECUTIVE_FAILURES).set(f64::from(n));
+        metrics::gauge!(names::CONSECUTIVE_FAILURES, self.labels.clone()).set(f64::from(n));
     }
 
     /// Records events the broker confirmed: counters, last seq, commit-to-confirm latency.
     pub(crate) fn published(&self, events: &[(i64, DateTime<Utc>)]) {
         let now = Utc::now();
-        let hist = metrics::histogram!(names::COMMIT_TO_PUBLISH);
+        let hist = metrics::histogram!(names::COMMIT_TO_PUBLISH, self.labels.clone());
         for (_, created) in events {
             hist.record((now - *created).num_microseconds().unwrap_or(0).max(0) as f64 / 1e6);
         }
@@ -213,10 +225,10 @@ impl Status {
                 .last_published_seq
                 .fetch_max(max as u64, Relaxed)
                 .max(max as u64);
-            metrics::gauge!(names::LAST_PUBLISHED_SEQ).set(last as f64);
+            metrics::gauge!(names::LAST_PUBLISHED_SEQ, self.labels.clone()).set(last as f64);
         }
         self.published_total.fetch_add(events.len() as u64, Relaxed);
-        metrics::counter!(names::PUBLISHED).increment(events.len() as u64);
+        metrics::counter!(names::PUBLISHED, self.labels.clone()).increment(events.len() as u64);
     }
 
     /// Records `n` events that were not delivered, and why.
@@ -225,7 +237,9 @@ impl Status {
             self.refused_total.fetch_add(n as u64, Relaxed);
         }
         if n > 0 {
-            metrics::counter!(names::FAILED, "reason" => reason).increment(n as u64);
+            let mut labels = self.labels.clone();
+            labels.push(metrics::Label::new("reason", reason));
+            metrics::counter!(names::FAILED, labels).increment(n as u64);
         }
     }
 }

@@ -379,7 +379,7 @@ impl Consumer {
         Ok(Handled::Acked)
     }
 
-    /// Judges a delivery before any database work: who published it, then its size and format
+    /// Judges a delivery before any database work: who published it, its shard, then its size and format
     /// (see `event::decode`, which checks the size before parsing). Also its valid traceparent.
     fn judge(&self, delivery: &Delivery) -> (Result<Event, event::Poison>, Option<String>) {
         let props = &delivery.properties;
@@ -387,7 +387,9 @@ impl Consumer {
             header_str(props, "traceparent").filter(|v| TraceHeaders::parse(v, None).is_some());
         let content_type = props.content_type().as_ref().map(|c| c.as_str().to_owned());
         let user_id = props.user_id().as_ref().map(|u| u.as_str());
+        let shard = header_str(props, event::SHARD_HEADER);
         let decoded = event::check_publisher(&self.trusted_publishers, user_id)
+            .and_then(|()| event::check_shard(shard.as_deref()))
             .and_then(|()| event::decode(content_type.as_deref(), &delivery.data));
         (decoded, traceparent)
     }

@@ -25,6 +25,7 @@ pub fn config(database_url: String) -> Config {
         grpc_addr: "127.0.0.1:0".parse().expect("addr"),
         metrics_addr: "127.0.0.1:0".parse().expect("addr"),
         database_url: database_url.into(),
+        shards: None,
         db_max_connections: 16,
         grpc_security: Default::default(),
         log_format: LogFormat::Text,

@@ -74,6 +74,7 @@ impl Orders {
                 grpc_addr: "127.0.0.1:0".parse().expect("addr"),
                 metrics_addr: "127.0.0.1:0".parse().expect("addr"),
                 database_url: database_url.clone().into(),
+                shards: None,
                 db_max_connections: 16,
                 grpc_security: Default::default(),
                 log_format: LogFormat::Text,
@@ -201,6 +202,7 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         log_format: LogFormat::Text,
         admin_token: Default::default(),
         admin_tokens_file: None,
+        relay_shards: None,
         grpc_security: Default::default(),
         before_delete: None,
     }
