@@ -1,7 +1,14 @@
 //! The `amqp` feature against the real RabbitMQ: dead letters with their reason, a dead-letter
-//! queue someone deleted, acks after commit.
+//! queue someone deleted, acks after commit, and the consumer loop (with PostgreSQL).
 
-use std::time::Duration;
+use std::{
+    num::{NonZeroU16, NonZeroUsize},
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
 
 use futures::StreamExt;
 use lapin::{
@@ -13,11 +20,17 @@ use lapin::{
     },
     types::{AMQPValue, FieldTable},
 };
-use outbox_inbox::amqp::{
-    DEATH_REASON_HEADER, DeadLetterChannel, MAX_REASON_BYTES, ORIGINAL_ROUTING_KEY_HEADER,
-    Topology, Unsettled, ack_together,
+use outbox::wire;
+use outbox_inbox::{
+    Envelope, Handler, Inbox,
+    amqp::{
+        Consumer, DEATH_REASON_HEADER, DeadLetterChannel, MAX_REASON_BYTES,
+        ORIGINAL_ROUTING_KEY_HEADER, Topology, Unsettled, ack_together,
+    },
 };
 use outbox_kit::testing;
+use prost::Message;
+use sqlx::PgConnection;
 
 struct Broker {
     conn: Connection,
@@ -41,13 +54,22 @@ impl Broker {
     }
 
     async fn publish(&self, key: &str, body: &[u8]) {
+        self.publish_with(
+            key,
+            body,
+            BasicProperties::default().with_message_id("7".into()),
+        )
+        .await;
+    }
+
+    async fn publish_with(&self, key: &str, body: &[u8], properties: BasicProperties) {
         self.ch
             .basic_publish(
                 self.topology.exchange.as_str().into(),
                 key.into(),
                 BasicPublishOptions::default(),
                 body,
-                BasicProperties::default().with_message_id("7".into()),
+                properties,
             )
             .await
             .expect("publish")
@@ -214,5 +236,279 @@ async fn acks_together_settle_exactly_the_batch() {
     assert!(b.ch.status().connected(), "every tag acked exactly once");
     let _ = b.ch.close(200, "bye".into()).await;
     assert_eq!(b.ready(&b.topology.queue).await, 0, "nothing comes back");
+    b.cleanup().await;
+}
+
+/// The consumer's handler in these tests: one row per handled event, in handling order (a
+/// second row for one seq fails the unique constraint), and the most handlers running at once.
+#[derive(Clone)]
+struct Record {
+    running: Arc<AtomicUsize>,
+    most: Arc<AtomicUsize>,
+}
+
+impl Handler for Record {
+    type Error = sqlx::Error;
+    async fn handle(&mut self, conn: &mut PgConnection, e: &Envelope) -> Result<(), sqlx::Error> {
+        let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(now, Ordering::SeqCst);
+        // Long enough for the other slots' transactions to overlap this one.
+        let slept = sqlx::query("select pg_sleep(0.02)")
+            .execute(&mut *conn)
+            .await;
+        let written = match slept {
+            Ok(_) => sqlx::query("insert into handled (aggregate_id, seq) values ($1, $2)")
+                .bind(e.aggregate_id)
+                .bind(e.seq)
+                .execute(&mut *conn)
+                .await
+                .map(drop),
+            Err(e) => Err(e),
+        };
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        written
+    }
+}
+
+/// A relayed message's body: event `seq` of `aggregate_id`, after `prev_seq`.
+fn relayed(aggregate_id: i64, seq: u64, prev_seq: Option<u64>) -> Vec<u8> {
+    wire::Envelope {
+        seq,
+        r#type: "InvoicePaid".into(),
+        aggregate_id,
+        prev_seq,
+        payload: format!("{aggregate_id}/{seq}").into_bytes(),
+        ts_ms: 1,
+    }
+    .encode_to_vec()
+}
+
+#[tokio::test]
+async fn the_consumer_applies_shuffled_duplicated_chains_once_in_order_four_at_a_time() {
+    let b = Broker::start().await;
+    let pool = outbox_inbox::doctest_pool().await.expect("fresh database");
+    let inbox = Inbox::new("consumer_inbox").expect("prefix");
+    inbox
+        .tables()
+        .migrator()
+        .expect("migrator")
+        .run(&pool)
+        .await
+        .expect("migrate");
+    sqlx::query(
+        "create table handled (n bigint generated always as identity, aggregate_id bigint,
+                               seq bigint unique)",
+    )
+    .execute(&pool)
+    .await
+    .expect("handled table");
+
+    // Five invoices with chains of six events (seq 100a+1 ..= 100a+6), every third event twice,
+    // shuffled (a fixed xorshift), and one poison message in the middle.
+    const AGGREGATES: i64 = 5;
+    const CHAIN: u64 = 6;
+    let mut bodies = Vec::new();
+    for a in 1..=AGGREGATES {
+        for i in 1..=CHAIN {
+            let seq = 100 * a as u64 + i;
+            let body = relayed(a, seq, (i > 1).then_some(seq - 1));
+            if i % 3 == 0 {
+                bodies.push(body.clone());
+            }
+            bodies.push(body);
+        }
+    }
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for i in (1..bodies.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        bodies.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    let protobuf = BasicProperties::default().with_content_type(wire::CONTENT_TYPE_PROTOBUF.into());
+    bodies.insert(bodies.len() / 2, b"not an envelope".to_vec());
+    for body in &bodies {
+        b.publish_with("invoice.paid", body, protobuf.clone()).await;
+    }
+
+    let record = Record {
+        running: Arc::default(),
+        most: Arc::default(),
+    };
+    let consumer = Consumer::new(b.topology.clone())
+        .with_prefetch(NonZeroU16::new(16).expect("non-zero"))
+        .with_concurrency(NonZeroUsize::new(4).expect("non-zero"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let run = consumer.run(
+        &b.conn,
+        &pool,
+        &inbox,
+        |_| Ok(()),
+        || record.clone(),
+        async {
+            let _ = stopped.await;
+        },
+    );
+    let expected = AGGREGATES * CHAIN as i64;
+    let watch = async {
+        for _ in 0..300 {
+            let handled: i64 = sqlx::query_scalar("select count(*) from handled")
+                .fetch_one(&pool)
+                .await
+                .expect("count");
+            if handled == expected && b.ready(&b.topology.dead_letter_queue).await == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let _ = stop.send(());
+    };
+    let (ran, ()) = tokio::join!(run, watch);
+    ran.expect("the consumer ends cleanly at shutdown");
+
+    for a in 1..=AGGREGATES {
+        let seqs: Vec<i64> =
+            sqlx::query_scalar("select seq from handled where aggregate_id = $1 order by n")
+                .bind(a)
+                .fetch_all(&pool)
+                .await
+                .expect("handled");
+        let chain: Vec<i64> = (1..=CHAIN as i64).map(|i| 100 * a + i).collect();
+        assert_eq!(seqs, chain, "invoice {a}: each event once, in chain order");
+    }
+    let held: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "select count(*) from {}",
+        inbox.tables().held()
+    )))
+    .fetch_one(&pool)
+    .await
+    .expect("held");
+    assert_eq!(held, 0, "every held event was released");
+    let most = record.most.load(Ordering::SeqCst);
+    assert!(
+        (2..=4).contains(&most),
+        "up to 4 deliveries at once, got {most}"
+    );
+
+    let dead = b
+        .dead_letter_get()
+        .await
+        .expect("the poison is dead-lettered");
+    assert_eq!(dead.delivery.data, b"not an envelope");
+    let why = header(&dead.delivery.properties, DEATH_REASON_HEADER);
+    assert!(why.contains("not an outbox envelope"), "{why}");
+    assert!(b.dead_letter_get().await.is_none(), "only the poison");
+    // The consumer's channel is closed: anything it left unacked would be back in the queue.
+    let _ = b.ch.close(200, "bye".into()).await;
+    assert_eq!(b.ready(&b.topology.queue).await, 0, "everything was acked");
+    b.cleanup().await;
+}
+
+/// Fails every event while `failures_left` is above zero (counting it down), then records.
+#[derive(Clone)]
+struct FailFirst {
+    failures_left: Arc<AtomicUsize>,
+    attempts: Arc<AtomicUsize>,
+}
+
+impl Handler for FailFirst {
+    type Error = String;
+    async fn handle(&mut self, conn: &mut PgConnection, e: &Envelope) -> Result<(), String> {
+        self.attempts.fetch_add(1, Ordering::SeqCst);
+        let left = self.failures_left.load(Ordering::SeqCst);
+        if left > 0 {
+            self.failures_left.store(left - 1, Ordering::SeqCst);
+            return Err("the ledger is down".into());
+        }
+        sqlx::query("insert into handled (aggregate_id, seq) values ($1, $2)")
+            .bind(e.aggregate_id)
+            .bind(e.seq)
+            .execute(conn)
+            .await
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Publishes one event, runs a consumer whose handler fails `failures` times, and stops it once
+/// `stop_after`; returns the pool, the handler's attempts and the broker.
+async fn run_failing(failures: usize, stop_after: Duration) -> (sqlx::PgPool, usize, Broker) {
+    let b = Broker::start().await;
+    let pool = outbox_inbox::doctest_pool().await.expect("fresh database");
+    let inbox = Inbox::new("retry_inbox").expect("prefix");
+    inbox
+        .tables()
+        .migrator()
+        .expect("migrator")
+        .run(&pool)
+        .await
+        .expect("migrate");
+    sqlx::query("create table handled (aggregate_id bigint, seq bigint unique)")
+        .execute(&pool)
+        .await
+        .expect("handled table");
+    let protobuf = BasicProperties::default().with_content_type(wire::CONTENT_TYPE_PROTOBUF.into());
+    b.publish_with("invoice.paid", &relayed(1, 1, None), protobuf)
+        .await;
+    let handler = FailFirst {
+        failures_left: Arc::new(AtomicUsize::new(failures)),
+        attempts: Arc::default(),
+    };
+    let consumer = Consumer::new(b.topology.clone());
+    let run = consumer.run(
+        &b.conn,
+        &pool,
+        &inbox,
+        |_| Ok(()),
+        || handler.clone(),
+        tokio::time::sleep(stop_after),
+    );
+    tokio::time::timeout(stop_after + Duration::from_secs(10), run)
+        .await
+        .expect("the consumer stops at shutdown")
+        .expect("the consumer ends cleanly");
+    let attempts = handler.attempts.load(Ordering::SeqCst);
+    (pool, attempts, b)
+}
+
+async fn handled(pool: &sqlx::PgPool) -> i64 {
+    sqlx::query_scalar("select count(*) from handled")
+        .fetch_one(pool)
+        .await
+        .expect("count")
+}
+
+#[tokio::test]
+async fn a_failing_transaction_is_retried_after_a_backoff_and_acked_once_it_commits() {
+    // Two failures wait about 100 ms and 200 ms (with jitter): done well within 3 s.
+    let (pool, attempts, b) = run_failing(2, Duration::from_secs(3)).await;
+    assert_eq!(
+        attempts, 3,
+        "two failures, then the commit, and no busy loop"
+    );
+    assert_eq!(handled(&pool).await, 1);
+    let _ = b.ch.close(200, "bye".into()).await;
+    assert_eq!(
+        b.ready(&b.topology.queue).await,
+        0,
+        "acked after the commit"
+    );
+    assert!(b.dead_letter_get().await.is_none(), "an error is no poison");
+    b.cleanup().await;
+}
+
+#[tokio::test]
+async fn a_delivery_still_failing_at_shutdown_stays_unacked_and_returns_to_the_queue() {
+    let (pool, attempts, b) = run_failing(usize::MAX, Duration::from_secs(2)).await;
+    // Waits of 50-100, 100-200, 200-400, 400-800, 800-1600 ms: 5 or 6 attempts in 2 s, no spin.
+    assert!((4..=6).contains(&attempts), "{attempts} attempts");
+    assert_eq!(handled(&pool).await, 0);
+    let _ = b.ch.close(200, "bye".into()).await;
+    assert_eq!(
+        b.ready(&b.topology.queue).await,
+        1,
+        "neither acked nor dead-lettered: back in the queue"
+    );
+    assert!(b.dead_letter_get().await.is_none());
     b.cleanup().await;
 }

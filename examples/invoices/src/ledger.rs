@@ -1,16 +1,14 @@
 //! The read side: the consumer that applies each event to `billing.ledger` exactly once, in
-//! each invoice's chain order, whatever order and however often the broker delivers it.
+//! each invoice's chain order, whatever order and however often the broker delivers it. The
+//! loop is the crate's ([`outbox_inbox::amqp::Consumer`]); this service brings its judge and
+//! its handler.
 
-use futures::StreamExt;
-use lapin::{
-    Connection,
-    message::Delivery,
-    options::{BasicAckOptions, BasicConsumeOptions, BasicQosOptions},
-    types::FieldTable,
-};
+use std::num::NonZeroU16;
+
+use lapin::Connection;
 use outbox_inbox::{
-    ApplyError, Envelope, Handler, Outcome,
-    amqp::{DeadLetterChannel, Disposition, Topology},
+    Envelope, Handler,
+    amqp::{Consumer, Topology},
 };
 use sqlx::PgConnection;
 use tokio_util::sync::CancellationToken;
@@ -18,76 +16,38 @@ use tokio_util::sync::CancellationToken;
 use crate::{Billing, Error, InvoiceEvent};
 
 /// Deliveries the consumer holds unacked; the rest wait in the queue for any instance.
-const PREFETCH: u16 = 32;
+const PREFETCH: NonZeroU16 = NonZeroU16::new(32).expect("non-zero");
 
 impl Billing {
     /// Consumes `topology`'s queue (declaring it, with its dead-letter queue) into the ledger
-    /// until `shutdown`. A broker or database error ends it, and what is unacked goes back to
-    /// the queue (a production consumer reconnects and retries: see mail-svc's).
+    /// until `shutdown`, one delivery at a time. A database error is retried after a backoff; a
+    /// broker error ends it, and what is unacked goes back to the queue (a production consumer
+    /// reconnects and runs again: see mail-svc's).
     pub async fn consume(
         &self,
         amqp: &Connection,
         topology: &Topology,
         shutdown: CancellationToken,
     ) -> Result<(), Error> {
-        let ch = amqp.create_channel().await?;
-        topology.declare(&ch).await?;
-        // A confirm-mode channel of its own: poison is acked only once the broker has taken
-        // its dead-letter copy.
-        let dead_letters = DeadLetterChannel::new(amqp, topology);
-        dead_letters.open().await?;
-        ch.basic_qos(PREFETCH, BasicQosOptions::default()).await?;
-        // Manual acks (no_ack is false): a delivery leaves the queue only once it is settled.
-        let options = BasicConsumeOptions::default();
-        let queue = topology.queue.as_str().into();
-        let mut deliveries = ch
-            .basic_consume(queue, "".into(), options, FieldTable::default())
+        let consumer = Consumer::new(topology.clone()).with_prefetch(PREFETCH);
+        consumer
+            .run(
+                amqp,
+                &self.pool,
+                &self.inbox,
+                judge,
+                || LedgerLine,
+                shutdown.cancelled(),
+            )
             .await?;
-        loop {
-            let delivery = tokio::select! {
-                _ = shutdown.cancelled() => break,
-                next = deliveries.next() => match next {
-                    Some(delivery) => delivery?,
-                    None => break,
-                },
-            };
-            if let Disposition::DeadLetter { reason } = self.apply(&delivery).await? {
-                dead_letters.publish(&delivery, &reason).await?;
-            }
-            // Only after the commit: a crash before the ack redelivers the message, and the
-            // inbox skips it as a duplicate.
-            delivery.ack(BasicAckOptions::default()).await?;
-        }
-        dead_letters.close().await;
-        let _ = ch.close(200, "bye".into()).await;
         Ok(())
     }
+}
 
-    /// Applies one delivery in a transaction of its own and says how to settle it.
-    async fn apply(&self, delivery: &Delivery) -> Result<Disposition, Error> {
-        // Judged before any database work: poison never enters a transaction, nor the held
-        // table, where it would stop its invoice's chain.
-        let judged = Envelope::from_delivery(delivery)
-            .and_then(|envelope| InvoiceEvent::parse(&envelope.payload).map(|_| envelope));
-        let envelope = match judged {
-            Ok(envelope) => envelope,
-            Err(reason) => return Ok(Disposition::dead_letter(reason)),
-        };
-        let mut tx = self.pool.begin().await?;
-        let outcome = self.inbox.apply(&mut tx, &envelope, &mut LedgerLine).await;
-        match outcome.map_err(|e| match e {
-            ApplyError::Handler { source, .. } => source,
-            ApplyError::Db(e) => Error::Db(e),
-        })? {
-            // Nothing was written for it (dropping `tx` rolls back), and it can never apply.
-            Outcome::Conflict(conflict) => Ok(Disposition::dead_letter(conflict.to_string())),
-            // Processed (with the held successors it released), held, or a duplicate.
-            _ => {
-                tx.commit().await?;
-                Ok(Disposition::Ack)
-            }
-        }
-    }
+/// Poison (a payload that is no invoice event) is dead-lettered before any database work: it
+/// never enters a transaction, nor the held table, where it would stop its invoice's chain.
+fn judge(envelope: &Envelope) -> Result<(), String> {
+    InvoiceEvent::parse(&envelope.payload).map(drop)
 }
 
 /// The inbox's handler: one ledger line per event, written in the inbox's transaction.

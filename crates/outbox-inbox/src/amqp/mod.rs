@@ -1,7 +1,8 @@
 //! The lapin glue of a consumer (feature `amqp`): what to do with a delivery ([`Disposition`]),
 //! the queue topology with its dead-letter exchange ([`Topology`]), dead-lettering with a reason
 //! ([`DeadLetterChannel`]), acks after commit ([`ack_together`]), and the envelope of a message an
-//! outbox relay published ([`Envelope::from_delivery`](crate::Envelope::from_delivery)).
+//! outbox relay published ([`Envelope::from_delivery`](crate::Envelope::from_delivery)), and
+//! [`Consumer`], a loop that puts them together.
 //!
 //! The order of work for every delivery: judge it (poison is dead-lettered unread), apply it
 //! with [`Inbox::apply`](crate::Inbox::apply) or [`Inbox::batch`](crate::Inbox::batch) in your
@@ -13,11 +14,13 @@
 //! this consumer's; the rest wait in the queue for any instance.
 
 mod ack;
+mod consumer;
 mod dead_letter;
 mod message;
 mod topology;
 
 pub use ack::{BROKER_CALL_TIMEOUT, BrokerError, Unsettled, ack_together, broker_call};
+pub use consumer::{Consumer, RETRY_MAX, RETRY_MIN};
 pub use dead_letter::{
     DEAD_LETTER_ATTEMPTS, DEATH_REASON_HEADER, DeadLetterChannel, MAX_REASON_BYTES,
     ORIGINAL_ROUTING_KEY_HEADER, ORIGINAL_USER_ID_HEADER, bounded_reason, dead_letter_properties,
