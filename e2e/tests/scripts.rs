@@ -572,7 +572,7 @@ async fn dev_secrets_are_what_the_services_accept_and_are_kept_on_rerun() {
         };
         let value = match key.as_str() {
             "GRPC_ADDR" | "METRICS_ADDR" => "127.0.0.1:0".to_owned(),
-            "DATABASE_URL" => testing::fresh_database_url("dev_secrets"),
+            "DATABASE_URL" => testing::fresh_database_url("e2e_dev_secrets"),
             _ => value,
         };
         args.push(format!("--{}", arg.get_long().expect("long flag")));

@@ -20,7 +20,7 @@ fn url_with_password(db: &str, query: &str) -> String {
 
 #[tokio::test]
 async fn sslmode_require_connects_over_tls() {
-    let url = url_with_password(&testing::unique("pgtls"), "sslmode=require");
+    let url = url_with_password(&testing::unique("outbox_pgtls"), "sslmode=require");
     let pool = db::connect(&url, 1)
         .await
         .expect("connects with sslmode=require");
