@@ -336,6 +336,26 @@ impl Exposition {
         self.samples.iter().any(|(n, _, _)| n == name)
     }
 
+    /// Which metrics of a service's declared list are not exported, or are exported with a HELP
+    /// text other than the list's.
+    pub fn declared_problems(&self, declared: &[crate::metrics::Metric]) -> Vec<String> {
+        let families = self.families();
+        let mut problems = Vec::new();
+        for m in declared {
+            if !families.contains(m.name) {
+                problems.push(format!("{} is not exported", m.name));
+            }
+            let help = self.help.get(m.name).map(String::as_str);
+            if help != Some(m.help) {
+                problems.push(format!(
+                    "{}'s HELP is {help:?}, not the one the list gives ({:?})",
+                    m.name, m.help
+                ));
+            }
+        }
+        problems
+    }
+
     /// What is wrong with the hygiene of `service`'s metrics: a family without HELP text or
     /// TYPE, a missing `process_*` figure, no `build_info{service="<service>"} 1`.
     pub fn hygiene_problems(&self, service: &str) -> Vec<String> {
