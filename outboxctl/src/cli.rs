@@ -146,20 +146,26 @@ pub enum Quarantine {
     /// them, a repaired payload); the relay publishes them, then their order's later events.
     #[command(after_help = "Examples:
   outboxctl quarantine requeue --seq 118 --reason 'relay 1.4 knows OrderRefunded'
-  outboxctl quarantine requeue --order 45 --reason 'payload repaired, INC-2231'")]
+  outboxctl quarantine requeue --order 45 --reason 'payload repaired, INC-2231'
+  outboxctl quarantine requeue --shard 1 --seq 118 --reason 'relay 1.4 knows OrderRefunded'")]
     Requeue {
         #[command(flatten)]
         select: QuarantineSelect,
+        #[command(flatten)]
+        shard: Shard,
         #[command(flatten)]
         reason: Reason,
     },
     /// Deletes rows for good (their content stays in the audit row). Their order's later events
     /// then flow, and mail-svc holds them: release them with `outboxctl held release`.
     #[command(after_help = "Examples:
-  outboxctl quarantine drop --seq 118 --reason 'test event written by hand, INC-2231'")]
+  outboxctl quarantine drop --seq 118 --reason 'test event written by hand, INC-2231'
+  outboxctl quarantine drop --shard 1 --order 45 --reason 'test order, INC-2231'")]
     Drop {
         #[command(flatten)]
         select: QuarantineSelect,
+        #[command(flatten)]
+        shard: Shard,
         #[command(flatten)]
         reason: Reason,
     },
@@ -174,6 +180,15 @@ pub struct QuarantineSelect {
     /// Every quarantined row of this order.
     #[arg(long)]
     pub order: Option<i64>,
+}
+
+/// Which shard's rows (relay-svc with RELAY_SHARDS: seqs are per shard).
+#[derive(Debug, Args)]
+pub struct Shard {
+    /// The shard whose quarantine holds the rows: its index in relay-svc's RELAY_SHARDS, as
+    /// `quarantine list` shows it (0, the only shard without RELAY_SHARDS).
+    #[arg(long, default_value_t = 0)]
+    pub shard: u32,
 }
 
 #[derive(Debug, Args)]

@@ -382,15 +382,23 @@ async fn backlog(s: &Services, limit: u32) -> Result<Output> {
         .await
         .map_err(|e| Failure::from_status("relay-svc", &addr, &e))?
         .into_inner();
-    let mut t = Table::new(&["SEQ", "ORDER", "TYPE", "PREV", "AGE"]);
+    let sharded = r.rows.iter().any(|row| row.shard > 0);
+    let mut t = Table::new(&with_shard(
+        sharded,
+        &["SEQ", "ORDER", "TYPE", "PREV", "AGE"],
+    ));
     for row in &r.rows {
-        t.row(vec![
-            u(row.seq),
-            row.order_id.to_string(),
-            row.r#type.clone(),
-            row.prev_seq.map_or("-".into(), u),
-            age(row.age_ms),
-        ]);
+        t.row(shard_cell(
+            sharded,
+            row.shard,
+            vec![
+                u(row.seq),
+                row.order_id.to_string(),
+                row.r#type.clone(),
+                row.prev_seq.map_or("-".into(), u),
+                age(row.age_ms),
+            ],
+        ));
     }
     let mut human = format!(
         "outbox backlog: {} row(s), oldest {}; quarantined {} (holding back {} row(s))\n",
@@ -410,11 +418,28 @@ async fn backlog(s: &Services, limit: u32) -> Result<Output> {
             "quarantined": r.quarantined,
             "held_back": r.held_back,
             "rows": r.rows.iter().map(|row| json!({
-                "seq": row.seq, "order_id": row.order_id, "type": row.r#type,
-                "prev_seq": row.prev_seq, "age_ms": row.age_ms,
+                "shard": row.shard, "seq": row.seq, "order_id": row.order_id,
+                "type": row.r#type, "prev_seq": row.prev_seq, "age_ms": row.age_ms,
             })).collect::<Vec<_>>(),
         }),
     })
+}
+
+/// Listings name each row's shard only when some row is on a shard other than 0 (relay-svc with
+/// RELAY_SHARDS): the unsharded tables stay as they were.
+fn with_shard<'a>(sharded: bool, header: &[&'a str]) -> Vec<&'a str> {
+    let shard = sharded.then_some("SHARD");
+    shard.into_iter().chain(header.iter().copied()).collect()
+}
+
+fn shard_cell(sharded: bool, shard: u32, cells: Vec<String>) -> Vec<String> {
+    let shard = sharded.then(|| shard.to_string());
+    shard.into_iter().chain(cells).collect()
+}
+
+/// `shard 1: ` before an answer about shard 1's rows; nothing for shard 0.
+fn shard_prefix(shard: u32) -> String {
+    step(shard > 0, &format!("shard {shard}: "))
 }
 
 fn quarantine_selector(sel: &cli::QuarantineSelect) -> QuarantineSelector {
@@ -439,23 +464,31 @@ async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
                 .await
                 .map_err(fail)?
                 .into_inner();
-            let mut t = Table::new(&[
-                "SEQ",
-                "ORDER",
-                "TYPE",
-                "QUARANTINED",
-                "HOLDS BACK",
-                "REASON",
-            ]);
+            let sharded = r.rows.iter().any(|row| row.shard > 0);
+            let mut t = Table::new(&with_shard(
+                sharded,
+                &[
+                    "SEQ",
+                    "ORDER",
+                    "TYPE",
+                    "QUARANTINED",
+                    "HOLDS BACK",
+                    "REASON",
+                ],
+            ));
             for row in &r.rows {
-                t.row(vec![
-                    u(row.seq),
-                    row.order_id.to_string(),
-                    row.r#type.clone(),
-                    format!("{} ago", age(row.quarantined_age_ms)),
-                    row.held_back.to_string(),
-                    row.reason.clone(),
-                ]);
+                t.row(shard_cell(
+                    sharded,
+                    row.shard,
+                    vec![
+                        u(row.seq),
+                        row.order_id.to_string(),
+                        row.r#type.clone(),
+                        format!("{} ago", age(row.quarantined_age_ms)),
+                        row.held_back.to_string(),
+                        row.reason.clone(),
+                    ],
+                ));
             }
             let human = if r.rows.is_empty() {
                 "no row in quarantine\n".to_owned()
@@ -467,7 +500,8 @@ async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
                 json: json!({
                     "count": r.count,
                     "rows": r.rows.iter().map(|row| json!({
-                        "seq": row.seq, "order_id": row.order_id, "type": row.r#type,
+                        "shard": row.shard, "seq": row.seq, "order_id": row.order_id,
+                        "type": row.r#type,
                         "prev_seq": row.prev_seq, "reason": row.reason, "age_ms": row.age_ms,
                         "quarantined_age_ms": row.quarantined_age_ms,
                         "held_back": row.held_back,
@@ -475,10 +509,15 @@ async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
                 }),
             })
         }
-        Quarantine::Requeue { select, reason } => {
+        Quarantine::Requeue {
+            select,
+            shard,
+            reason,
+        } => {
             let request = RequeueQuarantinedRequest {
                 select: Some(quarantine_selector(select)),
                 reason: reason.reason.clone(),
+                shard: shard.shard,
             };
             let r = c
                 .requeue_quarantined(s.request(request, true)?)
@@ -487,19 +526,25 @@ async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
                 .into_inner();
             Ok(Output {
                 human: format!(
-                    "requeued: {}\nalready requeued before: {}\n\
+                    "{}requeued: {}\nalready requeued before: {}\n\
                      The relay publishes them, then their orders' later events (`outboxctl \
                      backlog` shows the progress).\n",
+                    shard_prefix(shard.shard),
                     seq_list(&r.requeued),
                     seq_list(&r.already_requeued)
                 ),
                 json: json!({ "requeued": r.requeued, "already_requeued": r.already_requeued }),
             })
         }
-        Quarantine::Drop { select, reason } => {
+        Quarantine::Drop {
+            select,
+            shard,
+            reason,
+        } => {
             let request = DropQuarantinedRequest {
                 select: Some(quarantine_selector(select)),
                 reason: reason.reason.clone(),
+                shard: shard.shard,
             };
             let r = c
                 .drop_quarantined(s.request(request, true)?)
@@ -508,9 +553,10 @@ async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
                 .into_inner();
             Ok(Output {
                 human: format!(
-                    "dropped: {}\nalready dropped before: {}\n\
+                    "{}dropped: {}\nalready dropped before: {}\n\
                      Their orders' later events now flow; mail-svc holds them until \
                      `outboxctl held release --order <order> --reason ...`.\n",
+                    shard_prefix(shard.shard),
                     seq_list(&r.dropped),
                     seq_list(&r.already_dropped)
                 ),
@@ -794,5 +840,34 @@ async fn mails(s: &Services, m: &Mails) -> Result<Output> {
                 json: json!({ "retried": r.retried, "not_failed": r.not_failed }),
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listing(shards: &[u32]) -> String {
+        let sharded = shards.iter().any(|s| *s > 0);
+        let mut t = Table::new(&with_shard(sharded, &["SEQ", "ORDER"]));
+        for (i, shard) in shards.iter().enumerate() {
+            t.row(shard_cell(
+                sharded,
+                *shard,
+                vec![i.to_string(), "42".into()],
+            ));
+        }
+        t.render()
+    }
+
+    #[test]
+    fn listings_name_the_shard_only_when_a_row_is_beyond_shard_0() {
+        assert_eq!(listing(&[0, 0]), "SEQ  ORDER\n0    42\n1    42\n");
+        assert_eq!(
+            listing(&[0, 1]),
+            "SHARD  SEQ  ORDER\n0      0    42\n1      1    42\n"
+        );
+        assert_eq!(shard_prefix(0), "");
+        assert_eq!(shard_prefix(2), "shard 2: ");
     }
 }

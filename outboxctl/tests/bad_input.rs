@@ -176,6 +176,26 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing() {
         )
         .await;
     fails(&bad, 1, "select.seqs: 0 is not a valid seq");
+    let bad = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "quarantine",
+                "drop",
+                "--shard",
+                "1",
+                "--seq",
+                "1",
+                "--reason",
+                "x",
+            ],
+        )
+        .await;
+    fails(
+        &bad,
+        1,
+        "shard: 1 is out of range: this relay has shard 0 only",
+    );
     let bad = ctl.run(None, &["backlog", "--limit", "5000"]).await;
     fails(&bad, 1, "limit: 5000 is more than 1000");
     let usage = ctl

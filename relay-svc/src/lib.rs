@@ -9,7 +9,8 @@
 //!
 //! **Sharded writes** (`RELAY_SHARDS`): one relay per order database, each with its own leader
 //! lock (in its own database), status and metrics labelled `shard`; `GetStatus` sums them (see
-//! [`grpc::combine`]). The admin service works on shard 0.
+//! [`grpc::combine`]). The admin service lists every shard's rows, each naming its shard, and
+//! moves rows of the one shard a request names (see [`admin`]).
 //!
 //! **Health** (`grpc.health.v1`, `""` and `relay.v1.RelayService`): SERVING while the orders
 //! database (every shard's) answers a ping, leader or standby alike (a standby is ready to take over);
@@ -128,7 +129,7 @@ impl App {
         health.set(probe.check().await).await;
         let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
         let admin = RelayAdminServer::new(admin::RelayAdminGrpc::new(
-            pools[0].clone(),
+            pools.clone(),
             queries.clone(),
             cfg_admin_token.clone(),
         ));

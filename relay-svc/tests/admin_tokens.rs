@@ -65,6 +65,7 @@ async fn admin_tokens_of_the_file_and_admin_token_guard_mutations() {
             order_id: 0,
         }),
         reason: "test".into(),
+        shard: 0,
     };
 
     // Reads: any token of either list.

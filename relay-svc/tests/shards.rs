@@ -1,6 +1,7 @@
 //! Sharded writes (`RELAY_SHARDS`): two relay-svc instances, each relaying both shards, hold
 //! exactly one leader per shard between them and publish every event of both shards once, each
-//! message naming its shard; the status sums the shards.
+//! message naming its shard; the status sums the shards. The admin service lists every shard's
+//! rows, each naming its shard, and moves rows of the one shard a request names.
 
 mod common;
 
@@ -8,11 +9,18 @@ use std::collections::{BTreeMap, HashMap};
 
 use common::*;
 use lapin::types::AMQPValue;
-use outbox_kit::{telemetry::LogFormat, testing};
-use outbox_proto::orders::v1::{OrderStatus, order_service_client::OrderServiceClient};
+use outbox_kit::{admin::AdminToken, telemetry::LogFormat, testing};
+use outbox_proto::{
+    orders::v1::{OrderStatus, order_service_client::OrderServiceClient},
+    relay::admin::v1::{
+        DropQuarantinedRequest, ListBacklogRequest, ListQuarantinedRequest, QuarantineSelector,
+        RequeueQuarantinedRequest, relay_admin_client::RelayAdminClient,
+    },
+};
 use relay_svc::App;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
+use tonic::{Code, Request, metadata::MetadataValue, transport::Channel};
 
 fn shard_of(r: &Received) -> String {
     let headers = r.properties.headers().as_ref().expect("headers");
@@ -126,4 +134,239 @@ async fn one_leader_per_shard_and_every_event_of_both_shards_once() {
     orders_stop.cancel();
     orders_task.await.expect("join").expect("orders stops");
     consumer.cleanup().await;
+}
+
+const TOKEN: &str = "shard-admin-token-0123456789";
+
+fn authed<T>(msg: T) -> Request<T> {
+    let mut r = Request::new(msg);
+    r.metadata_mut().insert(
+        "authorization",
+        MetadataValue::try_from(format!("Bearer {TOKEN}")).expect("metadata"),
+    );
+    r
+}
+
+/// Puts a row straight into quarantine, as the relay would after failing to encode it.
+async fn quarantine(pool: &PgPool, seq: i64, order: i64, reason: &str) {
+    sqlx::query(
+        "insert into outbox_quarantine (seq, aggregate_id, event_type, payload, created_at, reason)
+         values ($1, $2, 'OrderCreated', $3, now(), $4)",
+    )
+    .bind(seq)
+    .bind(order)
+    .bind(payload(
+        order,
+        OrderStatus::Pending,
+        OrderStatus::Unspecified,
+    ))
+    .bind(reason)
+    .execute(pool)
+    .await
+    .expect("quarantine a row");
+}
+
+/// (seq, order) of a table of one shard, by seq.
+async fn rows_of(pool: &PgPool, table: &str) -> Vec<(i64, i64)> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "select seq, aggregate_id from {table} order by seq"
+    )))
+    .fetch_all(pool)
+    .await
+    .expect("read rows")
+}
+
+/// (action, ids) of a shard's audit rows, oldest first.
+async fn audit_of(pool: &PgPool) -> Vec<(String, Vec<i64>)> {
+    sqlx::query_as("select action, ids from admin_actions order by id")
+        .fetch_all(pool)
+        .await
+        .expect("read admin_actions")
+}
+
+async fn admin_client(relay: &Relay) -> RelayAdminClient<Channel> {
+    RelayAdminClient::connect(format!("http://{}", relay.grpc_addr))
+        .await
+        .expect("admin client")
+}
+
+fn requeue(shard: u32, seqs: &[u64]) -> RequeueQuarantinedRequest {
+    RequeueQuarantinedRequest {
+        select: Some(QuarantineSelector {
+            seqs: seqs.to_vec(),
+            order_id: 0,
+        }),
+        reason: "cause fixed".into(),
+        shard,
+    }
+}
+
+/// Seq 7 is quarantined on both shards (seqs are per shard), for different orders. The listings
+/// show both, each with its shard; a requeue or drop naming shard 1 changes shard 1's tables and
+/// audit only, one naming shard 0 shard 0's; a shard the relay does not have is refused, and an
+/// unsharded relay knows shard 0 only. (The broker is unreachable: requeued rows stay in the
+/// outbox to be looked at.)
+#[tokio::test]
+async fn admin_lists_every_shard_and_moves_rows_of_the_named_shard_only() {
+    let shard0 = Orders::start().await;
+    let shard1 = Orders::start().await;
+    let (p0, p1) = (&shard0.pool, &shard1.pool);
+    let backlog0 = shard0.upsert(1, OrderStatus::Pending).await;
+    let backlog1 = [
+        shard1.upsert(2, OrderStatus::Pending).await,
+        shard1.upsert(3, OrderStatus::Pending).await,
+    ];
+    quarantine(p0, 7, 100, "zero").await;
+    quarantine(p1, 7, 200, "one").await;
+    quarantine(p1, 8, 201, "one more").await;
+
+    let no_broker = "amqp://guest:guest@127.0.0.1:1/%2f";
+    let exchange = testing::unique("relay_shards_admin_x");
+    let mut cfg = relay_config(&shard0.database_url, no_broker, &exchange);
+    let list = format!("{},{}", shard0.database_url, shard1.database_url);
+    cfg.relay_shards = Some(list.as_str().into());
+    cfg.admin_token = AdminToken::new(Some(TOKEN.into()));
+    let relay = Relay::start(cfg).await;
+    let mut c = admin_client(&relay).await;
+
+    let backlog = c
+        .list_backlog(ListBacklogRequest { limit: 10 })
+        .await
+        .expect("ListBacklog")
+        .into_inner();
+    assert_eq!((backlog.count, backlog.quarantined), (3, 3));
+    let mut listed: Vec<(u32, u64, i64)> = backlog
+        .rows
+        .iter()
+        .map(|r| (r.shard, r.seq, r.order_id))
+        .collect();
+    listed.sort_unstable();
+    assert_eq!(
+        listed,
+        [(0, backlog0, 1), (1, backlog1[0], 2), (1, backlog1[1], 3)]
+    );
+
+    let quarantined = c
+        .list_quarantined(ListQuarantinedRequest {
+            limit: 10,
+            order_id: 0,
+        })
+        .await
+        .expect("ListQuarantined")
+        .into_inner();
+    assert_eq!(quarantined.count, 3);
+    let mut listed: Vec<(u32, u64, i64, &str)> = quarantined
+        .rows
+        .iter()
+        .map(|r| (r.shard, r.seq, r.order_id, r.reason.as_str()))
+        .collect();
+    listed.sort_unstable();
+    assert_eq!(
+        listed,
+        [
+            (0, 7, 100, "zero"),
+            (1, 7, 200, "one"),
+            (1, 8, 201, "one more")
+        ]
+    );
+
+    // Shard 1's seq 7: shard 1 only.
+    let r = c
+        .requeue_quarantined(authed(requeue(1, &[7])))
+        .await
+        .expect("requeue on shard 1")
+        .into_inner();
+    assert_eq!((r.requeued, r.already_requeued), (vec![7], vec![]));
+    assert!(rows_of(p1, "outbox").await.contains(&(7, 200)));
+    assert_eq!(rows_of(p1, "outbox_quarantine").await, [(8, 201)]);
+    assert_eq!(rows_of(p0, "outbox_quarantine").await, [(7, 100)]);
+    assert!(!rows_of(p0, "outbox").await.iter().any(|(s, _)| *s == 7));
+    assert_eq!(
+        audit_of(p1).await,
+        [("RequeueQuarantined".to_owned(), vec![7])]
+    );
+    assert!(audit_of(p0).await.is_empty(), "no audit row on shard 0");
+
+    // An order of shard 1 by its id; shard 0 untouched.
+    let r = c
+        .drop_quarantined(authed(DropQuarantinedRequest {
+            select: Some(QuarantineSelector {
+                seqs: vec![],
+                order_id: 201,
+            }),
+            reason: "test event".into(),
+            shard: 1,
+        }))
+        .await
+        .expect("drop on shard 1")
+        .into_inner();
+    assert_eq!(r.dropped, [8]);
+    assert!(rows_of(p1, "outbox_quarantine").await.is_empty());
+    assert_eq!(rows_of(p0, "outbox_quarantine").await, [(7, 100)]);
+    assert!(audit_of(p0).await.is_empty(), "no audit row on shard 0");
+
+    // Shard 0's seq 7 is its own row: requeued now, not "already requeued" by shard 1's call.
+    let r = c
+        .requeue_quarantined(authed(requeue(0, &[7])))
+        .await
+        .expect("requeue on shard 0")
+        .into_inner();
+    assert_eq!((r.requeued, r.already_requeued), (vec![7], vec![]));
+    assert!(rows_of(p0, "outbox").await.contains(&(7, 100)));
+    assert_eq!(
+        audit_of(p0).await,
+        [("RequeueQuarantined".to_owned(), vec![7])]
+    );
+    assert_eq!(audit_of(p1).await.len(), 2, "shard 1's audit: its own two");
+
+    // A seq unknown on the named shard: NOT_FOUND naming the shard.
+    let e = c
+        .requeue_quarantined(authed(requeue(1, &[99])))
+        .await
+        .expect_err("unknown seq");
+    assert_eq!(e.code(), Code::NotFound);
+    assert!(e.message().starts_with("shard 1: "), "{}", e.message());
+
+    // A shard the relay does not have: refused, naming the field; nothing changes.
+    quarantine(p1, 9, 202, "again").await;
+    let e = c
+        .requeue_quarantined(authed(requeue(2, &[9])))
+        .await
+        .expect_err("shard 2");
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().starts_with("shard: 2 "), "{}", e.message());
+    let e = c
+        .drop_quarantined(authed(DropQuarantinedRequest {
+            select: Some(QuarantineSelector {
+                seqs: vec![9],
+                order_id: 0,
+            }),
+            reason: "test event".into(),
+            shard: 2,
+        }))
+        .await
+        .expect_err("shard 2");
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert_eq!(rows_of(p1, "outbox_quarantine").await, [(9, 202)]);
+    assert_eq!(audit_of(p1).await.len(), 2);
+
+    // Unsharded, on shard 0's database: shard 0 only, every row shard 0.
+    let mut cfg = relay_config(&shard0.database_url, no_broker, &exchange);
+    cfg.admin_token = AdminToken::new(Some(TOKEN.into()));
+    let single = Relay::start(cfg).await;
+    let mut c = admin_client(&single).await;
+    let e = c
+        .requeue_quarantined(authed(requeue(1, &[9])))
+        .await
+        .expect_err("shard 1 unsharded");
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().starts_with("shard: 1 "), "{}", e.message());
+    let backlog = c
+        .list_backlog(ListBacklogRequest { limit: 10 })
+        .await
+        .expect("ListBacklog")
+        .into_inner();
+    assert_eq!(backlog.count, 2, "shard 0's backlog only");
+    assert!(backlog.rows.iter().all(|r| r.shard == 0));
+    assert_eq!(rows_of(p1, "outbox_quarantine").await, [(9, 202)]);
 }

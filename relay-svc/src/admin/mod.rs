@@ -6,6 +6,12 @@
 //! `admin_actions` row. Both are idempotent: a seq an earlier call of the same action moved is
 //! reported as `already_*`, a seq nobody knows is NOT_FOUND, and then nothing changes at all.
 //! They work on a standby as well as on the leader (they only touch the tables).
+//!
+//! Shards (`RELAY_SHARDS`): the listings read every shard and name each row's shard (figures
+//! summed, rows merged oldest first by [`oldest_first`]); seqs are per shard, so a mutation acts
+//! on the one shard its request names ([`shard_index`], default 0) and writes its audit row in
+//! that shard's database. Without `RELAY_SHARDS` there is one shard, 0, and every answer is the
+//! unsharded one.
 
 pub mod db;
 
@@ -23,22 +29,70 @@ use crate::error::{Error, grpc_status};
 /// The service's name, for reflection and health.
 pub const SERVICE_NAME: &str = "relay.admin.v1.RelayAdmin";
 
-/// Serves `relay.admin.v1.RelayAdmin` from the orders database.
+/// Serves `relay.admin.v1.RelayAdmin` from the orders database of each shard.
 #[derive(Debug, Clone)]
 pub struct RelayAdminGrpc {
-    pool: PgPool,
+    /// Each shard's pool, shard 0 first (one without `RELAY_SHARDS`).
+    shards: Vec<PgPool>,
     queries: crate::db::Queries,
     token: AdminToken,
 }
 
 impl RelayAdminGrpc {
-    pub fn new(pool: PgPool, queries: crate::db::Queries, token: AdminToken) -> Self {
+    /// Serves the shards' databases, `shards[0]` being shard 0; panics without any.
+    pub fn new(shards: Vec<PgPool>, queries: crate::db::Queries, token: AdminToken) -> Self {
+        assert!(!shards.is_empty(), "the admin service needs shard 0");
         Self {
-            pool,
+            shards,
             queries,
             token,
         }
     }
+}
+
+/// The shard a mutating request names, checked against the `count` shards this relay serves.
+pub fn shard_index(shard: u32, count: usize) -> Result<usize, Status> {
+    usize::try_from(shard)
+        .ok()
+        .filter(|i| *i < count)
+        .ok_or_else(|| {
+            Status::invalid_argument(match count {
+                1 => format!("shard: {shard} is out of range: this relay has shard 0 only"),
+                n => format!(
+                    "shard: {shard} is out of range: this relay has shards 0 to {}",
+                    n - 1
+                ),
+            })
+        })
+}
+
+/// Merges each shard's rows (each list in seq order, shard 0's first) into at most `limit` rows
+/// tagged with their shard: each shard's rows keep their seq order, and across shards the older
+/// head goes first (a tie: the lower shard). One shard: its rows as they are.
+pub fn oldest_first<T>(
+    per_shard: Vec<Vec<T>>,
+    age_ms: impl Fn(&T) -> i64,
+    limit: usize,
+) -> Vec<(u32, T)> {
+    let mut lists: Vec<_> = per_shard
+        .into_iter()
+        .map(|rows| rows.into_iter().peekable())
+        .collect();
+    let mut merged = Vec::new();
+    while merged.len() < limit {
+        let mut best: Option<(usize, i64)> = None;
+        for (i, rows) in lists.iter_mut().enumerate() {
+            if let Some(age) = rows.peek().map(&age_ms)
+                && best.is_none_or(|(_, b)| age > b)
+            {
+                best = Some((i, age));
+            }
+        }
+        let Some((i, _)) = best else { break };
+        let row = lists[i].next().expect("peeked");
+        merged.push((u32::try_from(i).expect("few shards"), row));
+    }
+    merged
 }
 
 fn selector(s: Option<QuarantineSelector>) -> Result<db::Selector, Status> {
@@ -67,6 +121,11 @@ fn selector(s: Option<QuarantineSelector>) -> Result<db::Selector, Status> {
 
 fn u(v: i64) -> u64 {
     u64::try_from(v).unwrap_or(0)
+}
+
+/// A validated limit (1 ..= 1000) as a length.
+fn limit_len(limit: i64) -> usize {
+    usize::try_from(limit).unwrap_or(0)
 }
 
 fn seqs(v: Vec<i64>) -> Vec<u64> {
@@ -99,29 +158,36 @@ impl RelayAdmin for RelayAdminGrpc {
         request: Request<ListBacklogRequest>,
     ) -> Result<Response<ListBacklogResponse>, Status> {
         let limit = kit::limit(request.get_ref().limit, 20, 1000)?;
-        let backlog = crate::db::backlog(&self.queries, &self.pool)
-            .await
-            .map_err(grpc_status)?;
-        let rows = db::oldest(&self.pool, limit).await.map_err(grpc_status)?;
-        let (quarantined, held_back) = db::quarantine_counts(&self.pool)
-            .await
-            .map_err(grpc_status)?;
-        let oldest_age_ms = rows.first().map_or(0, |r| u(r.age_ms));
+        let (mut count, mut quarantined, mut held_back) = (0, 0, 0);
+        let mut per_shard = Vec::with_capacity(self.shards.len());
+        for pool in &self.shards {
+            let backlog = crate::db::backlog(&self.queries, pool)
+                .await
+                .map_err(grpc_status)?;
+            per_shard.push(db::oldest(pool, limit).await.map_err(grpc_status)?);
+            let (q, h) = db::quarantine_counts(pool).await.map_err(grpc_status)?;
+            count += backlog.rows;
+            quarantined += u(q);
+            held_back += u(h);
+        }
+        let rows = oldest_first(per_shard, |r| r.age_ms, limit_len(limit));
+        let oldest_age_ms = rows.first().map_or(0, |(_, r)| u(r.age_ms));
         Ok(Response::new(ListBacklogResponse {
-            count: backlog.rows,
+            count,
             oldest_age_ms,
             rows: rows
                 .into_iter()
-                .map(|r| OutboxRow {
+                .map(|(shard, r)| OutboxRow {
                     seq: u(r.seq),
                     order_id: r.aggregate_id,
                     r#type: r.event_type,
                     prev_seq: r.prev_seq.map(u),
                     age_ms: u(r.age_ms),
+                    shard,
                 })
                 .collect(),
-            quarantined: u(quarantined),
-            held_back: u(held_back),
+            quarantined,
+            held_back,
         }))
     }
 
@@ -132,17 +198,23 @@ impl RelayAdmin for RelayAdminGrpc {
         let r = request.get_ref();
         let limit = kit::limit(r.limit, 100, 1000)?;
         let order_id = kit::order_id(r.order_id)?;
-        let rows = db::quarantined(&self.pool, limit, order_id)
-            .await
-            .map_err(grpc_status)?;
-        let (count, _) = db::quarantine_counts(&self.pool)
-            .await
-            .map_err(grpc_status)?;
+        let mut count = 0;
+        let mut per_shard = Vec::with_capacity(self.shards.len());
+        for pool in &self.shards {
+            per_shard.push(
+                db::quarantined(pool, limit, order_id)
+                    .await
+                    .map_err(grpc_status)?,
+            );
+            let (q, _) = db::quarantine_counts(pool).await.map_err(grpc_status)?;
+            count += u(q);
+        }
+        let rows = oldest_first(per_shard, |q| q.age_ms, limit_len(limit));
         Ok(Response::new(ListQuarantinedResponse {
-            count: u(count),
+            count,
             rows: rows
                 .into_iter()
-                .map(|q| QuarantinedRow {
+                .map(|(shard, q)| QuarantinedRow {
                     seq: u(q.seq),
                     order_id: q.aggregate_id,
                     r#type: q.event_type,
@@ -151,6 +223,7 @@ impl RelayAdmin for RelayAdminGrpc {
                     age_ms: u(q.age_ms),
                     quarantined_age_ms: u(q.quarantined_age_ms),
                     held_back: u(q.held_back),
+                    shard,
                 })
                 .collect(),
         }))
@@ -164,7 +237,7 @@ impl RelayAdmin for RelayAdminGrpc {
         let operator = kit::operator(&request);
         let r = request.into_inner();
         let moved = self
-            .move_quarantined(Move::Requeue, r.select, &r.reason, operator)
+            .move_quarantined(Move::Requeue, r.shard, r.select, &r.reason, operator)
             .await?;
         Ok(Response::new(RequeueQuarantinedResponse {
             requeued: seqs(moved.done),
@@ -180,7 +253,7 @@ impl RelayAdmin for RelayAdminGrpc {
         let operator = kit::operator(&request);
         let r = request.into_inner();
         let dropped = self
-            .move_quarantined(Move::Drop, r.select, &r.reason, operator)
+            .move_quarantined(Move::Drop, r.shard, r.select, &r.reason, operator)
             .await?;
         Ok(Response::new(DropQuarantinedResponse {
             dropped: seqs(dropped.done),
@@ -199,32 +272,39 @@ enum Move {
 }
 
 impl RelayAdminGrpc {
-    /// Validates the selector and reason, moves the rows and writes the audit row in one
-    /// transaction, committed only when every selected seq was known (NOT_FOUND otherwise).
+    /// Validates the shard, selector and reason, moves the rows and writes the audit row in one
+    /// transaction of the shard's database, committed only when every selected seq was known
+    /// there (NOT_FOUND otherwise).
     async fn move_quarantined(
         &self,
         action: Move,
+        shard: u32,
         select: Option<QuarantineSelector>,
         reason: &str,
         operator: Option<String>,
     ) -> Result<db::Moved, Status> {
+        let pool = &self.shards[shard_index(shard, self.shards.len())?];
         let sel = selector(select)?;
         let reason = kit::reason(reason)?;
-        let mut tx = db::begin(&self.pool).await.map_err(grpc_status)?;
+        let mut tx = db::begin(pool).await.map_err(grpc_status)?;
         let moved = match action {
             Move::Requeue => db::requeue(&mut tx, &sel, &reason, operator.as_deref()).await,
             Move::Drop => db::drop_rows(&mut tx, &sel, &reason, operator.as_deref()).await,
         }
         .map_err(grpc_status)?;
         if let Some(status) = not_found(&sel, &moved) {
-            return Err(status);
+            // Several shards: the same seq may well exist on another one.
+            return Err(match self.shards.len() {
+                1 => status,
+                _ => Status::not_found(format!("shard {shard}: {}", status.message())),
+            });
         }
         tx.commit()
             .await
             .map_err(Error::from_db)
             .map_err(grpc_status)?;
         tracing::warn!(
-            done = ?moved.done, already = ?moved.already, operator, reason,
+            shard, done = ?moved.done, already = ?moved.already, operator, reason,
             "[admin] {} quarantined rows",
             match action {
                 Move::Requeue => "requeued",
@@ -232,5 +312,61 @@ impl RelayAdminGrpc {
             }
         );
         Ok(moved)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shard_is_one_the_relay_serves() {
+        for (shard, count, ok) in [
+            (0, 1, true),
+            (1, 1, false),
+            (0, 2, true),
+            (1, 2, true),
+            (2, 2, false),
+            (u32::MAX, 3, false),
+        ] {
+            match shard_index(shard, count) {
+                Ok(i) => assert!(ok && i == shard as usize, "{shard} of {count}"),
+                Err(e) => {
+                    assert!(!ok, "{shard} of {count}: {e:?}");
+                    assert_eq!(e.code(), tonic::Code::InvalidArgument);
+                    assert!(e.message().starts_with("shard: "), "{}", e.message());
+                }
+            }
+        }
+    }
+
+    /// (seq, age) rows.
+    fn merge(per_shard: &[&[(i64, i64)]], limit: usize) -> Vec<(u32, i64)> {
+        oldest_first(
+            per_shard.iter().map(|rows| rows.to_vec()).collect(),
+            |r| r.1,
+            limit,
+        )
+        .into_iter()
+        .map(|(shard, r)| (shard, r.0))
+        .collect()
+    }
+
+    #[test]
+    fn shards_merge_oldest_first_keeping_each_shards_seq_order() {
+        // One shard: as it is, even where the ages are not in seq order.
+        assert_eq!(
+            merge(&[&[(1, 5), (2, 9), (3, 1)]], 10),
+            [(0, 1), (0, 2), (0, 3)]
+        );
+        assert_eq!(merge(&[&[(1, 5), (2, 9)]], 1), [(0, 1)]);
+        // Two shards, the same seqs: the older head first, a tie to the lower shard.
+        assert_eq!(
+            merge(&[&[(1, 50), (2, 20)], &[(1, 70), (2, 20), (3, 10)]], 10),
+            [(1, 1), (0, 1), (0, 2), (1, 2), (1, 3)]
+        );
+        assert_eq!(merge(&[&[(1, 50)], &[(1, 70)]], 1), [(1, 1)]);
+        assert_eq!(merge(&[&[], &[(4, 1)]], 10), [(1, 4)]);
+        assert!(merge(&[&[], &[]], 10).is_empty());
     }
 }
