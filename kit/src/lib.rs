@@ -43,6 +43,8 @@ pub use ::outbox::failover as amqp_failover;
 pub use ::outbox::secret;
 /// The W3C trace context, defined by the `outbox` crate (the outbox stores it).
 pub use ::outbox::trace;
+/// The message format of relayed events: header names (e.g. the shard) and their rules.
+pub use ::outbox::wire;
 
 #[cfg(feature = "testing")]
 pub mod testing;

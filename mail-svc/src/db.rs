@@ -15,6 +15,7 @@ pub const DEAD_LETTERED: &str = "dead_lettered";
 /// A mail to queue.
 #[derive(Debug, Clone)]
 pub struct NewMail<'a> {
+    pub shard: i32,
     pub seq: i64,
     pub order_id: i64,
     pub event_type: &'a str,
@@ -25,15 +26,16 @@ pub struct NewMail<'a> {
     pub traceparent: Option<&'a str>,
 }
 
-/// Queues a mail. The watermark guarantees a seq is processed once, so a conflict here means the
-/// seq was reused by another order (a broken producer): the first mail stands.
+/// Queues a mail. The watermark guarantees an event is processed once, so a conflict here means
+/// the (shard, seq) was reused by another order (a broken producer): the first mail stands.
 pub async fn insert_mail(conn: &mut PgConnection, m: &NewMail<'_>) -> Result<bool, sqlx::Error> {
     let done = sqlx::query(
-        "insert into mails (seq, order_id, event_type, recipient, subject, body, idempotency_key,
-                            traceparent)
-         values ($1, $2, $3, $4, $5, $6, $7, $8)
+        "insert into mails (shard, seq, order_id, event_type, recipient, subject, body,
+                            idempotency_key, traceparent)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          on conflict do nothing",
     )
+    .bind(m.shard)
     .bind(m.seq)
     .bind(m.order_id)
     .bind(m.event_type)
@@ -50,6 +52,7 @@ pub async fn insert_mail(conn: &mut PgConnection, m: &NewMail<'_>) -> Result<boo
 /// A mail to queue, owned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnedMail {
+    pub shard: i32,
     pub seq: i64,
     pub order_id: i64,
     pub event_type: &'static str,
@@ -74,17 +77,19 @@ pub fn push_mail_ctes(
     skipped: i64,
 ) {
     let col = |f: fn(&OwnedMail) -> &str| mails.iter().map(f).collect::<Vec<&str>>();
+    let shards: Vec<i32> = mails.iter().map(|m| m.shard).collect();
     let seqs: Vec<i64> = mails.iter().map(|m| m.seq).collect();
     let orders: Vec<i64> = mails.iter().map(|m| m.order_id).collect();
     let tps: Vec<Option<&str>> = mails.iter().map(|m| m.traceparent.as_deref()).collect();
     q.push(
         "queued as (
-           insert into mails (seq, order_id, event_type, recipient, subject, body,
+           insert into mails (shard, seq, order_id, event_type, recipient, subject, body,
                               idempotency_key, traceparent)
-           select seq, order_id, event_type, recipient, subject, body, idempotency_key,
+           select shard, seq, order_id, event_type, recipient, subject, body, idempotency_key,
                   traceparent
              from unnest(",
     );
+    q.push_bind(shards).push("::integer[], ");
     q.push_bind(seqs).push("::bigint[], ");
     q.push_bind(orders).push("::bigint[], ");
     q.push_bind(col(|m| m.event_type)).push("::text[], ");
@@ -95,7 +100,7 @@ pub fn push_mail_ctes(
     q.push_bind(tps).push(
         "::text[])
                   with ordinality
-                  as t(seq, order_id, event_type, recipient, subject, body, idempotency_key,
+                  as t(shard, seq, order_id, event_type, recipient, subject, body, idempotency_key,
                        traceparent, n)
             order by n
            on conflict do nothing
@@ -136,6 +141,8 @@ pub async fn bump(
 /// A mail as stored.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct MailRow {
+    /// The orders-svc shard of its event (see `Event::shard`).
+    pub shard: i32,
     pub seq: i64,
     pub order_id: i64,
     pub event_type: String,
@@ -157,7 +164,7 @@ pub struct MailRow {
 }
 
 /// The columns of [`MailRow`], in its order.
-const MAIL_COLUMNS: &str = "seq, order_id, event_type, recipient, subject, body, idempotency_key, \
+const MAIL_COLUMNS: &str = "shard, seq, order_id, event_type, recipient, subject, body, idempotency_key, \
                             traceparent, queued_at, sent_at, failed_at, last_error, attempts, \
                             next_attempt_at";
 
@@ -186,7 +193,8 @@ pub async fn claim_batch(conn: &mut PgConnection, limit: i64) -> Result<Vec<Mail
           where sent_at is null and failed_at is null
             and (next_attempt_at is null or next_attempt_at <= now())
             and not exists (select 1 from mails p
-                             where p.order_id = m.order_id and p.seq < m.seq
+                             where p.order_id = m.order_id and p.shard = m.shard
+                               and p.seq < m.seq
                                and p.sent_at is null and p.failed_at is null)
           order by seq
           limit $1
@@ -199,12 +207,15 @@ pub async fn claim_batch(conn: &mut PgConnection, limit: i64) -> Result<Vec<Mail
 
 /// Marks claimed mails delivered in one statement. A deferred mail keeps its last error (why it
 /// was late).
-pub async fn mark_all_sent(conn: &mut PgConnection, seqs: &[i64]) -> Result<(), sqlx::Error> {
+pub async fn mark_all_sent(conn: &mut PgConnection, mails: &[&MailRow]) -> Result<(), sqlx::Error> {
+    let shards: Vec<i32> = mails.iter().map(|m| m.shard).collect();
+    let seqs: Vec<i64> = mails.iter().map(|m| m.seq).collect();
     sqlx::query(
         "update mails set sent_at = clock_timestamp(), attempts = attempts + 1,
                           next_attempt_at = null
-          where seq = any($1)",
+          where (shard, seq) in (select * from unnest($1::integer[], $2::bigint[]))",
     )
+    .bind(shards)
     .bind(seqs)
     .execute(conn)
     .await?;
@@ -214,15 +225,16 @@ pub async fn mark_all_sent(conn: &mut PgConnection, seqs: &[i64]) -> Result<(), 
 /// Marks a claimed mail rejected for good by the server (it will not be retried).
 pub async fn mark_failed(
     conn: &mut PgConnection,
-    seq: i64,
+    mail: &MailRow,
     error: &str,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "update mails set failed_at = clock_timestamp(), last_error = $2, attempts = attempts + 1,
+        "update mails set failed_at = clock_timestamp(), last_error = $3, attempts = attempts + 1,
                           next_attempt_at = null
-          where seq = $1",
+          where shard = $1 and seq = $2",
     )
-    .bind(seq)
+    .bind(mail.shard)
+    .bind(mail.seq)
     .bind(error)
     .execute(conn)
     .await?;
@@ -234,16 +246,17 @@ pub async fn mark_failed(
 /// claim passes over the mail until then.
 pub async fn mark_deferred(
     conn: &mut PgConnection,
-    seq: i64,
+    mail: &MailRow,
     error: &str,
     delay: std::time::Duration,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "update mails set attempts = attempts + 1, last_error = $2,
-                          next_attempt_at = clock_timestamp() + $3 * interval '1 millisecond'
-          where seq = $1",
+        "update mails set attempts = attempts + 1, last_error = $3,
+                          next_attempt_at = clock_timestamp() + $4 * interval '1 millisecond'
+          where shard = $1 and seq = $2",
     )
-    .bind(seq)
+    .bind(mail.shard)
+    .bind(mail.seq)
     .bind(error)
     .bind(i64::try_from(delay.as_millis()).unwrap_or(i64::MAX) as f64)
     .execute(conn)

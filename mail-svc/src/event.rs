@@ -31,7 +31,10 @@ pub enum Kind {
 /// A validated event: every field a mail needs is present and consistent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
-    /// Global serial number (> 0); the idempotency key.
+    /// The orders-svc shard (database) the event comes from: 0 unless orders-svc runs on several
+    /// (`SHARDS`). Seqs are unique per shard, so `(shard, seq)` is the event.
+    pub shard: i32,
+    /// The serial number of the shard's outbox row (> 0).
     pub seq: i64,
     /// The order (> 0).
     pub order_id: i64,
@@ -99,24 +102,11 @@ pub fn check_publisher(trusted: &[String], user_id: Option<&str>) -> Result<(), 
 }
 
 /// The message header orders-svc sets on each event when it writes to several shards (`SHARDS`).
-pub const SHARD_HEADER: &str = "shard";
+pub const SHARD_HEADER: &str = outbox_kit::wire::HEADER_SHARD;
 
-/// Refuses events of any shard but 0. Seqs are unique only within one shard, and this version
-/// keys its deduplication, held events and mails by seq alone: an event of shard 1 whose seq
-/// equals a processed one of shard 0 would be skipped as a duplicate and its mail silently lost.
-/// Dead-lettered instead (kept, with this reason), such events can be redriven once mail-svc keys
-/// by (shard, seq). Absent (an unsharded orders-svc) is shard 0.
-pub fn check_shard(header: Option<&str>) -> Result<(), Poison> {
-    match header.map(str::trim) {
-        None | Some("0") => Ok(()),
-        Some(s) if s.parse::<u32>().is_ok() => Err(Poison(format!(
-            "{SHARD_HEADER} {s}: this mail-svc processes shard 0 only (its keys are seqs, unique \
-             per shard); redrive after mail-svc keys events by (shard, seq)"
-        ))),
-        Some(s) => Err(Poison(format!(
-            "{SHARD_HEADER} header {s:?} is not a shard number"
-        ))),
-    }
+/// The shard an event's header names (absent: 0), by the outbox crates' one rule.
+pub fn shard(header: Option<&str>) -> Result<i32, Poison> {
+    outbox_kit::wire::parse_shard(header).map_err(Poison)
 }
 
 /// Decodes and validates one message body. `content_type` absent means protobuf (relay-svc's
@@ -317,6 +307,7 @@ fn check(raw: Raw, recipient: Recipient) -> Result<Event, Poison> {
         return bad(format!("payload.customer_email {e}"));
     }
     Ok(Event {
+        shard: 0,
         seq: raw.seq,
         order_id: raw.aggregate_id,
         prev_seq: raw.prev_seq,
@@ -333,6 +324,7 @@ mod tests {
 
     fn good() -> OrderEvent {
         Event {
+            shard: 0,
             seq: 5,
             order_id: 44,
             prev_seq: Some(4),
@@ -507,12 +499,11 @@ mod tests {
     }
 
     #[test]
-    fn only_shard_zero_is_processed() {
-        assert_eq!(check_shard(None), Ok(()));
-        assert_eq!(check_shard(Some("0")), Ok(()));
-        let other = check_shard(Some("1")).expect_err("shard 1");
-        assert!(other.0.contains("shard 1"), "{other}");
-        let bad = check_shard(Some("x")).expect_err("not a number");
+    fn the_shard_header_names_the_shard() {
+        assert_eq!(shard(None), Ok(0));
+        assert_eq!(shard(Some("0")), Ok(0));
+        assert_eq!(shard(Some("3")), Ok(3));
+        let bad = shard(Some("x")).expect_err("not a number");
         assert!(bad.0.contains("\"x\" is not a shard number"), "{bad}");
     }
 }

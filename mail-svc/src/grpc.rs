@@ -39,6 +39,7 @@ fn to_proto(m: db::MailRow) -> Mail {
         MailState::Queued
     };
     Mail {
+        shard: m.shard.max(0) as u32,
         seq: m.seq as u64,
         r#type: m.event_type,
         subject: m.subject,

@@ -47,16 +47,22 @@ pub fn compose(event: &Event) -> MailText {
         subject: format!("[Order {id}] {ja} / {en}"),
         body: format!(
             "{ja}\n注文番号: {id}\n\n{en}.\nOrder number: {id}\n\n-- \n{}\n",
-            idempotency_key(event.seq)
+            idempotency_key(event.shard, event.seq)
         ),
         ja,
         en,
     }
 }
 
-/// The key a mail provider can use to drop a second send of the same mail.
-pub fn idempotency_key(seq: i64) -> String {
-    format!("order-event-{seq}")
+/// The key a mail provider can use to drop a second send of the same mail: one per event, and
+/// an event is (shard, seq). Shard 0 (every event of an unsharded orders-svc) keeps the key it
+/// had before sharding, so a mail queued then and resent now is still recognised.
+pub fn idempotency_key(shard: i32, seq: i64) -> String {
+    if shard == 0 {
+        format!("order-event-{seq}")
+    } else {
+        format!("order-event-{shard}-{seq}")
+    }
 }
 
 /// The RFC 5322 Message-ID for a mail, derived from its idempotency key: a resend after a crash
@@ -72,6 +78,7 @@ mod tests {
     #[test]
     fn text_table() {
         let ev = Event {
+            shard: 0,
             seq: 3,
             order_id: 43,
             prev_seq: None,
@@ -86,6 +93,12 @@ mod tests {
             "[Order 43] ご注文を受け付けました / Your order has been received"
         );
         assert!(m.body.contains("order-event-3"));
+        // Another shard's seq 3 is another event, with a key of its own.
+        assert!(
+            compose(&Event { shard: 2, ..ev })
+                .body
+                .contains("order-event-2-3")
+        );
         assert_eq!(
             headline(Kind::StatusChanged(OrderStatus::Paid)).0,
             "お支払いを確認しました"
@@ -102,6 +115,6 @@ mod tests {
             headline(Kind::StatusChanged(OrderStatus::Cancelled)).0,
             "ご注文をキャンセルしました"
         );
-        assert_eq!(message_id(&idempotency_key(5)), "<order-event-5@outbox>");
+        assert_eq!(message_id(&idempotency_key(0, 5)), "<order-event-5@outbox>");
     }
 }

@@ -591,8 +591,7 @@ impl Mailer {
         sent: &[&MailRow],
     ) -> anyhow::Result<()> {
         if !sent.is_empty() {
-            let seqs: Vec<i64> = sent.iter().map(|m| m.seq).collect();
-            db::mark_all_sent(&mut tx, &seqs).await?;
+            db::mark_all_sent(&mut tx, sent).await?;
         }
         tx.commit().await?;
         metrics::counter!(crate::metrics::SENT).increment(sent.len() as u64);
@@ -617,7 +616,7 @@ impl Mailer {
     ) -> anyhow::Result<bool> {
         match failure.verdict() {
             Verdict::Permanent => {
-                db::mark_failed(tx, m.seq, &failure.error).await?;
+                db::mark_failed(tx, m, &failure.error).await?;
                 metrics::counter!(crate::metrics::FAILED).increment(1);
                 tracing::error!(
                     "[mail] failed seq={} order={} to={}: {}",
@@ -671,7 +670,7 @@ async fn defer(
 ) -> anyhow::Result<(i32, Duration)> {
     let attempts = m.attempts.saturating_add(1);
     let delay = retry_delay(attempts);
-    db::mark_deferred(tx, m.seq, &failure.error, delay).await?;
+    db::mark_deferred(tx, m, &failure.error, delay).await?;
     metrics::counter!(crate::metrics::DEFERRED).increment(1);
     Ok((attempts, delay))
 }

@@ -16,7 +16,7 @@
 
 use std::{borrow::Cow, sync::LazyLock};
 
-use outbox_inbox::{Conflict, Envelope, Handler, Inbox, Tables};
+use outbox_inbox::{Chain, Conflict, Envelope, Handler, Inbox, Tables};
 use outbox_kit::trace::TraceHeaders;
 use prost::Message;
 use sqlx::{Connection, PgConnection, PgPool};
@@ -27,7 +27,7 @@ use crate::{
     mail, retry,
 };
 
-/// mail-svc's inbox: the tables of migration 0001, keyed by `order_id`.
+/// mail-svc's inbox: the tables of migration 0001, keyed by `order_id` (and `shard`, 0005).
 pub static INBOX: LazyLock<Inbox> = LazyLock::new(|| {
     Inbox::with_tables(
         Tables::existing("order_progress", "held_events", "order_id")
@@ -114,16 +114,23 @@ fn envelope(ev: &Event, traceparent: Option<&str>) -> Envelope {
         ev.prev_seq,
         ev.to_proto().encode_to_vec(),
     )
+    .with_shard(ev.shard)
     .with_traceparent(traceparent.map(str::to_owned))
 }
 
-/// Decodes a released held event.
-fn decode_held(e: &Envelope) -> Result<Event, ApplyError> {
-    event::decode_stored(&e.payload).map_err(|p| ApplyError::CorruptHeld {
-        seq: e.seq,
-        order_id: e.aggregate_id,
-        reason: p.0,
-    })
+/// Decodes a released held event (of the shard it was held in).
+pub fn decode_held(e: &Envelope) -> Result<Event, ApplyError> {
+    match event::decode_stored(&e.payload) {
+        Ok(ev) => Ok(Event {
+            shard: e.shard,
+            ..ev
+        }),
+        Err(p) => Err(ApplyError::CorruptHeld {
+            seq: e.seq,
+            order_id: e.aggregate_id,
+            reason: p.0,
+        }),
+    }
 }
 
 /// Applies one validated event in ONE transaction (see the module docs). `instance` names this
@@ -258,29 +265,30 @@ async fn apply_batch_on(
                         "[mail] {e}; applying order {}'s events on their own",
                         p.envelope.aggregate_id
                     );
-                    corrupt.push(p.envelope.aggregate_id);
+                    corrupt.push(p.envelope.chain());
                     continue;
                 }
             },
         };
         to_mail.push((ev, p.envelope.traceparent.clone()));
     }
-    for &order_id in &corrupt {
-        batch.exclude(order_id);
+    for &chain in &corrupt {
+        batch.exclude(chain);
     }
-    to_mail.retain(|(ev, _)| !corrupt.contains(&ev.order_id));
+    to_mail.retain(|(ev, _)| !corrupt.contains(&Chain::new(ev.shard, ev.order_id)));
     let mails: Vec<db::OwnedMail> = to_mail
         .iter()
         .map(|(ev, tp)| {
             let text = mail::compose(ev);
             db::OwnedMail {
+                shard: ev.shard,
                 seq: ev.seq,
                 order_id: ev.order_id,
                 event_type: ev.event_type(),
                 recipient: ev.recipient.clone(),
                 subject: text.subject,
                 body: text.body,
-                idempotency_key: mail::idempotency_key(ev.seq),
+                idempotency_key: mail::idempotency_key(ev.shard, ev.seq),
                 traceparent: tp.clone(),
             }
         })
@@ -303,7 +311,11 @@ async fn apply_batch_on(
     }
     let outcomes = applied
         .into_iter()
-        .map(|o| o.map(|o| outcome(o, &to_mail)).transpose())
+        .zip(items)
+        .map(|(o, item)| {
+            o.map(|o| outcome(item.event.shard, o, &to_mail))
+                .transpose()
+        })
         .collect::<Result<Vec<_>, _>>()?;
     tx.commit().await?;
     Ok(outcomes)
@@ -311,13 +323,18 @@ async fn apply_batch_on(
 
 /// mail-svc's outcome of a batch event, with the mails of the events it processed.
 fn outcome(
+    shard: i32,
     o: outbox_inbox::Outcome,
     mailed: &[(Cow<'_, Event>, Option<String>)],
 ) -> Result<Outcome, ApplyError> {
     Ok(match o {
         outbox_inbox::Outcome::Processed { seqs } => Outcome::Processed(
             seqs.iter()
-                .filter_map(|s| mailed.iter().find(|(ev, _)| ev.seq == *s))
+                .filter_map(|s| {
+                    mailed
+                        .iter()
+                        .find(|(ev, _)| (ev.shard, ev.seq) == (shard, *s))
+                })
                 .map(|(ev, tp)| queued(ev, tp.as_deref()))
                 .collect(),
         ),
@@ -330,8 +347,12 @@ fn outcome(
 
 /// The dead-letter reason of a chain conflict, in mail-svc's words (the order is the aggregate).
 fn conflict_reason(c: &Conflict) -> String {
+    let shard = match c.shard {
+        0 => String::new(),
+        s => format!(" of shard {s}"),
+    };
     format!(
-        "chain conflict: order {} has processed up to seq {}, but seq {} follows {}",
+        "chain conflict: order {}{shard} has processed up to seq {}, but seq {} follows {}",
         c.aggregate_id,
         c.watermark.unwrap_or_default(),
         c.seq,
@@ -362,10 +383,11 @@ pub async fn queue(
     traceparent: Option<&str>,
 ) -> Result<Queued, sqlx::Error> {
     let text = mail::compose(ev);
-    let key = mail::idempotency_key(ev.seq);
+    let key = mail::idempotency_key(ev.shard, ev.seq);
     db::insert_mail(
         conn,
         &db::NewMail {
+            shard: ev.shard,
             seq: ev.seq,
             order_id: ev.order_id,
             event_type: ev.event_type(),
@@ -396,12 +418,18 @@ mod tests {
             "chain conflict: order 7 has processed up to seq 4, but seq 9 follows nothing \
              (OrderCreated)"
         );
+        assert_eq!(
+            conflict_reason(&c(None).in_shard(2)),
+            "chain conflict: order 7 of shard 2 has processed up to seq 4, but seq 9 follows \
+             nothing (OrderCreated)"
+        );
     }
 
     #[test]
     fn held_events_are_stored_as_the_order_event_they_decode_back_to() {
         use outbox_proto::orders::v1::OrderStatus;
         let ev = Event {
+            shard: 3,
             seq: 5,
             order_id: 7,
             prev_seq: Some(4),
@@ -411,8 +439,15 @@ mod tests {
             ts_ms: 1,
         };
         let e = envelope(&ev, Some("tp"));
-        assert_eq!((e.aggregate_id, e.seq, e.prev_seq), (7, 5, Some(4)));
-        assert_eq!(decode_held(&e).expect("decodes"), ev);
+        assert_eq!(
+            (e.shard, e.aggregate_id, e.seq, e.prev_seq),
+            (3, 7, 5, Some(4))
+        );
+        assert_eq!(
+            decode_held(&e).expect("decodes"),
+            ev,
+            "with the shard it was held in"
+        );
         let mut bad = e.clone();
         bad.payload = b"not an event".to_vec();
         let err = decode_held(&bad).expect_err("corrupt").to_string();

@@ -278,3 +278,62 @@ async fn a_hold_survives_a_restart() {
     second.stop().await;
     names.cleanup().await;
 }
+
+/// A sharded orders-svc numbers each shard's events from 1: shard 1's seqs 10 and 11 are other
+/// events than shard 0's. Delivered reversed and twice, each shard's chain is mailed once, in
+/// order, under a key of its own; keyed by seq alone, shard 1's events would be skipped as
+/// duplicates of shard 0's (or its second would wait on shard 0's watermark).
+#[tokio::test]
+async fn equal_seqs_of_two_shards_are_two_events_each_mailed_once() {
+    let names = Names::new();
+    let svc = start(config(&names)).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+
+    let zero = [
+        created(10, 100, EMAIL),
+        changed(11, 10, 100, OrderStatus::Paid, EMAIL),
+    ];
+    let one = [
+        created(10, 200, EMAIL),
+        changed(11, 10, 200, OrderStatus::Paid, EMAIL),
+    ];
+    publisher.sharded(&one[1], "1").await;
+    eventually("shard 1's second event held", 60, || async {
+        (svc.status().await.held == 1).then_some(())
+    })
+    .await;
+    publisher.proto(&zero[0]).await; // shard 0 as an unsharded orders-svc sends it
+    publisher.sharded(&zero[1], "0").await;
+    publisher.sharded(&one[0], "1").await;
+    for ev in &one {
+        publisher.sharded(ev, "1").await;
+    }
+    let status = eventually("four mails, two skips", 60, || async {
+        let s = svc.status().await;
+        (s.processed == 4 && s.skipped == 2).then_some(s)
+    })
+    .await;
+    assert_eq!(status.held, 0);
+    let keys = |mails: Vec<outbox_proto::mail::v1::Mail>| {
+        mails
+            .into_iter()
+            .map(|m| (m.shard, m.seq, m.idempotency_key))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        keys(svc.mails(100).await),
+        [
+            (0, 10, "order-event-10".to_owned()),
+            (0, 11, "order-event-11".to_owned())
+        ]
+    );
+    assert_eq!(
+        keys(svc.mails(200).await),
+        [
+            (1, 10, "order-event-1-10".to_owned()),
+            (1, 11, "order-event-1-11".to_owned())
+        ]
+    );
+    svc.stop().await;
+    names.cleanup().await;
+}

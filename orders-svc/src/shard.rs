@@ -12,7 +12,7 @@ use outbox::NewEvent;
 
 /// The message header that names an event's shard (its index in `SHARDS`, from 0). Set only when
 /// orders-svc runs on more than one shard; absent means shard 0.
-pub const SHARD_HEADER: &str = "shard";
+pub const SHARD_HEADER: &str = outbox::wire::HEADER_SHARD;
 
 const FNV_OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;

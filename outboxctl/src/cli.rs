@@ -182,11 +182,11 @@ pub struct QuarantineSelect {
     pub order: Option<i64>,
 }
 
-/// Which shard's rows (relay-svc with RELAY_SHARDS: seqs are per shard).
+/// Which shard the seqs are of (a sharded orders-svc numbers each shard's events from 1).
 #[derive(Debug, Args)]
 pub struct Shard {
-    /// The shard whose quarantine holds the rows: its index in relay-svc's RELAY_SHARDS, as
-    /// `quarantine list` shows it (0, the only shard without RELAY_SHARDS).
+    /// The orders shard: its index in orders-svc's SHARDS, the same as in relay-svc's
+    /// RELAY_SHARDS, as the listings' SHARD column shows it (0, the only shard without them).
     #[arg(long, default_value_t = 0)]
     pub shard: u32,
 }
@@ -241,10 +241,13 @@ pub enum DeadLetters {
     #[command(after_help = "Examples:
   outboxctl dead-letters redrive --seq 11 --reason 'TRUSTED_PUBLISHERS fixed, INC-2231'
   outboxctl dead-letters redrive --order 43 --reason 'mailbox fixed'
-  outboxctl dead-letters redrive --all --reason 'after the 1.4 deploy' --batch 500")]
+  outboxctl dead-letters redrive --all --reason 'after the 1.4 deploy' --batch 500
+  outboxctl dead-letters redrive --shard 1 --seq 11 --reason 'TRUSTED_PUBLISHERS fixed'")]
     Redrive {
         #[command(flatten)]
         select: DeadLetterSelect,
+        #[command(flatten)]
+        shard: Shard,
         #[command(flatten)]
         reason: Reason,
         /// Messages per call (progress is shown after each).
@@ -282,10 +285,13 @@ pub enum Mails {
     /// Puts FAILED mails back in the send queue (after the mailbox or server was fixed).
     #[command(after_help = "Examples:
   outboxctl mails retry --seq 12 --reason 'mailbox restored'
-  outboxctl mails retry --all-failed --reason 'SMTP relay misconfiguration fixed'")]
+  outboxctl mails retry --all-failed --reason 'SMTP relay misconfiguration fixed'
+  outboxctl mails retry --shard 1 --seq 12 --reason 'mailbox restored'")]
     Retry {
         #[command(flatten)]
         select: MailSelect,
+        #[command(flatten)]
+        shard: Shard,
         #[command(flatten)]
         reason: Reason,
     },

@@ -346,11 +346,12 @@ async fn status(s: &Services) -> Result<Output> {
 
 fn held_advice(o: &mail_admin::HeldOrder) -> String {
     let (id, w) = (o.order_id, o.waiting_for);
+    let shard = step(o.shard > 0, &format!("--shard {} ", o.shard));
     if o.waiting_for_dead_lettered {
         format!(
             "order {id} waits for seq {w}, which is in the dead-letter queue: see why with \
              `outboxctl dead-letters list --order {id}`, fix that, then \
-             `outboxctl dead-letters redrive --seq {w} --reason ...` \
+             `outboxctl dead-letters redrive {shard}--seq {w} --reason ...` \
              (or skip it: `outboxctl held release --order {id} --reason ...`)"
         )
     } else {
@@ -365,6 +366,7 @@ fn held_advice(o: &mail_admin::HeldOrder) -> String {
 
 fn held_json(o: &mail_admin::HeldOrder) -> Value {
     json!({
+        "shard": o.shard,
         "order_id": o.order_id,
         "processed_up_to": o.processed_up_to,
         "waiting_for": o.waiting_for,
@@ -578,27 +580,35 @@ async fn held(s: &Services, h: &Held) -> Result<Output> {
                 .map_err(fail)?
                 .into_inner();
             let unknown = !r.dead_letters_unavailable.is_empty();
-            let mut t = Table::new(&[
-                "ORDER",
-                "PROCESSED UP TO",
-                "WAITS FOR",
-                "DEAD-LETTERED",
-                "HELD",
-                "OLDEST",
-            ]);
+            let sharded = r.orders.iter().any(|o| o.shard > 0);
+            let mut t = Table::new(&with_shard(
+                sharded,
+                &[
+                    "ORDER",
+                    "PROCESSED UP TO",
+                    "WAITS FOR",
+                    "DEAD-LETTERED",
+                    "HELD",
+                    "OLDEST",
+                ],
+            ));
             for o in &r.orders {
-                t.row(vec![
-                    o.order_id.to_string(),
-                    o.processed_up_to.map_or("-".into(), u),
-                    u(o.waiting_for),
-                    match (unknown, o.waiting_for_dead_lettered) {
-                        (true, _) => "unknown".into(),
-                        (false, true) => "yes".into(),
-                        (false, false) => "no".into(),
-                    },
-                    seq_list(&o.held_seqs),
-                    age(o.oldest_held_age_ms),
-                ]);
+                t.row(shard_cell(
+                    sharded,
+                    o.shard,
+                    vec![
+                        o.order_id.to_string(),
+                        o.processed_up_to.map_or("-".into(), u),
+                        u(o.waiting_for),
+                        match (unknown, o.waiting_for_dead_lettered) {
+                            (true, _) => "unknown".into(),
+                            (false, true) => "yes".into(),
+                            (false, false) => "no".into(),
+                        },
+                        seq_list(&o.held_seqs),
+                        age(o.oldest_held_age_ms),
+                    ],
+                ));
             }
             let mut human = if r.orders.is_empty() {
                 "no held events\n".to_owned()
@@ -674,23 +684,31 @@ async fn dead_letters(s: &Services, d: &DeadLetters) -> Result<Output> {
                 .await
                 .map_err(fail)?
                 .into_inner();
-            let mut t = Table::new(&["SEQ", "ORDER", "TYPE", "REDRIVEN", "REASON"]);
+            let sharded = r.messages.iter().any(|m| m.shard > 0);
+            let mut t = Table::new(&with_shard(
+                sharded,
+                &["SEQ", "ORDER", "TYPE", "REDRIVEN", "REASON"],
+            ));
             for m in &r.messages {
-                t.row(vec![
-                    if m.seq == 0 { "?".into() } else { u(m.seq) },
-                    if m.order_id == 0 {
-                        "?".into()
-                    } else {
-                        m.order_id.to_string()
-                    },
-                    if m.r#type.is_empty() {
-                        format!("({} bytes)", m.body_bytes)
-                    } else {
-                        m.r#type.clone()
-                    },
-                    m.redrive_count.to_string(),
-                    m.reason.clone(),
-                ]);
+                t.row(shard_cell(
+                    sharded,
+                    m.shard,
+                    vec![
+                        if m.seq == 0 { "?".into() } else { u(m.seq) },
+                        if m.order_id == 0 {
+                            "?".into()
+                        } else {
+                            m.order_id.to_string()
+                        },
+                        if m.r#type.is_empty() {
+                            format!("({} bytes)", m.body_bytes)
+                        } else {
+                            m.r#type.clone()
+                        },
+                        m.redrive_count.to_string(),
+                        m.reason.clone(),
+                    ],
+                ));
             }
             let human = if r.messages.is_empty() {
                 format!(
@@ -706,7 +724,7 @@ async fn dead_letters(s: &Services, d: &DeadLetters) -> Result<Output> {
                 json: json!({
                     "count": r.count,
                     "messages": r.messages.iter().map(|m| json!({
-                        "seq": m.seq, "order_id": m.order_id, "type": m.r#type,
+                        "shard": m.shard, "seq": m.seq, "order_id": m.order_id, "type": m.r#type,
                         "routing_key": m.routing_key, "reason": m.reason,
                         "redrive_count": m.redrive_count, "message_id": m.message_id,
                         "body_bytes": m.body_bytes,
@@ -717,6 +735,7 @@ async fn dead_letters(s: &Services, d: &DeadLetters) -> Result<Output> {
         }
         DeadLetters::Redrive {
             select,
+            shard,
             reason,
             batch,
         } => {
@@ -724,6 +743,7 @@ async fn dead_letters(s: &Services, d: &DeadLetters) -> Result<Output> {
                 seqs: select.seq.clone(),
                 order_id: select.order.unwrap_or_default(),
                 all: select.all,
+                shard: shard.shard,
             };
             let mut moved: Vec<u64> = Vec::new();
             // What matched at the first call: a message that dies again while we go on comes
@@ -788,16 +808,24 @@ async fn mails(s: &Services, m: &Mails) -> Result<Output> {
                 .await
                 .map_err(fail)?
                 .into_inner();
-            let mut t = Table::new(&["SEQ", "ORDER", "TYPE", "RECIPIENT", "ATTEMPTS", "ERROR"]);
+            let sharded = r.mails.iter().any(|f| f.shard > 0);
+            let mut t = Table::new(&with_shard(
+                sharded,
+                &["SEQ", "ORDER", "TYPE", "RECIPIENT", "ATTEMPTS", "ERROR"],
+            ));
             for f in &r.mails {
-                t.row(vec![
-                    u(f.seq),
-                    f.order_id.to_string(),
-                    f.r#type.clone(),
-                    f.recipient.clone(),
-                    f.attempts.to_string(),
-                    f.last_error.clone(),
-                ]);
+                t.row(shard_cell(
+                    sharded,
+                    f.shard,
+                    vec![
+                        u(f.seq),
+                        f.order_id.to_string(),
+                        f.r#type.clone(),
+                        f.recipient.clone(),
+                        f.attempts.to_string(),
+                        f.last_error.clone(),
+                    ],
+                ));
             }
             let human = if r.mails.is_empty() {
                 "no failed mail\n".to_owned()
@@ -809,7 +837,7 @@ async fn mails(s: &Services, m: &Mails) -> Result<Output> {
                 json: json!({
                     "count": r.count,
                     "mails": r.mails.iter().map(|f| json!({
-                        "seq": f.seq, "order_id": f.order_id, "type": f.r#type,
+                        "shard": f.shard, "seq": f.seq, "order_id": f.order_id, "type": f.r#type,
                         "recipient": f.recipient, "last_error": f.last_error,
                         "attempts": f.attempts,
                         "failed_at_unix": f.failed_at.as_ref().map(|t| t.seconds),
@@ -817,12 +845,17 @@ async fn mails(s: &Services, m: &Mails) -> Result<Output> {
                 }),
             })
         }
-        Mails::Retry { select, reason } => {
+        Mails::Retry {
+            select,
+            shard,
+            reason,
+        } => {
             let request = RetryMailsRequest {
                 filter: Some(MailFilter {
                     seqs: select.seq.clone(),
                     order_id: select.order.unwrap_or_default(),
                     all_failed: select.all_failed,
+                    shard: shard.shard,
                 }),
                 reason: reason.reason.clone(),
             };

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use sqlx::{AssertSqlSafe, PgConnection, SqlSafeStr, SqlStr};
 
-use crate::{Held, Tables};
+use crate::{Chain, Held, Tables};
 
 /// The SQL of every statement, for one set of tables.
 #[derive(Debug, Clone)]
@@ -15,6 +15,7 @@ pub(crate) struct Sql {
     take_successor: SqlStr,
     state: SqlStr,
     held_count: SqlStr,
+    held_shards: SqlStr,
     pub(crate) progress: String,
     pub(crate) held: String,
     pub(crate) column: String,
@@ -28,32 +29,40 @@ impl Sql {
     pub(crate) fn new(t: &Tables) -> Self {
         let (p, h, a) = (t.progress(), t.held(), t.aggregate_column());
         Self {
-            watermark: sql(format!("select last_seq from {p} where {a} = $1")),
+            watermark: sql(format!(
+                "select last_seq from {p} where shard = $1 and {a} = $2"
+            )),
             set_watermark: sql(format!(
-                "insert into {p} ({a}, last_seq) values ($1, $2)
-                 on conflict ({a}) do update set last_seq = excluded.last_seq"
+                "insert into {p} (shard, {a}, last_seq) values ($1, $2, $3)
+                 on conflict (shard, {a}) do update set last_seq = excluded.last_seq"
             )),
             hold: sql(format!(
-                "insert into {h} (seq, {a}, prev_seq, event, traceparent)
-                 values ($1, $2, $3, $4, $5)
-                 on conflict (seq) do nothing"
+                "insert into {h} (shard, {a}, seq, prev_seq, event, traceparent)
+                 values ($1, $2, $3, $4, $5, $6)
+                 on conflict (shard, seq) do nothing"
             )),
             // The lowest seq if a faulty producer forked the chain.
             take_successor: sql(format!(
                 "delete from {h}
-                  where seq = (select seq from {h}
-                                where {a} = $1 and prev_seq = $2
+                  where shard = $1
+                    and seq = (select seq from {h}
+                                where shard = $1 and {a} = $2 and prev_seq = $3
                                 order by seq limit 1)
                  returning seq, prev_seq, event, traceparent"
             )),
-            // One snapshot, taken after the locks: each aggregate's watermark and held events.
+            // One snapshot, taken after the locks: each chain's watermark and held events.
             state: sql(format!(
-                "select o.id, p.last_seq, h.seq, h.prev_seq, h.event, h.traceparent
-                   from unnest($1::bigint[]) as o(id)
-                   left join {p} p on p.{a} = o.id
-                   left join {h} h on h.{a} = o.id"
+                "select o.shard, o.id, p.last_seq, h.seq, h.prev_seq, h.event, h.traceparent
+                   from unnest($1::integer[], $2::bigint[]) as o(shard, id)
+                   left join {p} p on p.shard = o.shard and p.{a} = o.id
+                   left join {h} h on h.shard = o.shard and h.{a} = o.id"
             )),
-            held_count: sql(format!("select count(*) from {h} where {a} = $1")),
+            held_count: sql(format!(
+                "select count(*) from {h} where shard = $1 and {a} = $2"
+            )),
+            held_shards: sql(format!(
+                "select distinct shard from {h} where {a} = $1 order by shard"
+            )),
             progress: p.to_owned(),
             held: h.to_owned(),
             column: a.to_owned(),
@@ -90,10 +99,11 @@ impl Sql {
     pub(crate) async fn watermark(
         &self,
         conn: &mut PgConnection,
-        aggregate_id: i64,
+        chain: Chain,
     ) -> Result<Option<i64>, sqlx::Error> {
         sqlx::query_scalar(self.watermark.clone())
-            .bind(aggregate_id)
+            .bind(chain.shard)
+            .bind(chain.aggregate_id)
             .fetch_optional(conn)
             .await
     }
@@ -101,11 +111,12 @@ impl Sql {
     pub(crate) async fn set_watermark(
         &self,
         conn: &mut PgConnection,
-        aggregate_id: i64,
+        chain: Chain,
         seq: i64,
     ) -> Result<(), sqlx::Error> {
         sqlx::query(self.set_watermark.clone())
-            .bind(aggregate_id)
+            .bind(chain.shard)
+            .bind(chain.aggregate_id)
             .bind(seq)
             .execute(conn)
             .await?;
@@ -116,12 +127,13 @@ impl Sql {
     pub(crate) async fn hold(
         &self,
         conn: &mut PgConnection,
-        aggregate_id: i64,
+        chain: Chain,
         held: &Held,
     ) -> Result<bool, sqlx::Error> {
         let done = sqlx::query(self.hold.clone())
+            .bind(chain.shard)
+            .bind(chain.aggregate_id)
             .bind(held.seq)
-            .bind(aggregate_id)
             .bind(held.prev_seq)
             .bind(&held.payload)
             .bind(held.traceparent.as_deref())
@@ -133,12 +145,13 @@ impl Sql {
     pub(crate) async fn take_successor(
         &self,
         conn: &mut PgConnection,
-        aggregate_id: i64,
+        chain: Chain,
         prev_seq: i64,
     ) -> Result<Option<Held>, sqlx::Error> {
         let row: Option<(i64, i64, Vec<u8>, Option<String>)> =
             sqlx::query_as(self.take_successor.clone())
-                .bind(aggregate_id)
+                .bind(chain.shard)
+                .bind(chain.aggregate_id)
                 .bind(prev_seq)
                 .fetch_optional(conn)
                 .await?;
@@ -153,21 +166,34 @@ impl Sql {
     pub(crate) async fn held_count(
         &self,
         conn: &mut PgConnection,
-        aggregate_id: i64,
+        chain: Chain,
     ) -> Result<i64, sqlx::Error> {
         sqlx::query_scalar(self.held_count.clone())
-            .bind(aggregate_id)
+            .bind(chain.shard)
+            .bind(chain.aggregate_id)
             .fetch_one(conn)
             .await
     }
 
-    /// Each aggregate's watermark (absent: none yet) and held events, in one statement.
+    pub(crate) async fn held_shards(
+        &self,
+        conn: &mut PgConnection,
+        aggregate_id: i64,
+    ) -> Result<Vec<i32>, sqlx::Error> {
+        sqlx::query_scalar(self.held_shards.clone())
+            .bind(aggregate_id)
+            .fetch_all(conn)
+            .await
+    }
+
+    /// Each chain's watermark (absent: none yet) and held events, in one statement.
     pub(crate) async fn state(
         &self,
         conn: &mut PgConnection,
-        ids: &[i64],
-    ) -> Result<(HashMap<i64, i64>, HashMap<i64, Vec<Held>>), sqlx::Error> {
+        chains: &[Chain],
+    ) -> Result<(HashMap<Chain, i64>, HashMap<Chain, Vec<Held>>), sqlx::Error> {
         type Row = (
+            i32,
             i64,
             Option<i64>,
             Option<i64>,
@@ -175,18 +201,22 @@ impl Sql {
             Option<Vec<u8>>,
             Option<String>,
         );
+        let shards: Vec<i32> = chains.iter().map(|c| c.shard).collect();
+        let ids: Vec<i64> = chains.iter().map(|c| c.aggregate_id).collect();
         let rows: Vec<Row> = sqlx::query_as(self.state.clone())
-            .bind(ids)
+            .bind(&shards)
+            .bind(&ids)
             .fetch_all(conn)
             .await?;
         let mut watermarks = HashMap::new();
-        let mut held: HashMap<i64, Vec<Held>> = HashMap::new();
-        for (id, last_seq, seq, prev_seq, payload, traceparent) in rows {
+        let mut held: HashMap<Chain, Vec<Held>> = HashMap::new();
+        for (shard, id, last_seq, seq, prev_seq, payload, traceparent) in rows {
+            let chain = Chain::new(shard, id);
             if let Some(w) = last_seq {
-                watermarks.insert(id, w);
+                watermarks.insert(chain, w);
             }
             if let (Some(seq), Some(prev_seq), Some(payload)) = (seq, prev_seq, payload) {
-                held.entry(id).or_default().push(Held {
+                held.entry(chain).or_default().push(Held {
                     seq,
                     prev_seq,
                     payload,

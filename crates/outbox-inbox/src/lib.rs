@@ -170,9 +170,13 @@ pub trait Handler {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Envelope {
+    /// The producer's shard the event comes from: its outbox's database, when the producer
+    /// writes to several (0 for one). Seqs are unique per outbox, so `(shard, seq)` is the
+    /// event's identity and `(shard, aggregate_id)` its chain's.
+    pub shard: i32,
     /// The aggregate whose chain the event belongs to.
     pub aggregate_id: i64,
-    /// The event's seq: unique per outbox, its idempotency key.
+    /// The event's seq: unique per outbox (per shard), its idempotency key.
     pub seq: i64,
     /// The aggregate's previous event; `None` for its first.
     pub prev_seq: Option<i64>,
@@ -186,12 +190,25 @@ impl Envelope {
     /// An event of `aggregate_id` with its chain position and payload.
     pub fn new(aggregate_id: i64, seq: i64, prev_seq: Option<i64>, payload: Vec<u8>) -> Self {
         Self {
+            shard: 0,
             aggregate_id,
             seq,
             prev_seq,
             payload,
             traceparent: None,
         }
+    }
+
+    /// From shard `shard` of a sharded producer (default 0). A negative shard is a producer's
+    /// bug: [`Envelope::from_delivery`] refuses one.
+    pub fn with_shard(mut self, shard: i32) -> Self {
+        self.shard = shard;
+        self
+    }
+
+    /// Its chain: its aggregate in its shard.
+    pub fn chain(&self) -> Chain {
+        Chain::new(self.shard, self.aggregate_id)
     }
 
     /// The trace context it arrived with.
@@ -201,7 +218,27 @@ impl Envelope {
     }
 }
 
-/// A held event as stored (its aggregate is the one it is stored under).
+/// The chain an event belongs to: its aggregate in its producer's shard. Everything the inbox
+/// keeps is per chain: the watermark, the held events, the order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Chain {
+    /// The producer's shard (0 for a producer with one outbox).
+    pub shard: i32,
+    /// The aggregate.
+    pub aggregate_id: i64,
+}
+
+impl Chain {
+    /// Aggregate `aggregate_id` of shard `shard`.
+    pub fn new(shard: i32, aggregate_id: i64) -> Self {
+        Self {
+            shard,
+            aggregate_id,
+        }
+    }
+}
+
+/// A held event as stored (its shard and aggregate are the ones it is stored under).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Held {
@@ -226,9 +263,15 @@ impl Held {
         }
     }
 
-    fn into_envelope(self, aggregate_id: i64) -> Envelope {
-        Envelope::new(aggregate_id, self.seq, Some(self.prev_seq), self.payload)
-            .with_traceparent(self.traceparent)
+    fn into_envelope(self, chain: Chain) -> Envelope {
+        Envelope::new(
+            chain.aggregate_id,
+            self.seq,
+            Some(self.prev_seq),
+            self.payload,
+        )
+        .with_shard(chain.shard)
+        .with_traceparent(self.traceparent)
     }
 }
 
@@ -238,6 +281,8 @@ impl Held {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Conflict {
+    /// The aggregate's shard.
+    pub shard: i32,
     /// The aggregate.
     pub aggregate_id: i64,
     /// Its watermark when the event was judged.
@@ -252,6 +297,7 @@ impl Conflict {
     /// A conflict of event `seq` (claiming `prev_seq`) with `aggregate_id`'s `watermark`.
     pub fn new(aggregate_id: i64, watermark: Option<i64>, seq: i64, prev_seq: Option<i64>) -> Self {
         Self {
+            shard: 0,
             aggregate_id,
             watermark,
             seq,
@@ -259,8 +305,15 @@ impl Conflict {
         }
     }
 
+    /// The same conflict in shard `shard`.
+    pub fn in_shard(mut self, shard: i32) -> Self {
+        self.shard = shard;
+        self
+    }
+
     fn of(ev: &Envelope, watermark: Option<i64>) -> Self {
         Self {
+            shard: ev.shard,
             aggregate_id: ev.aggregate_id,
             watermark,
             seq: ev.seq,
@@ -271,10 +324,15 @@ impl Conflict {
 
 impl fmt::Display for Conflict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("chain conflict: aggregate ")?;
+        if self.shard != 0 {
+            write!(f, "{} of shard {}", self.aggregate_id, self.shard)?;
+        } else {
+            write!(f, "{}", self.aggregate_id)?;
+        }
         write!(
             f,
-            "chain conflict: aggregate {} has processed up to seq {}, but seq {} follows ",
-            self.aggregate_id,
+            " has processed up to seq {}, but seq {} follows ",
             self.watermark.unwrap_or_default(),
             self.seq
         )?;
@@ -358,8 +416,8 @@ impl Inbox {
     where
         H: Handler<Error = E>,
     {
-        let id = envelope.aggregate_id;
-        db::lock(conn, id).await?;
+        let id = envelope.chain();
+        db::lock(conn, id.aggregate_id).await?;
         let watermark = self.sql.watermark(conn, id).await?;
         Ok(match decide(watermark, envelope.seq, envelope.prev_seq) {
             Decision::Skip => Outcome::Skipped { held: false },
@@ -393,7 +451,7 @@ impl Inbox {
     async fn release_from<E, H>(
         &self,
         conn: &mut PgConnection,
-        id: i64,
+        id: Chain,
         mut last: i64,
         seqs: &mut Vec<i64>,
         handler: &mut H,
@@ -411,7 +469,8 @@ impl Inbox {
     }
 
     /// The operator's way out of a missing event: in the caller's transaction, under the
-    /// aggregate's lock, moves the watermark past the missing predecessor of the aggregate's
+    /// aggregate's lock, for one chain (an aggregate in its shard; [`Inbox::held_chains`] lists
+    /// an aggregate's), moves the watermark past the missing predecessor of the aggregate's
     /// held chain as if it had been processed (without a handler call) and handles the held
     /// chain that waited for it, exactly as the missing event's arrival would have; a chain with
     /// several gaps is released gap by gap, lowest first. Nothing held: an empty [`Released`].
@@ -419,14 +478,14 @@ impl Inbox {
     pub async fn release_held<E, H>(
         &self,
         conn: &mut PgConnection,
-        aggregate_id: i64,
+        chain: Chain,
         handler: &mut H,
     ) -> Result<Released, ApplyError<E>>
     where
         H: Handler<Error = E>,
     {
-        let id = aggregate_id;
-        db::lock(conn, id).await?;
+        let id = chain;
+        db::lock(conn, id.aggregate_id).await?;
         let mut out = Released::default();
         if self.sql.held_count(conn, id).await? == 0 {
             return Ok(out);
@@ -456,6 +515,20 @@ impl Inbox {
         Ok(out)
     }
 
+    /// The chains of `aggregate_id` that have held events, one per shard that has (for an
+    /// operator who knows the aggregate, not its shard; see [`Inbox::release_held`]).
+    pub async fn held_chains(
+        &self,
+        conn: &mut PgConnection,
+        aggregate_id: i64,
+    ) -> Result<Vec<Chain>, sqlx::Error> {
+        let shards = self.sql.held_shards(conn, aggregate_id).await?;
+        Ok(shards
+            .into_iter()
+            .map(|shard| Chain::new(shard, aggregate_id))
+            .collect())
+    }
+
     /// Starts applying a batch of delivered events in the caller's transaction: takes their
     /// aggregates' locks (in ascending order, one statement) and reads their watermarks and held
     /// events (one statement), and plans every event with [`plan_aggregate`]: exactly the result
@@ -466,19 +539,28 @@ impl Inbox {
         conn: &mut PgConnection,
         envelopes: &'e [Envelope],
     ) -> Result<Batch<'_, 'e>, sqlx::Error> {
-        let mut ids: Vec<i64> = envelopes.iter().map(|e| e.aggregate_id).collect();
+        let mut chains: Vec<Chain> = envelopes.iter().map(Envelope::chain).collect();
+        chains.sort_unstable();
+        chains.dedup();
+        let mut ids: Vec<i64> = chains.iter().map(|c| c.aggregate_id).collect();
         ids.sort_unstable();
         ids.dedup();
         db::lock_all(conn, &ids).await?;
-        let (watermarks, mut held) = self.sql.state(conn, &ids).await?;
-        let plans = ids
+        let (watermarks, mut held) = self.sql.state(conn, &chains).await?;
+        let plans = chains
             .iter()
-            .map(|&id| {
+            .map(|&chain| {
                 let events: Vec<usize> = (0..envelopes.len())
-                    .filter(|&n| envelopes[n].aggregate_id == id)
+                    .filter(|&n| envelopes[n].chain() == chain)
                     .collect();
-                let stored = held.remove(&id).unwrap_or_default();
-                plan_aggregate(id, watermarks.get(&id).copied(), stored, envelopes, &events)
+                let stored = held.remove(&chain).unwrap_or_default();
+                plan_aggregate(
+                    chain,
+                    watermarks.get(&chain).copied(),
+                    stored,
+                    envelopes,
+                    &events,
+                )
             })
             .collect();
         Ok(Batch {
@@ -552,11 +634,11 @@ impl Batch<'_, '_> {
             .count() as i64
     }
 
-    /// Leaves `aggregate_id`'s events out of the batch: nothing is written for them and their
+    /// Leaves `chain`'s events out of the batch: nothing is written for them and their
     /// outcomes are `None` (e.g. your handler cannot process one of its released events: apply
     /// them on their own with [`Inbox::apply`], which reports the error).
-    pub fn exclude(&mut self, aggregate_id: i64) {
-        self.plans.retain(|p| p.aggregate_id != aggregate_id);
+    pub fn exclude(&mut self, chain: Chain) {
+        self.plans.retain(|p| p.chain != chain);
     }
 
     /// Writes the batch in ONE statement and returns each event's outcome (by its index; `None`
@@ -573,75 +655,105 @@ impl Batch<'_, '_> {
     ) -> Result<Vec<Option<Outcome>>, sqlx::Error> {
         let sql = &self.inbox.sql;
         let (p, h, a) = (&sql.progress, &sql.held, &sql.column);
-        let mut released = Vec::new();
-        let (mut w_ids, mut w_seqs) = (Vec::new(), Vec::new());
-        let (mut hold_seqs, mut hold_ids, mut hold_prevs, mut hold_events, mut hold_tps) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut released_shards, mut released) = (Vec::new(), Vec::new());
+        let (mut w_shards, mut w_ids, mut w_seqs) = (Vec::new(), Vec::new(), Vec::new());
+        let mut holds = Holds::default();
         let mut outcomes: Vec<Option<Outcome>> = vec![None; self.envelopes.len()];
         for plan in &self.plans {
-            released.extend(plan.steps.iter().filter_map(|s| match s {
-                Step::Released(e) => Some(e.seq),
-                Step::Item(_) => None,
-            }));
+            for step in &plan.steps {
+                if let Step::Released(e) = step {
+                    released_shards.push(e.shard);
+                    released.push(e.seq);
+                }
+            }
             if plan.watermark != plan.watermark_before
                 && let Some(w) = plan.watermark
             {
-                w_ids.push(plan.aggregate_id);
+                w_shards.push(plan.chain.shard);
+                w_ids.push(plan.chain.aggregate_id);
                 w_seqs.push(w);
             }
             for &n in &plan.holds {
-                let e = &self.envelopes[n];
-                hold_seqs.push(e.seq);
-                hold_ids.push(e.aggregate_id);
-                hold_prevs.push(e.prev_seq.unwrap_or_default());
-                hold_events.push(e.payload.as_slice());
-                hold_tps.push(e.traceparent.as_deref());
+                holds.push(&self.envelopes[n]);
             }
             for (n, o) in &plan.outcomes {
                 outcomes[*n] = Some(o.clone());
             }
         }
         let mut q = QueryBuilder::<Postgres>::new(format!(
-            "with released as (delete from {h} where seq = any("
+            "with released as (delete from {h} where (shard, seq) in (select * from unnest("
         ));
+        q.push_bind(&released_shards);
+        q.push("::integer[], ");
         q.push_bind(&released);
         q.push(format!(
-            ")), moved as (insert into {p} ({a}, last_seq) select * from unnest("
+            "::bigint[]))), moved as (insert into {p} (shard, {a}, last_seq) select * from unnest("
         ));
+        q.push_bind(&w_shards);
+        q.push("::integer[], ");
         q.push_bind(&w_ids);
         q.push("::bigint[], ");
         q.push_bind(&w_seqs);
         q.push(format!(
-            "::bigint[]) on conflict ({a}) do update set last_seq = excluded.last_seq),\n"
+            "::bigint[]) on conflict (shard, {a}) do update set last_seq = excluded.last_seq),\n"
         ));
         extra(&mut q);
         q.push(format!(
-            "\nheld as (insert into {h} (seq, {a}, prev_seq, event, traceparent) \
+            "\nheld as (insert into {h} (shard, seq, {a}, prev_seq, event, traceparent) \
              select * from unnest("
         ));
-        q.push_bind(&hold_seqs);
+        q.push_bind(&holds.shards);
+        q.push("::integer[], ");
+        q.push_bind(&holds.seqs);
         q.push("::bigint[], ");
-        q.push_bind(&hold_ids);
+        q.push_bind(&holds.ids);
         q.push("::bigint[], ");
-        q.push_bind(&hold_prevs);
+        q.push_bind(&holds.prevs);
         q.push("::bigint[], ");
-        q.push_bind(&hold_events);
+        q.push_bind(&holds.events);
         q.push("::bytea[], ");
-        q.push_bind(&hold_tps);
-        q.push("::text[]) on conflict (seq) do nothing returning seq) select seq from held");
-        let stored: Vec<i64> = q.build_query_scalar().fetch_all(conn).await?;
-        // A seq held already (under another aggregate: a broken producer reusing seqs) is a
-        // duplicate, as the one-event path reports it.
-        for seq in &hold_seqs {
-            if !stored.contains(seq) {
+        q.push_bind(&holds.traceparents);
+        q.push(
+            "::text[]) on conflict (shard, seq) do nothing returning shard, seq) \
+             select shard, seq from held",
+        );
+        let stored: Vec<(i32, i64)> = q.build_query_as().fetch_all(conn).await?;
+        // A (shard, seq) held already (under another aggregate: a broken producer reusing seqs)
+        // is a duplicate, as the one-event path reports it.
+        for (shard, seq) in holds.shards.iter().zip(&holds.seqs) {
+            if !stored.contains(&(*shard, *seq)) {
                 for (m, e) in self.envelopes.iter().enumerate() {
-                    if e.seq == *seq && matches!(outcomes[m], Some(Outcome::Held { .. })) {
+                    if (e.shard, e.seq) == (*shard, *seq)
+                        && matches!(outcomes[m], Some(Outcome::Held { .. }))
+                    {
                         outcomes[m] = Some(Outcome::Skipped { held: true });
                     }
                 }
             }
         }
         Ok(outcomes)
+    }
+}
+
+/// The columns of the events a batch stores as held, one array each (bound to `unnest`).
+#[derive(Default)]
+struct Holds<'e> {
+    shards: Vec<i32>,
+    seqs: Vec<i64>,
+    ids: Vec<i64>,
+    prevs: Vec<i64>,
+    events: Vec<&'e [u8]>,
+    traceparents: Vec<Option<&'e str>>,
+}
+
+impl<'e> Holds<'e> {
+    fn push(&mut self, e: &'e Envelope) {
+        self.shards.push(e.shard);
+        self.seqs.push(e.seq);
+        self.ids.push(e.aggregate_id);
+        self.prevs.push(e.prev_seq.unwrap_or_default());
+        self.events.push(&e.payload);
+        self.traceparents.push(e.traceparent.as_deref());
     }
 }
 

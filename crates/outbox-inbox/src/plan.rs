@@ -1,6 +1,6 @@
 //! The batch rule for one aggregate, pure: [`plan_aggregate`].
 
-use crate::{Conflict, Decision, Envelope, Held, Outcome, decide};
+use crate::{Chain, Conflict, Decision, Envelope, Held, Outcome, decide};
 
 /// One event a plan processes, in chain order: an event of the batch, or a held event the batch
 /// released.
@@ -17,8 +17,8 @@ pub enum Step {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AggregatePlan {
-    /// The aggregate.
-    pub aggregate_id: i64,
+    /// The chain: the aggregate in its shard.
+    pub chain: Chain,
     /// Its watermark before the batch.
     pub watermark_before: Option<i64>,
     /// Its watermark after the batch.
@@ -38,14 +38,14 @@ enum Waiting {
     Batch { index: usize },
 }
 
-/// The rule for one aggregate's events in a batch, given its watermark and its stored held
+/// The rule for one chain's events in a batch (`events` all of `chain`), given its watermark and its stored held
 /// events: exactly the result of applying `events` (indexes into `batch`, in delivery order)
 /// one by one with [`decide()`], as one transaction per event would. An event held earlier in the
 /// batch and released later in it is never stored (its outcome is still [`Outcome::Held`], and
 /// it is among the releasing event's steps). A forked chain (two events naming one predecessor,
 /// which no correct producer makes) releases the lowest seq first.
 pub fn plan_aggregate(
-    aggregate_id: i64,
+    chain: Chain,
     watermark: Option<i64>,
     stored: Vec<Held>,
     batch: &[Envelope],
@@ -58,7 +58,7 @@ pub fn plan_aggregate(
     let mut w = watermark;
     let mut waiting: Vec<Waiting> = stored.into_iter().map(Waiting::Stored).collect();
     let mut plan = AggregatePlan {
-        aggregate_id,
+        chain,
         watermark_before: watermark,
         watermark,
         steps: Vec::new(),
@@ -91,7 +91,7 @@ pub fn plan_aggregate(
                     .map(|(pos, _)| pos)
                 {
                     let step = match waiting.remove(pos) {
-                        Waiting::Stored(h) => Step::Released(h.into_envelope(aggregate_id)),
+                        Waiting::Stored(h) => Step::Released(h.into_envelope(chain)),
                         Waiting::Batch { index } => Step::Item(index),
                     };
                     last = match &step {
@@ -140,7 +140,7 @@ mod tests {
 
     fn plan(watermark: Option<i64>, stored: Vec<Held>, events: &[Envelope]) -> Planned {
         let idx: Vec<usize> = (0..events.len()).collect();
-        let p = plan_aggregate(7, watermark, stored, events, &idx);
+        let p = plan_aggregate(Chain::new(0, 7), watermark, stored, events, &idx);
         assert_eq!(p.outcomes.len(), events.len());
         let seq = |s: &Step| match s {
             Step::Item(i) => events[*i].seq,
@@ -222,7 +222,13 @@ mod tests {
 
     #[test]
     fn released_payloads_are_the_stored_ones() {
-        let p = plan_aggregate(7, Some(1), vec![stored(3, 2)], &[ev(2, Some(1))], &[0]);
+        let p = plan_aggregate(
+            Chain::new(0, 7),
+            Some(1),
+            vec![stored(3, 2)],
+            &[ev(2, Some(1))],
+            &[0],
+        );
         assert_eq!(
             p.steps,
             [Step::Item(0), Step::Released(ev(3, Some(2)))],

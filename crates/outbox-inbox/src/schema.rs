@@ -85,9 +85,10 @@ impl Tables {
 
     /// Tables a service created itself, with the columns of [`Tables::migration_sql`] except
     /// that the aggregate id column is called `aggregate_column` in both: the watermark table
-    /// `progress` (`aggregate_column bigint primary key, last_seq bigint not null`) and the
-    /// held table `held` (`seq bigint primary key, aggregate_column bigint, prev_seq bigint,
-    /// event bytea, traceparent text, held_at timestamptz default now()`). Such an inbox has no
+    /// `progress` (`shard integer, aggregate_column bigint, last_seq bigint not null`, primary
+    /// key `(shard, aggregate_column)`) and the held table `held` (`shard integer, seq bigint,
+    /// aggregate_column bigint, prev_seq bigint, event bytea, traceparent text, held_at
+    /// timestamptz default now()`, primary key `(shard, seq)`). Such an inbox has no
     /// migrator of its own ([`Tables::migrator`] refuses it): its owner migrates it.
     pub fn existing(progress: &str, held: &str, aggregate_column: &str) -> Result<Self, Error> {
         split(progress)?;
@@ -117,20 +118,22 @@ impl Tables {
         &self.aggregate_column
     }
 
-    /// The SQL of the crate's migration for this name: creates the schema (when named), the
-    /// progress and held tables and their indexes. Paste it into a migration of your own when
-    /// you want one migration history, or run [`Tables::migrator`].
+    /// The SQL of the crate's migrations for this name, in order: creates the schema (when
+    /// named), the progress and held tables and their indexes, then keys them by chain (shard
+    /// and aggregate). Paste it into a migration of your own when you want one migration
+    /// history, or run [`Tables::migrator`].
     pub fn migration_sql(&self) -> String {
+        format!("{}\n{}", self.create_sql(), self.shard_sql())
+    }
+
+    /// Migration 1: the tables, keyed by aggregate and seq alone.
+    fn create_sql(&self) -> String {
         let schema = match &self.schema {
             Some(s) => format!("create schema if not exists {s};\n"),
             None => String::new(),
         };
         let (progress, held, agg) = (&self.progress, &self.held, &self.aggregate_column);
-        let index = if self.prefix.is_empty() {
-            "held".to_owned()
-        } else {
-            format!("{}_held", self.prefix)
-        };
+        let index = self.index_prefix();
         format!(
             "{schema}\
 -- Each aggregate's watermark: the seq of its last processed event. Events are processed in chain
@@ -157,6 +160,40 @@ create index {index}_age on {held} (held_at);
         )
     }
 
+    /// Migration 2: a sharded producer's seqs are unique per shard only, so a chain is
+    /// (shard, aggregate) and an event (shard, seq). Existing rows are shard 0, as every event
+    /// of an unsharded producer is.
+    fn shard_sql(&self) -> String {
+        let (progress, held, agg) = (&self.progress, &self.held, &self.aggregate_column);
+        let in_schema = |name: String| match &self.schema {
+            Some(s) => format!("{s}.{name}"),
+            None => name,
+        };
+        let index = in_schema(self.index_prefix());
+        // A primary key constraint is named after its table, without the schema.
+        let progress_pkey = format!("{}_progress_pkey", self.prefix);
+        let held_pkey = format!("{}_held_pkey", self.prefix);
+        format!(
+            "\
+alter table {progress} add column shard integer not null default 0,
+    drop constraint {progress_pkey}, add primary key (shard, {agg});
+alter table {held} add column shard integer not null default 0,
+    drop constraint {held_pkey}, add primary key (shard, seq);
+drop index {index}_successor;
+create index {}_successor on {held} (shard, {agg}, prev_seq);
+",
+            self.index_prefix()
+        )
+    }
+
+    fn index_prefix(&self) -> String {
+        if self.prefix.is_empty() {
+            "held".to_owned()
+        } else {
+            format!("{}_held", self.prefix)
+        }
+    }
+
     /// A migrator that creates this inbox, recording its history in its own table
     /// (`_inbox_migrations_<prefix>` in the inbox's schema) so that it never conflicts with the
     /// caller's own `sqlx::migrate!` history. Run it next to your own migrator. Tables named
@@ -167,15 +204,20 @@ create index {index}_age on {held} (held_at);
                 progress: self.progress.clone(),
             });
         }
-        let sql = AssertSqlSafe(self.migration_sql()).into_sql_str();
-        let migration = Migration::new(
-            1,
-            Cow::Owned(format!("create inbox {}", self.progress)),
-            MigrationType::Simple,
-            sql,
-            false,
-        );
-        let mut migrator = Migrator::with_migrations(vec![migration]);
+        let migration = |version, description: &str, sql: String| {
+            Migration::new(
+                version,
+                Cow::Owned(format!("{description} {}", self.progress)),
+                MigrationType::Simple,
+                AssertSqlSafe(sql).into_sql_str(),
+                false,
+            )
+        };
+        let migrations = vec![
+            migration(1, "create inbox", self.create_sql()),
+            migration(2, "key by shard", self.shard_sql()),
+        ];
+        let mut migrator = Migrator::with_migrations(migrations);
         let history = match &self.schema {
             Some(s) => format!("{s}._inbox_migrations_{}", self.prefix),
             None => format!("_inbox_migrations_{}", self.prefix),

@@ -1,8 +1,13 @@
 //! The inbox against the real PostgreSQL: duplicates, reordering (reversed, shuffled), two
 //! concurrent consumers of one aggregate, conflicts, handler errors, batches, releases.
 
-use outbox_inbox::{ApplyError, Envelope, Handler, Inbox, Outcome, Tables};
+use outbox_inbox::{ApplyError, Chain, Envelope, Handler, Inbox, Outcome, Tables};
 use sqlx::{PgConnection, PgPool};
+
+/// One row per handled event: a second row for one event would fail the unique constraint.
+const HANDLED_TABLE: &str = "create table handled (n bigint generated always as identity,
+    shard integer not null default 0, aggregate_id bigint, seq bigint, payload bytea,
+    traceparent text, unique (shard, seq))";
 
 /// A fresh database with an inbox and a `handled` table the handlers write to.
 async fn setup(prefix: &str) -> (PgPool, Inbox) {
@@ -15,13 +20,10 @@ async fn setup(prefix: &str) -> (PgPool, Inbox) {
         .run(&pool)
         .await
         .expect("migrate");
-    sqlx::query(
-        "create table handled (n bigint generated always as identity, aggregate_id bigint,
-                               seq bigint unique, payload bytea, traceparent text)",
-    )
-    .execute(&pool)
-    .await
-    .expect("handled table");
+    sqlx::query(HANDLED_TABLE)
+        .execute(&pool)
+        .await
+        .expect("handled table");
     (pool, inbox)
 }
 
@@ -51,8 +53,10 @@ impl Handler for RefuseSeq {
 
 async fn record(conn: &mut PgConnection, e: &Envelope) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "insert into handled (aggregate_id, seq, payload, traceparent) values ($1, $2, $3, $4)",
+        "insert into handled (shard, aggregate_id, seq, payload, traceparent)
+         values ($1, $2, $3, $4, $5)",
     )
+    .bind(e.shard)
     .bind(e.aggregate_id)
     .bind(e.seq)
     .bind(&e.payload)
@@ -99,6 +103,16 @@ async fn apply_one(pool: &PgPool, inbox: &Inbox, e: &Envelope) -> Outcome {
 /// (aggregate, seq) of the handled events in handling order.
 async fn handled(pool: &PgPool) -> Vec<(i64, i64)> {
     sqlx::query_as("select aggregate_id, seq from handled order by n")
+        .fetch_all(pool)
+        .await
+        .expect("handled")
+}
+
+/// The seqs handled of `chain`, in handling order.
+async fn handled_of(pool: &PgPool, chain: Chain) -> Vec<i64> {
+    sqlx::query_scalar("select seq from handled where shard = $1 and aggregate_id = $2 order by n")
+        .bind(chain.shard)
+        .bind(chain.aggregate_id)
         .fetch_all(pool)
         .await
         .expect("handled")
@@ -271,24 +285,27 @@ async fn a_handler_error_rolls_everything_back() {
 async fn apply_batch(pool: &PgPool, inbox: &Inbox, batch: &[Envelope]) -> Vec<Option<Outcome>> {
     let mut tx = pool.begin().await.expect("begin");
     let planned = inbox.batch(&mut tx, batch).await.expect("plan");
-    let (ids, seqs, payloads): (Vec<i64>, Vec<i64>, Vec<Vec<u8>>) = {
-        let mut cols = (Vec::new(), Vec::new(), Vec::new());
-        for p in planned.processed() {
-            cols.0.push(p.envelope.aggregate_id);
-            cols.1.push(p.envelope.seq);
-            cols.2.push(p.envelope.payload.clone());
-        }
-        cols
-    };
+    let (mut shards, mut ids, mut seqs, mut payloads) = (vec![], vec![], vec![], vec![]);
+    for p in planned.processed() {
+        shards.push(p.envelope.shard);
+        ids.push(p.envelope.aggregate_id);
+        seqs.push(p.envelope.seq);
+        payloads.push(p.envelope.payload.clone());
+    }
     let outcomes = planned
         .write(&mut tx, |q| {
-            q.push("mine as (insert into handled (aggregate_id, seq, payload) select a, s, p from unnest(");
+            q.push(
+                "mine as (insert into handled (shard, aggregate_id, seq, payload) \
+                 select sh, a, s, p from unnest(",
+            );
+            q.push_bind(&shards);
+            q.push("::integer[], ");
             q.push_bind(&ids);
             q.push("::bigint[], ");
             q.push_bind(&seqs);
             q.push("::bigint[], ");
             q.push_bind(&payloads);
-            q.push("::bytea[]) with ordinality as t(a, s, p, n) order by n),");
+            q.push("::bytea[]) with ordinality as t(sh, a, s, p, n) order by n),");
         })
         .await
         .expect("write");
@@ -330,7 +347,7 @@ async fn batches_give_the_result_of_one_transaction_per_event() {
         Envelope::new(2, 2013, None, vec![]),
     ];
     let mut planned = inbox.batch(&mut tx, &tail).await.expect("plan");
-    planned.exclude(1);
+    planned.exclude(Chain::new(0, 1));
     assert_eq!(planned.processed().count(), 0);
     let outcomes = planned.write(&mut tx, |_| {}).await.expect("write");
     tx.commit().await.expect("commit");
@@ -350,7 +367,7 @@ async fn a_release_skips_the_gap_and_handles_the_held_chain() {
     }
     let mut tx = pool.begin().await.expect("begin");
     let r = inbox
-        .release_held(&mut tx, 5, &mut Record)
+        .release_held(&mut tx, Chain::new(0, 5), &mut Record)
         .await
         .expect("release");
     tx.commit().await.expect("commit");
@@ -364,7 +381,7 @@ async fn a_release_skips_the_gap_and_handles_the_held_chain() {
     );
     let mut tx = pool.begin().await.expect("begin");
     let r = inbox
-        .release_held(&mut tx, 5, &mut Record)
+        .release_held(&mut tx, Chain::new(0, 5), &mut Record)
         .await
         .expect("release");
     assert!(r.released.is_empty() && r.skipped.is_empty() && r.stranded.is_empty());
@@ -385,7 +402,7 @@ async fn a_forked_chains_other_branch_is_reported_stranded_not_released() {
     assert_eq!(of(&handled(&pool).await, 6), [1, 2, 3]);
     let mut tx = pool.begin().await.expect("begin");
     let r = inbox
-        .release_held(&mut tx, 6, &mut Record)
+        .release_held(&mut tx, Chain::new(0, 6), &mut Record)
         .await
         .expect("release");
     assert_eq!((r.released, r.stranded), (vec![], vec![4]));
@@ -396,16 +413,20 @@ async fn a_forked_chains_other_branch_is_reported_stranded_not_released() {
 async fn existing_tables_under_other_names_work_the_same() {
     let pool = outbox_inbox::doctest_pool().await.expect("fresh database");
     sqlx::raw_sql(
-        "create table order_progress (order_id bigint primary key, last_seq bigint not null);
-         create table held_events (seq bigint primary key, order_id bigint not null,
-             prev_seq bigint not null, event bytea not null, traceparent text,
-             held_at timestamptz not null default now());
-         create table handled (n bigint generated always as identity, aggregate_id bigint,
-             seq bigint unique, payload bytea, traceparent text);",
+        "create table order_progress (shard integer not null default 0, order_id bigint,
+             last_seq bigint not null, primary key (shard, order_id));
+         create table held_events (shard integer not null default 0, seq bigint,
+             order_id bigint not null, prev_seq bigint not null, event bytea not null,
+             traceparent text, held_at timestamptz not null default now(),
+             primary key (shard, seq));",
     )
     .execute(&pool)
     .await
     .expect("tables");
+    sqlx::query(HANDLED_TABLE)
+        .execute(&pool)
+        .await
+        .expect("handled table");
     let inbox = Inbox::with_tables(
         Tables::existing("order_progress", "held_events", "order_id").expect("names"),
     );
@@ -420,4 +441,106 @@ async fn existing_tables_under_other_names_work_the_same() {
         .await
         .expect("watermark");
     assert_eq!(w, 3);
+}
+
+/// Aggregate `id`'s chain in shard `shard`: seqs `base+1..=base+len`.
+fn sharded_chain(shard: i32, id: i64, base: i64, len: i64) -> Vec<Envelope> {
+    chain(id, base, len)
+        .into_iter()
+        .map(|e| e.with_shard(shard))
+        .collect()
+}
+
+/// A sharded producer numbers each shard's outbox from 1: the same seqs (and here even the same
+/// aggregate id) in two shards are different events of different chains. Keyed by seq alone,
+/// shard 1's events would be skipped as duplicates of shard 0's, or wait on its watermark.
+#[tokio::test]
+async fn shards_reuse_seqs_without_mixing_their_chains() {
+    let (pool, inbox) = setup("inbox").await;
+    let mut all = Vec::new();
+    for shard in 0..3 {
+        all.extend(sharded_chain(shard, 7, 0, 6)); // one aggregate id in every shard
+        all.extend(sharded_chain(shard, 10 + i64::from(shard), 6, 6));
+    }
+    let deliveries = shuffled(all.clone(), 5);
+    // Half one by one, half in batches, then everything again (all duplicates).
+    let (singles, batched) = deliveries.split_at(deliveries.len() / 2);
+    for e in singles {
+        apply_one(&pool, &inbox, e).await;
+    }
+    for batch in batched.chunks(7) {
+        apply_batch(&pool, &inbox, batch).await;
+    }
+    let again = apply_batch(&pool, &inbox, &shuffled(all, 6)).await;
+    assert!(
+        again
+            .iter()
+            .all(|o| matches!(o, Some(Outcome::Skipped { held: false }))),
+        "{again:?}"
+    );
+    for shard in 0..3 {
+        assert_eq!(
+            handled_of(&pool, Chain::new(shard, 7)).await,
+            [1, 2, 3, 4, 5, 6]
+        );
+        let other = Chain::new(shard, 10 + i64::from(shard));
+        assert_eq!(handled_of(&pool, other).await, [7, 8, 9, 10, 11, 12]);
+    }
+    assert_eq!(held_count(&pool, "inbox_held").await, 0);
+
+    // A gap in one shard's chain holds that chain only; the release names the shard.
+    let late = sharded_chain(2, 30, 20, 3);
+    apply_one(&pool, &inbox, &sharded_chain(1, 30, 20, 3)[0]).await;
+    apply_one(&pool, &inbox, &late[2]).await;
+    apply_one(&pool, &inbox, &late[0]).await;
+    let mut tx = pool.begin().await.expect("begin");
+    let chains = inbox.held_chains(&mut tx, 30).await.expect("held chains");
+    assert_eq!(chains, [Chain::new(2, 30)]);
+    let r = inbox
+        .release_held(&mut tx, chains[0], &mut Record)
+        .await
+        .expect("release");
+    tx.commit().await.expect("commit");
+    assert_eq!((r.skipped, r.released), (vec![22], vec![23]));
+    assert_eq!(handled_of(&pool, Chain::new(2, 30)).await, [21, 23]);
+    assert_eq!(handled_of(&pool, Chain::new(1, 30)).await, [21]);
+}
+
+/// An inbox made by the first release of the crate (keyed by seq alone) is upgraded in place:
+/// its watermarks and held events become shard 0's, and go on working.
+#[tokio::test]
+async fn the_shard_migration_keeps_an_existing_inbox() {
+    let pool = outbox_inbox::doctest_pool().await.expect("fresh database");
+    let inbox = Inbox::new("old.inbox").expect("prefix");
+    let full = inbox.tables().migrator().expect("migrator");
+    let mut first = inbox.tables().migrator().expect("migrator");
+    first.migrations = full.migrations[..1].to_vec().into();
+    first.run(&pool).await.expect("migration 1");
+    sqlx::raw_sql(
+        "insert into old.inbox_progress (aggregate_id, last_seq) values (4, 2);
+         insert into old.inbox_held (seq, aggregate_id, prev_seq, event) values (4, 4, 3, 'x')",
+    )
+    .execute(&pool)
+    .await
+    .expect("old rows");
+    full.run(&pool).await.expect("migration 2");
+    sqlx::query(HANDLED_TABLE)
+        .execute(&pool)
+        .await
+        .expect("handled table");
+    let c = chain(4, 0, 4);
+    assert_eq!(
+        apply_one(&pool, &inbox, &c[1]).await,
+        Outcome::Skipped { held: false }
+    );
+    assert_eq!(
+        apply_one(&pool, &inbox, &c[2]).await,
+        Outcome::Processed { seqs: vec![3, 4] },
+        "the old held event is shard 0's"
+    );
+    assert_eq!(
+        apply_one(&pool, &inbox, &c[0].clone().with_shard(1)).await,
+        Outcome::Processed { seqs: vec![1] },
+        "shard 1 is a chain of its own"
+    );
 }

@@ -28,6 +28,26 @@ pub const HEADER_AGGREGATE_TYPE: &str = "aggregate_type";
 /// Header: the payload's content type when it is not [`CONTENT_TYPE_PROTOBUF`].
 pub const HEADER_PAYLOAD_CONTENT_TYPE: &str = "payload_content_type";
 
+/// Header: which of a sharded producer's outboxes (databases) the row comes from, its index
+/// from 0, as a decimal string. Seqs are unique per outbox, so consumers key events by (shard,
+/// seq). The producer sets it on its rows (with [`NewEvent::header`](crate::NewEvent::header))
+/// when it writes to several; absent means shard 0. Read it with [`parse_shard`].
+pub const HEADER_SHARD: &str = "shard";
+
+/// The shard a [`HEADER_SHARD`] value names (absent: 0), or why it names none: the rule every
+/// consumer applies, so that they all agree on which events are the same.
+pub fn parse_shard(header: Option<&str>) -> Result<i32, String> {
+    match header {
+        None => Ok(0),
+        Some(v) => v
+            .trim()
+            .parse::<i32>()
+            .ok()
+            .filter(|s| *s >= 0)
+            .ok_or_else(|| format!("{HEADER_SHARD} header {v:?} is not a shard number")),
+    }
+}
+
 /// Header names a caller cannot set with [`NewEvent::header`](crate::NewEvent::header): the
 /// relay sets them.
 pub const RESERVED_HEADERS: [&str; 6] = [
@@ -89,5 +109,16 @@ mod tests {
             e.encode_to_vec(),
             [0x08, 1, 0x12, 1, b'T', 0x18, 2, 0x2a, 2, 8, 7, 0x30, 3]
         );
+    }
+
+    #[test]
+    fn the_shard_header_names_a_non_negative_shard() {
+        assert_eq!(parse_shard(None), Ok(0));
+        assert_eq!(parse_shard(Some("0")), Ok(0));
+        assert_eq!(parse_shard(Some(" 3 ")), Ok(3));
+        for bad in ["-1", "x", "", "1.5", "99999999999"] {
+            let err = parse_shard(Some(bad)).expect_err(bad);
+            assert!(err.contains("is not a shard number"), "{err}");
+        }
     }
 }

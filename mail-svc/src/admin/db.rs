@@ -4,9 +4,10 @@
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 
-/// One order with held events.
+/// One order's chain with held events (an order lives in one orders-svc shard).
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct HeldOrder {
+    pub shard: i32,
     pub order_id: i64,
     pub last_seq: Option<i64>,
     /// In seq (= chain) order.
@@ -33,13 +34,14 @@ pub async fn held(pool: &PgPool, limit: i64) -> Result<(i64, Vec<HeldOrder>), sq
         .fetch_one(pool)
         .await?;
     let orders = sqlx::query_as(
-        "select h.order_id, p.last_seq,
+        "select h.shard, h.order_id, p.last_seq,
                 array_agg(h.seq order by h.seq) as seqs,
                 array_agg(h.prev_seq order by h.seq) as prevs,
                 (extract(epoch from now() - min(h.held_at)) * 1000)::bigint as oldest_age_ms
-           from held_events h left join order_progress p on p.order_id = h.order_id
-          group by h.order_id, p.last_seq
-          order by min(h.held_at), h.order_id
+           from held_events h
+           left join order_progress p on p.shard = h.shard and p.order_id = h.order_id
+          group by h.shard, h.order_id, p.last_seq
+          order by min(h.held_at), h.order_id, h.shard
           limit $1",
     )
     .bind(limit)
@@ -51,6 +53,7 @@ pub async fn held(pool: &PgPool, limit: i64) -> Result<(i64, Vec<HeldOrder>), sq
 /// A FAILED mail.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct FailedMail {
+    pub shard: i32,
     pub seq: i64,
     pub order_id: i64,
     pub event_type: String,
@@ -74,10 +77,10 @@ pub async fn failed(
     .fetch_one(pool)
     .await?;
     let mails = sqlx::query_as(
-        "select seq, order_id, event_type, recipient, last_error, attempts, failed_at
+        "select shard, seq, order_id, event_type, recipient, last_error, attempts, failed_at
            from mails
           where failed_at is not null and ($2::bigint is null or order_id = $2)
-          order by seq limit $1",
+          order by seq, shard limit $1",
     )
     .bind(limit)
     .bind(order_id)
@@ -89,7 +92,11 @@ pub async fn failed(
 /// Which failed mails a retry takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MailFilter {
-    Seqs(Vec<i64>),
+    /// These seqs of one orders-svc shard (seqs are unique per shard).
+    Seqs {
+        shard: i32,
+        seqs: Vec<i64>,
+    },
     Order(i64),
     AllFailed,
 }
@@ -113,10 +120,12 @@ pub async fn retry(
     operator: Option<&str>,
 ) -> Result<Retried, sqlx::Error> {
     let mut out = Retried::default();
-    if let MailFilter::Seqs(seqs) = filter {
+    if let MailFilter::Seqs { shard, seqs } = filter {
         let known: Vec<(i64, bool)> = sqlx::query_as(
-            "select seq, failed_at is not null from mails where seq = any($1) order by seq",
+            "select seq, failed_at is not null from mails
+              where shard = $1 and seq = any($2) order by seq",
         )
+        .bind(shard)
         .bind(seqs)
         .fetch_all(&mut *tx)
         .await?;
@@ -130,22 +139,23 @@ pub async fn retry(
             return Ok(out);
         }
     }
-    let (seqs, order_id) = match filter {
-        MailFilter::Seqs(s) => (Some(s.clone()), None),
-        MailFilter::Order(o) => (None, Some(*o)),
-        MailFilter::AllFailed => (None, None),
+    let (shard, seqs, order_id) = match filter {
+        MailFilter::Seqs { shard, seqs } => (Some(*shard), Some(seqs.clone()), None),
+        MailFilter::Order(o) => (None, None, Some(*o)),
+        MailFilter::AllFailed => (None, None, None),
     };
     // `for update` through the update itself: a mailer holds no FAILED mail (it claims only
     // unsent ones), so nothing waits here.
     out.retried = sqlx::query_scalar(
         "update mails set failed_at = null, next_attempt_at = null
           where failed_at is not null
-            and ($1::bigint[] is null or seq = any($1))
+            and ($1::bigint[] is null or (shard = $3 and seq = any($1)))
             and ($2::bigint is null or order_id = $2)
           returning seq",
     )
     .bind(seqs)
     .bind(order_id)
+    .bind(shard)
     .fetch_all(&mut *tx)
     .await?;
     out.retried.sort_unstable();
@@ -156,7 +166,11 @@ pub async fn retry(
             &out.retried,
             reason,
             operator,
-            order_id.map(|o| serde_json::json!({ "order_id": o })),
+            match (order_id, shard) {
+                (Some(o), _) => Some(serde_json::json!({ "order_id": o })),
+                (None, Some(s)) if s != 0 => Some(serde_json::json!({ "shard": s })),
+                _ => None,
+            },
         )
         .await?;
     }

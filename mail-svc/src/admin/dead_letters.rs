@@ -57,6 +57,8 @@ pub struct DeadLetters {
 /// One dead letter as listed.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Entry {
+    /// The orders-svc shard its `shard` header names (absent: 0); -1 when the header names none.
+    pub shard: i32,
     /// From the body, else the `message_id`; 0 when neither says.
     pub seq: i64,
     /// 0 when the body cannot be read.
@@ -74,7 +76,11 @@ pub struct Entry {
 /// Which dead letters an operation takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Filter {
-    Seqs(Vec<i64>),
+    /// These seqs of one orders-svc shard (seqs are unique per shard).
+    Seqs {
+        shard: i32,
+        seqs: Vec<i64>,
+    },
     Order(i64),
     All,
 }
@@ -82,7 +88,7 @@ pub enum Filter {
 impl Filter {
     pub fn matches(&self, e: &Entry) -> bool {
         match self {
-            Filter::Seqs(s) => e.seq > 0 && s.contains(&e.seq),
+            Filter::Seqs { shard, seqs } => e.seq > 0 && e.shard == *shard && seqs.contains(&e.seq),
             Filter::Order(o) => e.order_id == *o,
             Filter::All => true,
         }
@@ -410,9 +416,13 @@ async fn requeue(ch: &Channel, tags: &[u64]) {
 
 fn describe(filter: &Filter) -> String {
     match filter {
-        Filter::Seqs(s) => {
-            let list: Vec<String> = s.iter().map(i64::to_string).collect();
-            format!("no dead letter matches seq {}", list.join(", "))
+        Filter::Seqs { shard, seqs } => {
+            let list: Vec<String> = seqs.iter().map(i64::to_string).collect();
+            let of_shard = match shard {
+                0 => String::new(),
+                s => format!(" of shard {s}"),
+            };
+            format!("no dead letter matches seq {}{of_shard}", list.join(", "))
         }
         Filter::Order(o) => format!("no dead letter matches order {o}"),
         Filter::All => "the dead-letter queue is empty".to_owned(),
@@ -500,7 +510,10 @@ pub fn entry(d: &Delivery) -> Entry {
     let routing_key = header(props, "x-original-routing-key")
         .and_then(text)
         .unwrap_or_else(|| d.routing_key.as_str().to_owned());
+    let shard =
+        event::shard(header(props, event::SHARD_HEADER).and_then(text).as_deref()).unwrap_or(-1);
     Entry {
+        shard,
         seq,
         order_id,
         event_type,

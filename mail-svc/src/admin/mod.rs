@@ -67,6 +67,10 @@ fn u(v: i64) -> u64 {
     u64::try_from(v).unwrap_or(0)
 }
 
+fn shard(s: i32) -> u32 {
+    u32::try_from(s).unwrap_or(0)
+}
+
 fn timestamp(t: DateTime<Utc>) -> prost_types::Timestamp {
     prost_types::Timestamp {
         seconds: t.timestamp(),
@@ -107,14 +111,22 @@ fn dead_letter_filter(f: Option<DeadLetterFilter>) -> Result<Filter, Status> {
                 ))
             });
     }
-    let mut seqs = f
-        .seqs
+    let (shard, seqs) = shard_seqs(f.shard, &f.seqs)?;
+    Ok(Filter::Seqs { shard, seqs })
+}
+
+/// A filter's seqs, sorted and distinct, and the shard they are of (`filter.shard`).
+fn shard_seqs(shard: u32, seqs: &[u64]) -> Result<(i32, Vec<i64>), Status> {
+    let shard = i32::try_from(shard).map_err(|_| {
+        Status::invalid_argument(format!("filter.shard: {shard} is not a shard number"))
+    })?;
+    let mut seqs = seqs
         .iter()
         .map(|s| kit::seq("filter.seqs", *s))
         .collect::<Result<Vec<_>, _>>()?;
     seqs.sort_unstable();
     seqs.dedup();
-    Ok(Filter::Seqs(seqs))
+    Ok((shard, seqs))
 }
 
 fn mail_filter(f: Option<MailFilter>) -> Result<db::MailFilter, Status> {
@@ -138,18 +150,13 @@ fn mail_filter(f: Option<MailFilter>) -> Result<db::MailFilter, Status> {
         }
         return Ok(db::MailFilter::Order(f.order_id));
     }
-    let mut seqs = f
-        .seqs
-        .iter()
-        .map(|s| kit::seq("filter.seqs", *s))
-        .collect::<Result<Vec<_>, _>>()?;
-    seqs.sort_unstable();
-    seqs.dedup();
-    Ok(db::MailFilter::Seqs(seqs))
+    let (shard, seqs) = shard_seqs(f.shard, &f.seqs)?;
+    Ok(db::MailFilter::Seqs { shard, seqs })
 }
 
 fn to_proto(e: dead_letters::Entry) -> DeadLetter {
     DeadLetter {
+        shard: shard(e.shard),
         seq: u(e.seq),
         order_id: e.order_id,
         r#type: e.event_type,
@@ -182,7 +189,7 @@ impl MailAdmin for MailAdminGrpc {
                 .list(dead_letters::MAX_SCAN, &Filter::All)
                 .await
             {
-                Ok((_, entries)) => dead.extend(entries.iter().map(|e| e.seq)),
+                Ok((_, entries)) => dead.extend(entries.iter().map(|e| (e.shard, e.seq))),
                 Err(e) => unavailable = format!("{e:#}"),
             }
         }
@@ -193,12 +200,13 @@ impl MailAdmin for MailAdminGrpc {
                 .map(|o| {
                     let waiting_for = o.waiting_for();
                     HeldOrder {
+                        shard: shard(o.shard),
                         order_id: o.order_id,
                         processed_up_to: o.last_seq.map(u),
                         waiting_for: u(waiting_for),
                         held_seqs: o.seqs.iter().map(|s| u(*s)).collect(),
                         oldest_held_age_ms: u(o.oldest_age_ms),
-                        waiting_for_dead_lettered: dead.contains(&waiting_for),
+                        waiting_for_dead_lettered: dead.contains(&(o.shard, waiting_for)),
                     }
                 })
                 .collect(),
@@ -354,6 +362,7 @@ impl MailAdmin for MailAdminGrpc {
             mails: mails
                 .into_iter()
                 .map(|m| FailedMail {
+                    shard: shard(m.shard),
                     seq: u(m.seq),
                     order_id: m.order_id,
                     r#type: m.event_type,

@@ -14,7 +14,7 @@ use sqlx::{Connection, PgConnection, PgPool};
 
 use outbox_inbox::{ApplyError, Envelope, Handler};
 
-use crate::{admin::db as admin_db, event, process};
+use crate::{admin::db as admin_db, process};
 
 /// What a release did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -44,12 +44,7 @@ struct QueueReleased;
 impl Handler for QueueReleased {
     type Error = ReleaseError;
     async fn handle(&mut self, tx: &mut PgConnection, e: &Envelope) -> Result<(), ReleaseError> {
-        let ev = event::decode_stored(&e.payload).map_err(|p| {
-            ReleaseError::Corrupt(format!(
-                "held event seq {} of order {} is corrupt: {p}",
-                e.seq, e.aggregate_id
-            ))
-        })?;
+        let ev = process::decode_held(e).map_err(|e| ReleaseError::Corrupt(e.to_string()))?;
         process::queue(tx, &ev, e.traceparent.as_deref()).await?;
         Ok(())
     }
@@ -64,13 +59,21 @@ pub async fn release(
 ) -> Result<Released, ReleaseError> {
     let mut conn = pool.acquire().await?;
     let mut tx = conn.begin().await?;
-    let released = process::INBOX
-        .release_held(&mut tx, order_id, &mut QueueReleased)
-        .await
-        .map_err(|e| match e {
-            ApplyError::Handler { source, .. } => source,
-            ApplyError::Db(e) => ReleaseError::Db(e),
-        })?;
+    // An order lives in one orders-svc shard, so this is one chain; each is released on its own.
+    let chains = process::INBOX.held_chains(&mut tx, order_id).await?;
+    let mut released = outbox_inbox::Released::default();
+    for &chain in &chains {
+        let r = process::INBOX
+            .release_held(&mut tx, chain, &mut QueueReleased)
+            .await
+            .map_err(|e| match e {
+                ApplyError::Handler { source, .. } => source,
+                ApplyError::Db(e) => ReleaseError::Db(e),
+            })?;
+        released.skipped.extend(r.skipped);
+        released.released.extend(r.released);
+        released.stranded.extend(r.stranded);
+    }
     if released.released.is_empty() && released.skipped.is_empty() && released.stranded.is_empty() {
         if admin_db::released_before(&mut tx, order_id).await? {
             return Ok(Released {
@@ -91,7 +94,11 @@ pub async fn release(
         &out.released,
         reason,
         operator,
-        Some(serde_json::json!({ "order_id": order_id, "skipped": out.skipped })),
+        Some(serde_json::json!({
+            "order_id": order_id,
+            "skipped": out.skipped,
+            "shards": chains.iter().map(|c| c.shard).collect::<Vec<_>>(),
+        })),
     )
     .await?;
     tx.commit().await?;

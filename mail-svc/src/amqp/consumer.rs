@@ -389,8 +389,11 @@ impl Consumer {
         let user_id = props.user_id().as_ref().map(|u| u.as_str());
         let shard = header_str(props, event::SHARD_HEADER);
         let decoded = event::check_publisher(&self.trusted_publishers, user_id)
-            .and_then(|()| event::check_shard(shard.as_deref()))
-            .and_then(|()| event::decode(content_type.as_deref(), &delivery.data));
+            .and_then(|()| event::shard(shard.as_deref()))
+            .and_then(|shard| {
+                event::decode(content_type.as_deref(), &delivery.data)
+                    .map(|ev| event::Event { shard, ..ev })
+            });
         (decoded, traceparent)
     }
 

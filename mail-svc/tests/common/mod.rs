@@ -307,6 +307,27 @@ impl Publisher {
             .with_headers(headers)
     }
 
+    /// The properties relay-svc sets for an event of a sharded orders-svc: `shard` named.
+    pub fn sharded_properties(ev: &OrderEvent, shard: &str) -> BasicProperties {
+        let props = Self::relay_properties(ev, None);
+        let mut headers = props.headers().clone().unwrap_or_default();
+        headers.insert("shard".into(), AMQPValue::LongString(shard.into()));
+        props
+            .with_message_id(format!("shard-{shard}-{}", ev.seq).into())
+            .with_headers(headers)
+    }
+
+    /// Publishes `ev` as an event of shard `shard` and waits for the confirm.
+    pub async fn sharded(&self, ev: &OrderEvent, shard: &str) {
+        let key = Self::routing_key(&ev.r#type);
+        self.raw(
+            key,
+            &ev.encode_to_vec(),
+            Self::sharded_properties(ev, shard),
+        )
+        .await;
+    }
+
     pub fn routing_key(event_type: &str) -> &'static str {
         if event_type == ORDER_CREATED {
             "order.created"

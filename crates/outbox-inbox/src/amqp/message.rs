@@ -10,11 +10,13 @@ use crate::Envelope;
 impl Envelope {
     /// The envelope of a delivery published by `outbox-relay` (format: [`outbox::wire`]): the
     /// body is a [`wire::Envelope`], whose `aggregate_id`, `seq`, `prev_seq` and `payload` (the
-    /// bytes appended with `outbox::NewEvent`) it takes, with the `traceparent` header.
+    /// bytes appended with `outbox::NewEvent`) it takes, with the `traceparent` header and the
+    /// producer's shard ([`wire::HEADER_SHARD`], absent: 0).
     ///
     /// `Err` says why the message can never be applied: a content type other than
     /// [`wire::CONTENT_TYPE_PROTOBUF`], a body that is not an envelope, a `seq` that is not a
-    /// positive `i64`, a `prev_seq` not below it (it would wait for itself or a later event).
+    /// positive `i64`, a `prev_seq` not below it (it would wait for itself or a later event), a
+    /// shard header that names no shard.
     /// Dead-letter such a message with that reason, before any database work.
     ///
     /// An inbox envelope has no event type (a held event keeps only its payload): a handler
@@ -48,16 +50,23 @@ fn from_message(properties: &BasicProperties, body: &[u8]) -> Result<Envelope, S
                 .ok_or_else(|| format!("prev_seq {p} is not a positive seq below seq {seq}"))?,
         ),
     };
-    let traceparent = properties
-        .headers()
-        .as_ref()
-        .and_then(|h| h.inner().get(wire::HEADER_TRACEPARENT))
-        .and_then(|v| match v {
-            AMQPValue::LongString(s) => Some(String::from_utf8_lossy(s.as_bytes()).into_owned()),
-            AMQPValue::ShortString(s) => Some(s.as_str().to_owned()),
-            _ => None,
-        });
-    Ok(Envelope::new(e.aggregate_id, seq, prev_seq, e.payload).with_traceparent(traceparent))
+    let header = |name: &str| {
+        properties
+            .headers()
+            .as_ref()
+            .and_then(|h| h.inner().get(name))
+            .and_then(|v| match v {
+                AMQPValue::LongString(s) => {
+                    Some(String::from_utf8_lossy(s.as_bytes()).into_owned())
+                }
+                AMQPValue::ShortString(s) => Some(s.as_str().to_owned()),
+                _ => None,
+            })
+    };
+    let shard = wire::parse_shard(header(wire::HEADER_SHARD).as_deref())?;
+    Ok(Envelope::new(e.aggregate_id, seq, prev_seq, e.payload)
+        .with_shard(shard)
+        .with_traceparent(header(wire::HEADER_TRACEPARENT)))
 }
 
 #[cfg(test)]
@@ -76,6 +85,15 @@ mod tests {
             ts_ms: 1,
         }
         .encode_to_vec()
+    }
+
+    fn shard_header(value: &str) -> FieldTable {
+        let mut headers = FieldTable::default();
+        headers.insert(
+            wire::HEADER_SHARD.into(),
+            AMQPValue::LongString(value.into()),
+        );
+        headers
     }
 
     fn protobuf() -> BasicProperties {
@@ -100,9 +118,12 @@ mod tests {
         // A first event; no content type and no headers are accepted too.
         let first = from_message(&BasicProperties::default(), &body(3, None)).expect("valid");
         assert_eq!(
-            (first.seq, first.prev_seq, first.traceparent),
-            (3, None, None)
+            (first.shard, first.seq, first.prev_seq, first.traceparent),
+            (0, 3, None, None)
         );
+        // A sharded producer's event names its shard.
+        let sharded = from_message(&protobuf().with_headers(shard_header("2")), &body(3, None));
+        assert_eq!(sharded.expect("valid").chain(), crate::Chain::new(2, 7));
     }
 
     #[test]
@@ -123,6 +144,11 @@ mod tests {
                 "prev_seq 9 is not a positive seq below seq 9",
             ),
             (protobuf(), body(9, Some(0)), "prev_seq 0"),
+            (
+                protobuf().with_headers(shard_header("-1")),
+                body(9, None),
+                "shard header \"-1\" is not a shard number",
+            ),
         ] {
             let err = from_message(&props, &body).expect_err(says);
             assert!(err.contains(says), "{err:?} should say {says:?}");
