@@ -93,6 +93,66 @@ fn step(cond: bool, cmd: &str) -> String {
     if cond { cmd.to_owned() } else { String::new() }
 }
 
+/// The kinds of service `status` lists an instance of per address.
+#[derive(Debug, Clone, Copy)]
+enum Instance {
+    Relay,
+    Mail,
+}
+
+impl Instance {
+    fn service(self) -> &'static str {
+        match self {
+            Instance::Relay => "relay-svc",
+            Instance::Mail => "mail-svc",
+        }
+    }
+
+    /// The instance's STATE column from its GetStatus, its figures added to `j`.
+    async fn state(self, s: &Services, ch: Channel, j: &mut Value) -> String {
+        match self {
+            Instance::Relay => {
+                let r = RelayServiceClient::new(ch)
+                    .get_status(s.authed(RelayStatusRequest {}))
+                    .await;
+                match r.map(tonic::Response::into_inner) {
+                    Ok(r) => {
+                        j["leader"] = json!(r.active);
+                        j["published_total"] = json!(r.published_total);
+                        j["consecutive_failures"] = json!(r.consecutive_failures);
+                        j["last_published_seq"] = json!(r.last_published_seq);
+                        format!(
+                            "{}, published {}{}",
+                            if r.active { "LEADER" } else { "standby" },
+                            r.published_total,
+                            if r.consecutive_failures > 0 {
+                                format!(", {} failures in a row", r.consecutive_failures)
+                            } else {
+                                String::new()
+                            }
+                        )
+                    }
+                    Err(e) => format!("status: {}", e.message()),
+                }
+            }
+            Instance::Mail => {
+                let r = MailServiceClient::new(ch)
+                    .get_status(s.authed(MailStatusRequest {}))
+                    .await;
+                match r.map(tonic::Response::into_inner) {
+                    Ok(r) => {
+                        j["processed"] = json!(r.processed);
+                        j["unsent_mails"] = json!(r.unsent_mails);
+                        j["dead_lettered_total"] = json!(r.dead_lettered);
+                        format!("processed {}, unsent {}", r.processed, r.unsent_mails)
+                    }
+                    Err(e) => format!("status: {}", e.message()),
+                }
+            }
+        }
+    }
+}
+
 /// `outboxctl status`.
 async fn status(s: &Services) -> Result<Output> {
     let mut t = Table::new(&["SERVICE", "ADDRESS", "HEALTH", "STATE"]);
@@ -113,87 +173,36 @@ async fn status(s: &Services) -> Result<Output> {
     ]);
     let orders_json = json!({ "address": s.orders, "reachable": up, "health": h });
 
-    let mut relays_json = Vec::new();
-    let mut leaders = 0;
-    let mut admin_relay: Option<Channel> = None;
-    for addr in &s.relays {
-        let (up, h, ch) = health(s, "relay-svc", addr).await;
-        reachable_any |= up;
-        if !up {
-            unreachable.push(h.clone());
-        }
-        let mut state = String::new();
-        let mut j = json!({ "address": addr, "reachable": up, "health": h });
-        if let Some(ch) = ch {
-            match RelayServiceClient::new(ch.clone())
-                .get_status(s.authed(RelayStatusRequest {}))
-                .await
-            {
-                Ok(r) => {
-                    let r = r.into_inner();
-                    leaders += usize::from(r.active);
-                    state = format!(
-                        "{}, published {}{}",
-                        if r.active { "LEADER" } else { "standby" },
-                        r.published_total,
-                        if r.consecutive_failures > 0 {
-                            format!(", {} failures in a row", r.consecutive_failures)
-                        } else {
-                            String::new()
-                        }
-                    );
-                    j["leader"] = json!(r.active);
-                    j["published_total"] = json!(r.published_total);
-                    j["consecutive_failures"] = json!(r.consecutive_failures);
-                    j["last_published_seq"] = json!(r.last_published_seq);
-                }
-                Err(e) => state = format!("status: {}", e.message()),
+    // Every relay-svc and mail-svc instance: its health and, when it answers, its GetStatus.
+    let mut instances = Vec::new();
+    for (kind, addrs) in [(Instance::Relay, &s.relays), (Instance::Mail, &s.mails)] {
+        let mut rows = Vec::new();
+        let mut admin = None;
+        for addr in addrs {
+            let (up, h, ch) = health(s, kind.service(), addr).await;
+            reachable_any |= up;
+            if !up {
+                unreachable.push(h.clone());
             }
-            admin_relay.get_or_insert(ch);
-        }
-        t.row(vec![
-            "relay-svc".into(),
-            addr.clone(),
-            short_health(up, &h),
-            state,
-        ]);
-        relays_json.push(j);
-    }
-
-    let mut mails_json = Vec::new();
-    let mut admin_mail: Option<Channel> = None;
-    for addr in &s.mails {
-        let (up, h, ch) = health(s, "mail-svc", addr).await;
-        reachable_any |= up;
-        if !up {
-            unreachable.push(h.clone());
-        }
-        let mut state = String::new();
-        let mut j = json!({ "address": addr, "reachable": up, "health": h });
-        if let Some(ch) = ch {
-            match MailServiceClient::new(ch.clone())
-                .get_status(s.authed(MailStatusRequest {}))
-                .await
-            {
-                Ok(r) => {
-                    let r = r.into_inner();
-                    state = format!("processed {}, unsent {}", r.processed, r.unsent_mails);
-                    j["processed"] = json!(r.processed);
-                    j["unsent_mails"] = json!(r.unsent_mails);
-                    j["dead_lettered_total"] = json!(r.dead_lettered);
-                }
-                Err(e) => state = format!("status: {}", e.message()),
+            let mut j = json!({ "address": addr, "reachable": up, "health": h });
+            let mut state = String::new();
+            if let Some(ch) = ch {
+                state = kind.state(s, ch.clone(), &mut j).await;
+                admin.get_or_insert(ch);
             }
-            admin_mail.get_or_insert(ch);
+            t.row(vec![
+                kind.service().into(),
+                addr.clone(),
+                short_health(up, &h),
+                state,
+            ]);
+            rows.push(j);
         }
-        t.row(vec![
-            "mail-svc".into(),
-            addr.clone(),
-            short_health(up, &h),
-            state,
-        ]);
-        mails_json.push(j);
+        instances.push((rows, admin));
     }
+    let (mails_json, admin_mail) = instances.pop().unwrap_or_default();
+    let (relays_json, admin_relay) = instances.pop().unwrap_or_default();
+    let leaders = relays_json.iter().filter(|j| j["leader"] == true).count();
     if !reachable_any {
         return Err(Failure::new(
             Failure::UNREACHABLE,
@@ -241,7 +250,8 @@ async fn status(s: &Services) -> Result<Output> {
                 if r.quarantined > 0 {
                     todo.push(format!(
                         "{} outbox row(s) quarantined: `outboxctl quarantine list`, fix the \
-                         cause, then `outboxctl quarantine requeue --seq <seq> --reason ...`",
+                         cause, then `outboxctl quarantine requeue --seq <seq> --reason ...` \
+                         (with `--shard N` for a row of shard N)",
                         r.quarantined
                     ));
                 }

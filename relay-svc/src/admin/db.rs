@@ -1,5 +1,5 @@
 //! The admin service's SQL: backlog and quarantine listings, and the moves out of quarantine with
-//! their audit rows (table `admin_actions`, orders-svc migration 0003), each in one transaction.
+//! their audit rows (table `admin_actions`, orders-svc migration 0004), each in one transaction.
 
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 
