@@ -5,7 +5,9 @@
 //! 2. relay drain: relay-svc draining a pre-filled outbox vs a plain confirmed lapin publisher;
 //! 3. consume path: mail-svc on a pre-loaded queue vs a plain lapin consume+ack loop;
 //! 4. end to end: commit→publish and commit→mail latency at fixed offered loads and at the max;
-//! 5. idle cost: queries per second the relay and mail-svc make when nothing happens.
+//! 5. idle cost: queries per second the relay and mail-svc make when nothing happens;
+//! 6. scaling: 1, 2, 4 mail-svc instances and 1, 2, 4 order shards, with a capacity model
+//!    (`crate::scaling`).
 
 use std::{
     collections::HashMap,
@@ -38,6 +40,7 @@ use sqlx::PgPool;
 
 use crate::{
     cpu::{CpuMeter, CpuUse},
+    scaling::{self, Scaling, ScalingConfig, ScalingRun},
     stack::{Stack, StackConfig, db_name},
     stats::Summary,
 };
@@ -82,12 +85,33 @@ pub struct BenchOptions {
     /// A smoke run: every section with small sizes, in under two minutes (overrides the sizes).
     #[arg(long)]
     pub quick: bool,
-    /// Sections to run (1-5).
-    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,5")]
+    /// mail-svc instances for the scaling section (6), each consuming the same pre-loaded queue.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4",
+          value_parser = at_least_one)]
+    pub mail_instances: Vec<usize>,
+    /// Order shards for the scaling section (6): `--e2e-secs` of Upsert load from
+    /// `--max-writers` writers each.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4",
+          value_parser = at_least_one)]
+    pub shards: Vec<usize>,
+    /// Machine sizes (cores) the scaling section's capacity model predicts for.
+    #[arg(long, value_delimiter = ',', default_value = "2,8,32",
+          value_parser = at_least_one)]
+    pub model_cores: Vec<usize>,
+    /// Sections to run (1-6).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,5,6")]
     pub sections: Vec<u8>,
     /// Where to write the JSON results.
     #[arg(long, default_value = "bench-results.json")]
     pub json: std::path::PathBuf,
+}
+
+/// A count of instances, shards or cores: 1 or more.
+fn at_least_one(arg: &str) -> Result<usize, String> {
+    match arg.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{arg:?} is not a count of 1 or more")),
+    }
 }
 
 impl BenchOptions {
@@ -113,6 +137,7 @@ pub struct BenchReport {
     pub consume: Option<Pair>,
     pub end_to_end: Vec<EndToEnd>,
     pub idle: Option<Idle>,
+    pub scaling: Option<Scaling>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -299,8 +324,8 @@ pub async fn run(opts: &BenchOptions) -> anyhow::Result<BenchReport> {
                 "3. consume path, run {run}: mail-svc processing {} events",
                 opts.events
             ));
-            pair.service
-                .push(mail_consume(opts.events, opts.orders, opts.prefetch).await?);
+            let run = mail_consume(opts.events, opts.orders, opts.prefetch, 1).await?;
+            pair.service.push((run.through, run.cpu));
         }
         report.consume = Some(pair);
     }
@@ -334,7 +359,51 @@ pub async fn run(opts: &BenchOptions) -> anyhow::Result<BenchReport> {
             }
         }
     }
+    if on(6) {
+        report.scaling = Some(scaling_section(&opts, report.machine.cores).await?);
+    }
     Ok(report)
+}
+
+/// Every configuration once per run, runs interleaved (1, 2, 4, 1, 2, 4, …) so that a noisy
+/// minute on the machine does not land on one configuration only.
+async fn scaling_section(opts: &BenchOptions, cores: usize) -> anyhow::Result<Scaling> {
+    let configs = |ns: &[usize]| -> Vec<ScalingConfig> {
+        ns.iter()
+            .map(|&n| ScalingConfig {
+                n,
+                runs: Vec::new(),
+            })
+            .collect()
+    };
+    let mut s = Scaling {
+        cores,
+        model_cores: opts.model_cores.clone(),
+        mail_events: opts.events,
+        mail: configs(&opts.mail_instances),
+        shard_secs: opts.e2e_secs,
+        shard_writers: opts.max_writers,
+        shards: configs(&opts.shards),
+    };
+    for run in 1..=opts.runs {
+        for c in &mut s.mail {
+            progress(format!(
+                "6a. scaling, run {run}: {} mail-svc instance(s) processing {} events",
+                c.n, opts.events
+            ));
+            c.runs
+                .push(mail_consume(opts.events, opts.orders, opts.prefetch, c.n).await?);
+        }
+        for c in &mut s.shards {
+            progress(format!(
+                "6b. scaling, run {run}: {} shard(s), Upsert + relay for {}s",
+                c.n, opts.e2e_secs
+            ));
+            c.runs
+                .push(scaling::shard_writes(c.n, opts.e2e_secs, opts.max_writers).await?);
+        }
+    }
+    Ok(s)
 }
 
 fn machine() -> Machine {
@@ -475,7 +544,7 @@ async fn bench_stack(relays: usize, mails: usize) -> anyhow::Result<Stack> {
     Stack::start(cfg).await
 }
 
-async fn drop_database(url: &str) {
+pub(crate) async fn drop_database(url: &str) {
     let name = db_name(url);
     if let Ok(admin) = PgPool::connect(&format!(
         "{}/postgres",
@@ -524,7 +593,7 @@ fn sample_event(seq: u64, order: i64, prev_seq: Option<u64>) -> OrderEvent {
     }
 }
 
-async fn amqp() -> anyhow::Result<Connection> {
+pub(crate) async fn amqp() -> anyhow::Result<Connection> {
     Connection::connect(
         &outbox_kit::testing::amqp_url(),
         ConnectionProperties::default(),
@@ -562,7 +631,11 @@ fn event_properties(
 
 /// A durable topic exchange with a durable classic queue bound to every key: what the relay
 /// drain publishes into.
-async fn topic_to_queue(ch: &Channel, exchange: &str, queue: &str) -> anyhow::Result<()> {
+pub(crate) async fn topic_to_queue(
+    ch: &Channel,
+    exchange: &str,
+    queue: &str,
+) -> anyhow::Result<()> {
     ch.exchange_declare(
         exchange.into(),
         ExchangeKind::Topic,
@@ -808,21 +881,24 @@ async fn consume_ceiling(events: u64, prefetch: u16) -> anyhow::Result<(Summary,
     Ok((summary, cpu))
 }
 
-/// mail-svc working through `events` pre-loaded events for `orders` orders, each order's chain in
-/// order, orders interleaved.
+/// `instances` mail-svc (sharing one queue and one mail database) working through `events`
+/// pre-loaded events for `orders` orders, each order's chain in order, orders interleaved.
 async fn mail_consume(
     events: u64,
     orders: u64,
     prefetch: u16,
-) -> anyhow::Result<(Summary, CpuUse)> {
+    instances: usize,
+) -> anyhow::Result<ScalingRun> {
     let mut cfg = StackConfig::new("bench");
     cfg.relays = 0;
-    cfg.mails = 1;
+    cfg.mails = instances;
     cfg.rust_log = "warn".into();
     cfg.mail_env.push(("PREFETCH".into(), prefetch.to_string()));
     let mut stack = Stack::start(cfg).await?;
     // Let mail-svc declare its topology, then stop it and fill its queue.
-    stack.mails[0].terminate(Duration::from_secs(10)).await;
+    for mail in &mut stack.mails {
+        mail.terminate(Duration::from_secs(10)).await;
+    }
     let conn = amqp().await?;
     let ch = conn.create_channel().await?;
     preload(
@@ -845,7 +921,8 @@ async fn mail_consume(
     )
     .await?;
     let started = Instant::now();
-    stack.mails[0].start().await?;
+    // All at once: started one after another, the first would work alone for a while.
+    futures::future::try_join_all(stack.mails.iter_mut().map(|mail| mail.start())).await?;
     let meter = stack.cpu_meter();
     let before = meter.sample();
     let mut client = stack.mail_client(0).await?;
@@ -869,12 +946,17 @@ async fn mail_consume(
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let summary = Summary::new(events, started.elapsed(), Vec::new());
-    let cpu = meter.sample().since(&before);
+    let through = Summary::new(events, started.elapsed(), Vec::new());
+    let after = meter.sample();
     stack.stop().await;
     drop_database(&stack.orders_db_url).await;
     drop_database(&stack.mail_db_url).await;
-    Ok((summary, cpu))
+    Ok(ScalingRun {
+        through,
+        upserts: None,
+        cpu: after.since(&before),
+        machine_busy_secs: after.machine_busy_since(&before),
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -884,7 +966,7 @@ async fn mail_consume(
 /// order are `LANES` requests apart and never race each other.
 const LANES: i64 = 1000;
 
-fn request_for(base: i64, i: i64) -> UpsertOrderRequest {
+pub(crate) fn request_for(base: i64, i: i64) -> UpsertOrderRequest {
     let lane = i % LANES;
     let step = i / LANES;
     UpsertOrderRequest {
@@ -1265,6 +1347,9 @@ pub fn table(r: &BenchReport) -> String {
             "\n5. idle cost over {:.1}s: relay-svc {:.1} queries/s, mail-svc {:.1} queries/s",
             i.secs, i.relay_queries_per_sec, i.mail_queries_per_sec
         );
+    }
+    if let Some(s) = &r.scaling {
+        out.push_str(&scaling::table(s));
     }
     out
 }

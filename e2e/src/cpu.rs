@@ -39,9 +39,10 @@ pub struct CpuMeter {
     databases: Vec<String>,
 }
 
-/// Cumulative CPU seconds per group at one instant.
+/// Cumulative CPU seconds per group at one instant, and the whole machine's busy seconds (every
+/// process, ours and others', over all cores) at the same instant.
 #[derive(Debug, Clone)]
-pub struct CpuSnapshot(BTreeMap<String, f64>);
+pub struct CpuSnapshot(BTreeMap<String, f64>, f64);
 
 impl CpuMeter {
     pub fn new(services: Vec<(String, u32)>, databases: Vec<String>) -> Self {
@@ -74,7 +75,7 @@ impl CpuMeter {
         }
         groups.insert("postgres".into(), postgres);
         groups.insert("rabbitmq".into(), rabbitmq);
-        CpuSnapshot(groups)
+        CpuSnapshot(groups, machine_busy_secs().unwrap_or(0.0))
     }
 
     /// Auxiliary processes (WAL writer, checkpointer, autovacuum, …) always count; a client
@@ -110,6 +111,30 @@ impl CpuSnapshot {
                 .collect(),
         )
     }
+
+    /// Busy CPU seconds of the whole machine between `earlier` and this snapshot: what our
+    /// groups spent plus whatever else ran (on a shared machine, other people's builds).
+    pub fn machine_busy_since(&self, earlier: &CpuSnapshot) -> f64 {
+        (self.1 - earlier.1).max(0.0)
+    }
+}
+
+/// Busy CPU seconds of the machine since boot, summed over all cores (`/proc/stat`).
+fn machine_busy_secs() -> Option<f64> {
+    let stat = fs::read_to_string("/proc/stat").ok()?;
+    parse_busy_ticks(stat.lines().next()?).map(|t| t as f64 / ticks_per_sec())
+}
+
+/// Busy ticks from the `cpu` line of `/proc/stat`: every field but idle (4th) and iowait (5th).
+/// guest and guest_nice (9th, 10th) are already counted in user and nice.
+fn parse_busy_ticks(line: &str) -> Option<u64> {
+    let mut words = line.split_whitespace();
+    if words.next()? != "cpu" {
+        return None;
+    }
+    let ticks: Vec<u64> = words.map(str::parse).collect::<Result<_, _>>().ok()?;
+    let field = |i: usize| ticks.get(i).copied().unwrap_or(0);
+    (ticks.len() >= 4).then(|| (0..8).filter(|i| *i != 3 && *i != 4).map(field).sum())
 }
 
 /// Clock ticks per second for `/proc/<pid>/stat` times (`getconf CLK_TCK`, 100 on Linux).
@@ -191,6 +216,14 @@ mod tests {
             backend_database("postgres: app db [local] idle"),
             Some("db")
         );
+    }
+
+    #[test]
+    fn machine_busy_leaves_out_idle_iowait_and_guest() {
+        let line = "cpu  100 5 50 1000 20 3 2 1 40 0";
+        assert_eq!(parse_busy_ticks(line), Some(161));
+        assert_eq!(parse_busy_ticks("cpu0 1 2 3 4"), None);
+        assert_eq!(parse_busy_ticks("cpu  1 2"), None);
     }
 
     #[test]

@@ -224,6 +224,9 @@ impl ServiceProc {
 pub struct StackConfig {
     pub relays: usize,
     pub mails: usize,
+    /// Order databases: more than one sets orders-svc's `SHARDS` and every relay's
+    /// `RELAY_SHARDS` to that many fresh databases.
+    pub shards: usize,
     /// `RUST_LOG` for the children.
     pub rust_log: String,
     /// Where each process's log goes (`<name>.log`).
@@ -249,6 +252,7 @@ impl StackConfig {
         Self {
             relays: 1,
             mails: 1,
+            shards: 1,
             rust_log: "info".into(),
             log_dir,
             env: Vec::new(),
@@ -268,6 +272,8 @@ pub struct Stack {
     pub relays: Vec<ServiceProc>,
     pub mails: Vec<ServiceProc>,
     pub orders_db_url: String,
+    /// Every order database, shard 0 (`orders_db_url`) first.
+    pub orders_shard_urls: Vec<String>,
     pub mail_db_url: String,
     pub exchange: String,
     pub queue: String,
@@ -284,6 +290,12 @@ impl Stack {
         let tag = outbox_kit::testing::unique("e2e_test");
         let orders_db_url = format!("{}/{tag}_orders", outbox_kit::testing::pg_server_url());
         let mail_db_url = format!("{}/{tag}_mail", outbox_kit::testing::pg_server_url());
+        let orders_shard_urls: Vec<String> = std::iter::once(orders_db_url.clone())
+            .chain((1..cfg.shards).map(|i| format!("{orders_db_url}_s{i}")))
+            .collect();
+        let sharded = |setting: &str| {
+            (cfg.shards > 1).then(|| (setting.to_owned(), orders_shard_urls.join(",")))
+        };
         let exchange = format!("{tag}.events");
         let queue = format!("{tag}.mail");
         let amqp = outbox_kit::testing::amqp_url();
@@ -304,10 +316,12 @@ impl Stack {
             env.extend(cfg.env.iter().cloned());
             env
         };
+        let mut orders_env = common(&orders_db_url);
+        orders_env.extend(sharded("SHARDS"));
         let mut orders = ServiceProc::new(
             "orders-svc".into(),
             bins.path("orders-svc")?,
-            common(&orders_db_url),
+            orders_env,
             &cfg.log_dir,
         )?;
         orders.start().await?;
@@ -317,6 +331,7 @@ impl Stack {
             let mut env = common(&orders_db_url);
             env.push(("AMQP_URL".into(), amqp_of(&cfg.relay_amqp_urls, i)));
             env.push(("AMQP_EXCHANGE".into(), exchange.clone()));
+            env.extend(sharded("RELAY_SHARDS"));
             env.extend(cfg.relay_env.iter().cloned());
             let mut relay = ServiceProc::new(
                 format!("relay-svc-{}", i + 1),
@@ -348,6 +363,7 @@ impl Stack {
             relays,
             mails,
             orders_db_url,
+            orders_shard_urls,
             mail_db_url,
             exchange,
             queue,
@@ -371,10 +387,13 @@ impl Stack {
                 Some((kind.to_owned(), s.pid()?))
             })
             .collect();
-        crate::cpu::CpuMeter::new(
-            services,
-            vec![db_name(&self.orders_db_url), db_name(&self.mail_db_url)],
-        )
+        let databases = self
+            .orders_shard_urls
+            .iter()
+            .chain([&self.mail_db_url])
+            .map(|url| db_name(url))
+            .collect();
+        crate::cpu::CpuMeter::new(services, databases)
     }
 
     pub async fn orders_client(&self) -> anyhow::Result<OrderServiceClient<Channel>> {

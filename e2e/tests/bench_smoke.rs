@@ -19,7 +19,10 @@ async fn every_section_runs_with_tiny_sizes() {
         idle_secs: 0.5,
         runs: 2,
         quick: false,
-        sections: vec![1, 2, 3, 4, 5],
+        mail_instances: vec![1, 2],
+        shards: vec![1, 2],
+        model_cores: vec![2, 8],
+        sections: vec![1, 2, 3, 4, 5, 6],
         json: std::env::temp_dir().join("unused.json"),
     };
     let report = bench::run(&opts).await.expect("the bench runs");
@@ -59,6 +62,25 @@ async fn every_section_runs_with_tiny_sizes() {
         }
     }
     assert!(report.idle.is_some());
+    // Scaling: each configuration twice; every shard configuration wrote and relayed events,
+    // and its CPU includes the relay's.
+    let scaling = report.scaling.as_ref().expect("scaling measured");
+    assert_eq!((scaling.mail.len(), scaling.shards.len()), (2, 2));
+    for c in scaling.mail.iter().chain(&scaling.shards) {
+        assert_eq!(c.runs.len(), 2, "n={}", c.n);
+        assert!(c.runs.iter().all(|r| r.through.ops > 0), "n={}", c.n);
+    }
+    for c in &scaling.shards {
+        assert!(c.runs.iter().all(|r| r.upserts.is_some()));
+        assert!(
+            c.cpu_per_1000().0["relay-svc"] > 0.0,
+            "{:?}",
+            c.cpu_per_1000()
+        );
+    }
+    for c in &scaling.mail {
+        assert_eq!(c.runs[0].through.ops, 300);
+    }
 
     let table = bench::table(&report);
     for heading in [
@@ -67,6 +89,9 @@ async fn every_section_runs_with_tiny_sizes() {
         "3. consume path",
         "4. end to end",
         "5. idle cost",
+        "6a. scaling",
+        "6b. scaling",
+        "capacity model",
         "cpu s per 1,000",
     ] {
         assert!(table.contains(heading), "{heading} missing in\n{table}");
