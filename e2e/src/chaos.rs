@@ -2,7 +2,8 @@
 //! killing services, restarting the broker and cutting database connections, then checks every
 //! order's mails against a ledger built from the Upsert responses. With `--cluster` it runs on
 //! the 3-node RabbitMQ cluster and kills, restarts and partitions its nodes instead of
-//! restarting the machine's broker.
+//! restarting the machine's broker. With `--shards N` orders-svc writes to N order databases and
+//! every relay relays all of them: the same seqs then reach mail-svc from several shards.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -61,6 +62,11 @@ pub struct ChaosOptions {
     /// mail-svc instances.
     #[arg(long, default_value_t = 2)]
     pub mails: usize,
+    /// Order databases: more than one runs orders-svc on that many shards (`SHARDS`) and every
+    /// relay on all of them (`RELAY_SHARDS`); the check then also requires each order's mails to
+    /// come from its own shard.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=16))]
+    pub shards: u16,
     /// How long to wait for the backlog to drain after the load stops, in seconds.
     #[arg(long, default_value_t = 180)]
     pub drain_timeout_secs: u64,
@@ -76,6 +82,8 @@ pub struct ChaosReport {
     pub upserts: u64,
     pub events: u64,
     pub orders: usize,
+    /// Order databases (`SHARDS`; 1: unsharded).
+    pub shards: usize,
     pub rejected: u64,
     pub ambiguous: u64,
     pub relay_kills: u32,
@@ -124,8 +132,14 @@ impl std::fmt::Display for ChaosReport {
         )?;
         writeln!(
             f,
-            "  events         {:>8}  over {} orders",
-            self.events, self.orders
+            "  events         {:>8}  over {} orders{}",
+            self.events,
+            self.orders,
+            if self.shards > 1 {
+                format!(" in {} shards", self.shards)
+            } else {
+                String::new()
+            }
         )?;
         writeln!(
             f,
@@ -234,6 +248,7 @@ pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<Ch
     let mut rng = StdRng::seed_from_u64(seed);
     cfg.relays = opts.relays;
     cfg.mails = opts.mails;
+    cfg.shards = usize::from(opts.shards);
     let cluster = if opts.cluster {
         // Spread over the nodes: relay i starts with node i+1, mail-svc i with node i+3 (so
         // with two of each: relays on 1 and 2, mail services on 3 and 1).
@@ -248,6 +263,7 @@ pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<Ch
     let mut stack = Stack::start(cfg).await?;
     let mut report = ChaosReport {
         seed,
+        shards: usize::from(opts.shards),
         ..Default::default()
     };
     eprintln!(
@@ -469,7 +485,12 @@ async fn terminate_db_connections(stack: &Stack) -> anyhow::Result<()> {
     ))
     .await
     .context("connecting to PostgreSQL as admin")?;
-    let dbs = [db_name(&stack.orders_db_url), db_name(&stack.mail_db_url)];
+    let dbs: Vec<String> = stack
+        .orders_shard_urls
+        .iter()
+        .chain([&stack.mail_db_url])
+        .map(|url| db_name(url))
+        .collect();
     sqlx::query(
         "select pg_terminate_backend(pid) from pg_stat_activity
           where datname = any($1) and pid <> pg_backend_pid()",
@@ -509,13 +530,20 @@ async fn heal(stack: &mut Stack, cluster: Option<&Cluster>) -> anyhow::Result<()
 
 /// Waits until the outbox is empty, nothing is held, and mail-svc processed every event.
 async fn wait_drained(stack: &Stack, events: u64, timeout: Duration) -> anyhow::Result<()> {
-    let orders_db = sqlx::PgPool::connect(&stack.orders_db_url).await?;
+    let mut shards = Vec::new();
+    for url in &stack.orders_shard_urls {
+        shards.push(sqlx::PgPool::connect(url).await?);
+    }
     let deadline = Instant::now() + timeout;
     let mut last_report = Instant::now();
     loop {
-        let backlog: i64 = sqlx::query_scalar("select count(*) from outbox")
-            .fetch_one(&orders_db)
-            .await?;
+        let mut backlog = 0_i64;
+        for shard in &shards {
+            let n: i64 = sqlx::query_scalar("select count(*) from outbox")
+                .fetch_one(shard)
+                .await?;
+            backlog += n;
+        }
         let status = stack
             .mail_client(0)
             .await?
@@ -549,15 +577,25 @@ async fn check(
     ledger: &BTreeMap<i64, OrderLedger>,
     report: &mut ChaosReport,
 ) -> anyhow::Result<()> {
-    let orders_db = sqlx::PgPool::connect(&stack.orders_db_url).await?;
-    let rows: Vec<(i64, i64, i64)> =
-        sqlx::query_as("select id, version, last_event_seq from orders")
-            .fetch_all(&orders_db)
-            .await?;
-    let committed: BTreeMap<i64, (i64, i64)> = rows
-        .into_iter()
-        .map(|(id, v, last)| (id, (v, last)))
-        .collect();
+    // Every shard's orders; an order lives in exactly one.
+    let mut committed: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
+    for url in &stack.orders_shard_urls {
+        let shard = sqlx::PgPool::connect(url).await?;
+        let rows: Vec<(i64, i64, i64)> =
+            sqlx::query_as("select id, version, last_event_seq from orders")
+                .fetch_all(&shard)
+                .await?;
+        shard.close().await;
+        for (id, v, last) in rows {
+            if committed.insert(id, (v, last)).is_some() {
+                report
+                    .problems
+                    .push(format!("order {id} is in two shards' databases"));
+                report.phantom += 1;
+            }
+        }
+    }
+    let shards = stack.orders_shard_urls.len();
     let mail = stack.mail_client(0).await?;
     let empty = OrderLedger::default();
     let ids: BTreeSet<i64> = ledger.keys().chain(committed.keys()).copied().collect();
@@ -582,6 +620,15 @@ async fn check(
             .collect::<anyhow::Result<_>>()?;
     for (id, mails) in all_mails {
         let expected = ledger.get(&id).unwrap_or(&empty);
+        // Seqs are per shard: an order's mails must all be of its own shard's events.
+        let home = orders_svc::shard::of(id, shards) as u32;
+        let strays = mails.iter().filter(|m| m.shard != home).count() as u64;
+        if strays > 0 {
+            report.problems.push(format!(
+                "order {id} lives in shard {home}, but {strays} of its mails name another"
+            ));
+            report.phantom += strays;
+        }
         let seqs: Vec<u64> = mails.iter().map(|m| m.seq).collect();
         let distinct: BTreeSet<u64> = seqs.iter().copied().collect();
         let duplicated = (seqs.len() - distinct.len()) as u64;

@@ -19,6 +19,7 @@ async fn short_chaos_run_loses_doubles_and_reorders_nothing() {
         cluster: false,
         relays: 2,
         mails: 2,
+        shards: 1,
         drain_timeout_secs: 180,
         seed: None,
     };

@@ -22,6 +22,7 @@ async fn cluster_chaos_run_loses_doubles_and_reorders_nothing() {
         cluster: true,
         relays: 2,
         mails: 2,
+        shards: 1,
         drain_timeout_secs: 180,
         seed: None,
     };
