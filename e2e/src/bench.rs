@@ -896,9 +896,8 @@ async fn mail_consume(
     cfg.mail_env.push(("PREFETCH".into(), prefetch.to_string()));
     let mut stack = Stack::start(cfg).await?;
     // Let mail-svc declare its topology, then stop it and fill its queue.
-    for mail in &mut stack.mails {
-        mail.terminate(Duration::from_secs(10)).await;
-    }
+    let stopping = stack.mails.iter_mut();
+    futures::future::join_all(stopping.map(|mail| mail.terminate(Duration::from_secs(10)))).await;
     let conn = amqp().await?;
     let ch = conn.create_channel().await?;
     preload(

@@ -174,7 +174,7 @@ impl fmt::Display for Verdict {
         } else {
             write!(
                 f,
-                "not CPU-bound, {busy}: waiting (I/O, round trips) limits it"
+                "not CPU-bound, {busy}: waiting (commits, locks, round trips) limits it"
             )?;
         }
         if let Some((group, share)) = &self.top {

@@ -491,9 +491,9 @@ impl Stack {
     /// SIGTERM to every process, then removes the stack's queues and exchanges from the broker
     /// (quorum queues are not free to keep around).
     pub async fn stop(&mut self) {
-        for p in self.mails.iter_mut().chain(self.relays.iter_mut()) {
-            p.terminate(Duration::from_secs(10)).await;
-        }
+        // All at once: each drains its in-flight work, one after another that adds up.
+        let consumers = self.mails.iter_mut().chain(self.relays.iter_mut());
+        futures::future::join_all(consumers.map(|p| p.terminate(Duration::from_secs(10)))).await;
         self.orders.terminate(Duration::from_secs(10)).await;
         if let Err(e) = self.remove_topology().await {
             eprintln!("cannot remove the stack's queues and exchanges: {e:#}");
