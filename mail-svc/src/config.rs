@@ -126,7 +126,8 @@ pub struct Config {
     /// (STARTTLS required: a server that does not offer it gets no mail, and the mails stay
     /// queued), `smtp://host:port?tls=opportunistic` (STARTTLS when offered), `smtps://host:port`
     /// (TLS from the first byte), with optional `user:password@` (printed only with the password
-    /// masked). Server certificates are verified against the Mozilla roots and the host name.
+    /// masked). Server certificates are verified against the Mozilla roots (plus SMTP_CA_FILE)
+    /// and the host name.
     #[arg(
         long,
         env = "SMTP_URL",
@@ -134,6 +135,12 @@ pub struct Config {
         hide_env_values = true
     )]
     pub smtp_url: SecretUrl,
+
+    /// PEM file of the CA certificate(s) that signed the SMTP server's certificate (a company's
+    /// private CA), trusted in addition to the Mozilla roots. Needs an SMTP_URL with TLS
+    /// (`smtps://` or `?tls=…`). Read at start-up: a new CA takes a restart.
+    #[arg(long, env = "SMTP_CA_FILE")]
+    pub smtp_ca_file: Option<std::path::PathBuf>,
 
     /// The sender of every mail, e.g. `Shop <shop@example.com>`.
     #[arg(
@@ -229,7 +236,7 @@ impl Config {
         self.admin_token.validate()?;
         if self.mailer == MailerKind::Smtp {
             // The mailer's own parser: what passes here is what the mailer uses.
-            crate::mailer::SmtpServer::from_url(&self.smtp_url)?;
+            self.smtp_server()?;
         }
         let window = self.resolved_batch_window()?;
         if window.value > MAX_BATCH_WINDOW {
@@ -288,6 +295,11 @@ impl Config {
             self.batch_window_ms,
             Duration::from_millis(5),
         )
+    }
+
+    /// The SMTP server of SMTP_URL and SMTP_CA_FILE (the file read and checked).
+    pub fn smtp_server(&self) -> anyhow::Result<crate::mailer::SmtpServer> {
+        crate::mailer::SmtpServer::from_settings(&self.smtp_url, self.smtp_ca_file.as_deref())
     }
 
     /// MAIL_FROM, parsed.

@@ -24,6 +24,7 @@
 //!   also defers that mail, so that the circuit's probes never stick on one mail.
 
 use std::{
+    path::Path,
     sync::{Arc, Mutex},
     time::Duration,
 };
@@ -38,13 +39,18 @@ use lettre::{
     transport::smtp::{
         Error as SmtpError,
         authentication::{Credentials, DEFAULT_MECHANISMS},
-        client::{AsyncSmtpConnection, Tls, TlsParameters},
+        client::{AsyncSmtpConnection, Certificate, Tls, TlsParameters},
         commands::{Data, Mail, Rcpt},
         extension::{ClientId, Extension, MailBodyParameter, MailParameter},
     },
 };
-use outbox_kit::{backoff::Backoff, trace::TraceHeaders};
+use outbox_kit::{
+    backoff::Backoff,
+    tls::{certificates, read_pem},
+    trace::TraceHeaders,
+};
 use rand::Rng;
+use rustls_pki_types::CertificateDer;
 use sqlx::PgPool;
 use tokio::{sync::Notify, time::Instant};
 use tokio_util::sync::CancellationToken;
@@ -89,7 +95,8 @@ pub enum Transport {
 
 /// The SMTP server from SMTP_URL, with lettre's URL grammar: `smtp://host:port` (plain, port 25),
 /// `smtp://host:port?tls=required|opportunistic` (STARTTLS, port 587), `smtps://host:port`
-/// (implicit TLS, port 465), optional `user:password@`, and a path naming the EHLO name.
+/// (implicit TLS, port 465), optional `user:password@`, and a path naming the EHLO name; TLS
+/// trusts the Mozilla roots plus the CA certificates of SMTP_CA_FILE.
 #[derive(Clone)]
 pub struct SmtpServer {
     host: String,
@@ -111,8 +118,9 @@ impl std::fmt::Debug for SmtpServer {
 }
 
 impl SmtpServer {
-    /// Parses SMTP_URL. The error never repeats the URL (it may hold a password).
-    pub fn from_url(url: &str) -> anyhow::Result<Self> {
+    /// Parses SMTP_URL and reads SMTP_CA_FILE (`ca_file`). The error never repeats the URL (it
+    /// may hold a password) nor the file's content.
+    pub fn from_settings(url: &str, ca_file: Option<&Path>) -> anyhow::Result<Self> {
         let url = url::Url::parse(url).context("SMTP_URL is not a valid URL")?;
         let host = url
             .host_str()
@@ -123,7 +131,34 @@ impl SmtpServer {
             .query_pairs()
             .find(|(k, _)| k == "tls")
             .map(|(_, v)| v.into_owned());
-        let params = || TlsParameters::new(host.clone()).context("SMTP_URL: TLS parameters");
+        // A CA for a plaintext session would be silently unused: most likely SMTP_URL lost its
+        // TLS by mistake.
+        if ca_file.is_some() && url.scheme() == "smtp" && tls_param.is_none() {
+            anyhow::bail!(
+                "SMTP_CA_FILE is set but SMTP_URL uses no TLS (plain smtp://): use smtps:// or \
+                 smtp://…?tls=required, or unset SMTP_CA_FILE"
+            );
+        }
+        let ca_certs = match ca_file {
+            Some(path) => {
+                let pem = read_pem("SMTP_CA_FILE", path)?;
+                certificates("SMTP_CA_FILE", path, &pem)?
+            }
+            None => Vec::new(),
+        };
+        let params = || {
+            let built = tls_parameters(&host, &ca_certs);
+            match ca_file {
+                // rustls refuses a certificate it cannot use as a trust anchor.
+                Some(path) => built.with_context(|| {
+                    format!(
+                        "SMTP_CA_FILE: {}: not a usable CA certificate",
+                        path.display()
+                    )
+                }),
+                None => built.context("SMTP_URL: TLS parameters"),
+            }
+        };
         let (port, tls) = match (url.scheme(), tls_param.as_deref()) {
             ("smtp", None) => (25, Tls::None),
             ("smtp", Some("required")) => (587, Tls::Required(params()?)),
@@ -156,6 +191,15 @@ impl SmtpServer {
             credentials,
         })
     }
+}
+
+/// TLS verifying `host`'s certificate against the built-in roots plus `ca_certs`.
+fn tls_parameters(host: &str, ca_certs: &[CertificateDer<'_>]) -> Result<TlsParameters, SmtpError> {
+    let mut builder = TlsParameters::builder(host.to_owned());
+    for der in ca_certs {
+        builder = builder.add_root_certificate(Certificate::from_der(der.to_vec())?);
+    }
+    builder.build()
 }
 
 /// Where in the SMTP session a send failed: it says whose failure it is (see [`verdict`]).
@@ -421,7 +465,7 @@ impl Transport {
         Ok(match cfg.mailer {
             MailerKind::Log => Transport::Log,
             MailerKind::Smtp => Transport::Smtp {
-                server: Box::new(SmtpServer::from_url(&cfg.smtp_url)?),
+                server: Box::new(cfg.smtp_server()?),
                 from: Box::new(cfg.from_mailbox()?),
             },
         })
@@ -1029,20 +1073,59 @@ mod tests {
 
     #[test]
     fn smtp_urls() {
-        let s = SmtpServer::from_url("smtp://127.0.0.1:1025").expect("plain");
+        let s = SmtpServer::from_settings("smtp://127.0.0.1:1025", None).expect("plain");
         assert_eq!((s.host.as_str(), s.port), ("127.0.0.1", 1025));
         assert!(matches!(s.tls, Tls::None) && s.credentials.is_none());
-        let s = SmtpServer::from_url("smtp://shop%40x:p%2Fw@mail.example.com?tls=required")
-            .expect("starttls");
+        let s =
+            SmtpServer::from_settings("smtp://shop%40x:p%2Fw@mail.example.com?tls=required", None)
+                .expect("starttls");
         assert_eq!(s.port, 587);
         assert!(matches!(s.tls, Tls::Required(_)) && s.credentials.is_some());
         assert!(!format!("{s:?}").contains("p/w"), "{s:?}");
-        let s = SmtpServer::from_url("smtps://mail.example.com/shop.example.com").expect("smtps");
+        let s = SmtpServer::from_settings("smtps://mail.example.com/shop.example.com", None)
+            .expect("smtps");
         assert_eq!(s.port, 465);
         assert!(matches!(s.tls, Tls::Wrapper(_)));
         assert_eq!(s.hello, ClientId::Domain("shop.example.com".into()));
-        let e = SmtpServer::from_url("ftp://u:secret@x").unwrap_err();
+        let e = SmtpServer::from_settings("ftp://u:secret@x", None).unwrap_err();
         assert!(!format!("{e:#}").contains("secret"), "{e:#}");
+    }
+
+    #[test]
+    fn smtp_ca_file_is_checked_and_needs_tls() {
+        let pki = outbox_kit::testing::pki::TestPki::new("smtp_unit");
+        let ca = pki.ca_file();
+        for url in [
+            "smtps://mail.example.com",
+            "smtp://mail.example.com?tls=required",
+        ] {
+            let s = SmtpServer::from_settings(url, Some(&ca)).expect(url);
+            assert!(matches!(s.tls, Tls::Wrapper(_) | Tls::Required(_)), "{url}");
+        }
+        let not_pem = pki.dir().join("not.pem");
+        std::fs::write(&not_pem, "s3cret-not-a-certificate\n").unwrap();
+        let missing = pki.dir().join("missing.pem");
+        let cases = [
+            (
+                "smtps://mail.example.com",
+                &not_pem,
+                "holds no PEM certificate",
+            ),
+            ("smtps://mail.example.com", &missing, "cannot read"),
+            (
+                "smtp://u:pw@mail.example.com",
+                &ca,
+                "SMTP_CA_FILE is set but SMTP_URL uses no TLS",
+            ),
+        ];
+        for (url, file, says) in cases {
+            let e = format!(
+                "{:#}",
+                SmtpServer::from_settings(url, Some(file)).unwrap_err()
+            );
+            assert!(e.contains("SMTP_CA_FILE") && e.contains(says), "{url}: {e}");
+            assert!(!e.contains("s3cret") && !e.contains(":pw@"), "{e}");
+        }
     }
 
     #[test]

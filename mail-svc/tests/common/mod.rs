@@ -104,6 +104,7 @@ pub fn config(names: &Names) -> Config {
         mailer_concurrency: 2,
         mailer: MailerKind::Log,
         smtp_url: "smtp://127.0.0.1:1".into(),
+        smtp_ca_file: None,
         mail_from: "Outbox Shop <shop@example.com>".into(),
         mail_hold_alert: Duration::from_secs(60),
         trusted_publishers: Vec::new(),

@@ -1,6 +1,7 @@
 //! A real SMTP server, in-process, whose answers a test changes while it runs: at AUTH, at
 //! MAIL FROM, per recipient at RCPT TO, and per recipient after the message (DATA). It records
-//! every message it accepts and counts every command it was sent.
+//! every message it accepts and counts every command it was sent. Plaintext, or TLS (from the
+//! first byte as `smtps://`, or after STARTTLS) with a certificate a test made.
 
 #![allow(dead_code)]
 
@@ -10,10 +11,12 @@ use std::{
     time::Instant,
 };
 
+use outbox_kit::testing::pki::CertFiles;
 use tokio::{
-    io::{AsyncBufReadExt, AsyncWriteExt, BufReader},
+    io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader},
     net::{TcpListener, TcpStream},
 };
+use tokio_rustls::{TlsAcceptor, rustls};
 
 /// A message the server accepted.
 #[derive(Debug, Clone)]
@@ -47,6 +50,18 @@ struct State {
     /// Messages a session may send; the next MAIL FROM gets 421 and the session is closed
     /// (as servers limiting messages per connection do). `None`: no limit.
     mails_per_session: Option<usize>,
+    /// Why TLS handshakes failed, as the server saw it (e.g. the client's alert).
+    tls_failures: Vec<String>,
+}
+
+/// How sessions get TLS.
+#[derive(Clone)]
+enum ServerTls {
+    None,
+    /// From the first byte (`smtps://`).
+    Implicit(TlsAcceptor),
+    /// Offered in the EHLO reply, after the STARTTLS command.
+    StartTls(TlsAcceptor),
 }
 
 /// The server; clones share it.
@@ -57,7 +72,22 @@ pub struct FaultySmtp {
 }
 
 impl FaultySmtp {
+    /// A plaintext server.
     pub async fn start() -> Self {
+        Self::start_with(ServerTls::None).await
+    }
+
+    /// A server speaking TLS from the first byte (`smtps://`) with `cert`.
+    pub async fn start_implicit_tls(cert: &CertFiles) -> Self {
+        Self::start_with(ServerTls::Implicit(acceptor(cert))).await
+    }
+
+    /// A server offering STARTTLS with `cert` (`smtp://…?tls=required`).
+    pub async fn start_starttls(cert: &CertFiles) -> Self {
+        Self::start_with(ServerTls::StartTls(acceptor(cert))).await
+    }
+
+    async fn start_with(tls: ServerTls) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind smtp");
         let addr = listener.local_addr().expect("addr");
         let state = Arc::new(Mutex::new(State::default()));
@@ -65,8 +95,9 @@ impl FaultySmtp {
         tokio::spawn(async move {
             while let Ok((sock, _)) = listener.accept().await {
                 let state = shared.clone();
+                let tls = tls.clone();
                 tokio::spawn(async move {
-                    let _ = session(sock, state).await;
+                    let _ = connection(sock, tls, state).await;
                 });
             }
         });
@@ -136,6 +167,11 @@ impl FaultySmtp {
         self.with(|s| s.mails_per_session = limit);
     }
 
+    /// Why TLS handshakes failed, as the server saw them.
+    pub fn tls_failures(&self) -> Vec<String> {
+        self.with(|s| s.tls_failures.clone())
+    }
+
     pub fn mail_commands(&self) -> usize {
         self.with(|s| s.mail_commands)
     }
@@ -146,23 +182,91 @@ impl FaultySmtp {
     }
 }
 
-async fn session(sock: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result<()> {
-    let (read, mut write) = sock.into_split();
-    let mut lines = BufReader::new(read);
-    state.lock().expect("lock").sessions += 1;
-    write.write_all(b"220 faulty.test ESMTP\r\n").await?;
+/// A TLS acceptor serving `cert` (ring, as the services' rustls).
+fn acceptor(cert: &CertFiles) -> TlsAcceptor {
+    let read = |p: &std::path::Path| std::fs::read_to_string(p).expect("reads the PEM file");
+    let chain = outbox_kit::tls::certificates("test", &cert.cert, &read(&cert.cert)).expect("cert");
+    let key = outbox_kit::tls::private_key("test", &cert.key, &read(&cert.key)).expect("key");
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("protocol versions")
+    .with_no_client_auth()
+    .with_single_cert(chain, key)
+    .expect("server certificate");
+    TlsAcceptor::from(Arc::new(config))
+}
+
+/// One client connection, with the TLS its server speaks.
+async fn connection(
+    sock: TcpStream,
+    tls: ServerTls,
+    state: Arc<Mutex<State>>,
+) -> std::io::Result<()> {
+    let handshake = |acceptor: TlsAcceptor, sock| {
+        let state = state.clone();
+        async move {
+            acceptor.accept(sock).await.inspect_err(|e| {
+                state.lock().expect("lock").tls_failures.push(e.to_string());
+            })
+        }
+    };
+    match tls {
+        ServerTls::None => {
+            session(sock, &state, true, false).await?;
+        }
+        ServerTls::Implicit(acceptor) => {
+            let sock = handshake(acceptor, sock).await?;
+            session(sock, &state, true, false).await?;
+        }
+        ServerTls::StartTls(acceptor) => {
+            if let Some(sock) = session(sock, &state, true, true).await? {
+                let sock = handshake(acceptor, sock).await?;
+                // After STARTTLS the client starts over with EHLO, without a new greeting.
+                session(sock, &state, false, false).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The SMTP dialog on `sock`: greeted when `greet`; when `offer_starttls`, STARTTLS is
+/// advertised and, once asked for, the stream is handed back for the handshake.
+async fn session<S: AsyncRead + AsyncWrite + Unpin>(
+    sock: S,
+    state: &Mutex<State>,
+    greet: bool,
+    offer_starttls: bool,
+) -> std::io::Result<Option<S>> {
+    let mut conn = BufReader::new(sock);
+    if greet {
+        state.lock().expect("lock").sessions += 1;
+        conn.write_all(b"220 faulty.test ESMTP\r\n").await?;
+        conn.flush().await?;
+    }
     let mut to: Vec<String> = Vec::new();
     let mut sent_here = 0usize;
     let mut line = String::new();
     loop {
         line.clear();
-        if lines.read_line(&mut line).await? == 0 {
-            return Ok(());
+        if conn.read_line(&mut line).await? == 0 {
+            return Ok(None);
         }
         let cmd = line.trim_end().to_owned();
         let upper = cmd.to_ascii_uppercase();
         let reply: String = if upper.starts_with("EHLO") {
-            "250-faulty.test\r\n250-8BITMIME\r\n250 AUTH PLAIN LOGIN".into()
+            let starttls = if offer_starttls {
+                "250-STARTTLS\r\n"
+            } else {
+                ""
+            };
+            format!("250-faulty.test\r\n250-8BITMIME\r\n{starttls}250 AUTH PLAIN LOGIN")
+        } else if offer_starttls && upper == "STARTTLS" {
+            conn.write_all(b"220 2.0.0 ready to start TLS\r\n").await?;
+            conn.flush().await?;
+            // The client sends nothing more before the handshake: nothing is left buffered.
+            return Ok(Some(conn.into_inner()));
         } else if upper.starts_with("HELO") || upper.starts_with("NOOP") {
             "250 OK".into()
         } else if upper.starts_with("AUTH") {
@@ -183,10 +287,10 @@ async fn session(sock: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result<(
                 )
             };
             if limited {
-                write
-                    .write_all(b"421 4.7.0 too many messages in this session, closing\r\n")
+                conn.write_all(b"421 4.7.0 too many messages in this session, closing\r\n")
                     .await?;
-                return Ok(());
+                conn.flush().await?;
+                return Ok(None);
             }
             reply
         } else if upper.starts_with("RCPT TO:") {
@@ -204,12 +308,13 @@ async fn session(sock: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result<(
             to.clear();
             "250 OK".into()
         } else if upper == "DATA" {
-            write.write_all(b"354 end with <CRLF>.<CRLF>\r\n").await?;
+            conn.write_all(b"354 end with <CRLF>.<CRLF>\r\n").await?;
+            conn.flush().await?;
             let mut data = String::new();
             loop {
                 line.clear();
-                if lines.read_line(&mut line).await? == 0 {
-                    return Ok(());
+                if conn.read_line(&mut line).await? == 0 {
+                    return Ok(None);
                 }
                 if line == ".\r\n" {
                     break;
@@ -247,12 +352,14 @@ async fn session(sock: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result<(
                 }
             }
         } else if upper.starts_with("QUIT") {
-            write.write_all(b"221 bye\r\n").await?;
-            return Ok(());
+            conn.write_all(b"221 bye\r\n").await?;
+            conn.flush().await?;
+            return Ok(None);
         } else {
             "502 command not implemented".into()
         };
-        write.write_all(format!("{reply}\r\n").as_bytes()).await?;
+        conn.write_all(format!("{reply}\r\n").as_bytes()).await?;
+        conn.flush().await?;
     }
 }
 
