@@ -15,9 +15,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use lapin::options::QueueDeleteOptions;
 use serde::Serialize;
-use sqlx::PgPool;
 
 use crate::{
     bench::{self, Spread},
@@ -42,7 +40,7 @@ const LOAD: &str = "load";
 /// One measured run of a configuration.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ScalingRun {
-    /// Events through the stage (mailed, or relayed), from the start until the last one was
+    /// Events mailed, from the start until the last one was
     /// through.
     pub through: Summary,
     /// Upserts while the writers ran (shard section only).
@@ -281,27 +279,20 @@ impl fmt::Display for Prediction {
 // ---------------------------------------------------------------------------------------------
 // Measurements
 
-/// orders-svc with `shards` order databases and one relay-svc relaying all of them: `writers`
-/// closed-loop Upsert clients for `secs`, then until every shard's outbox is empty. The
-/// published events go to a durable queue bound to the exchange that nobody consumes (mail-svc
-/// is not part of this measurement), deleted afterwards.
+/// The whole path on `shards` order databases: orders-svc with `SHARDS`, one relay-svc relaying
+/// all of them (`RELAY_SHARDS`) and one mail-svc: `writers` closed-loop Upsert clients for
+/// `secs`, then until mail-svc has processed every event (the shards' seqs overlap: mail-svc
+/// keys them by shard).
 pub async fn shard_writes(shards: usize, secs: f64, writers: usize) -> anyhow::Result<ScalingRun> {
     static BASE: AtomicI64 = AtomicI64::new(1_000_000);
     let base = BASE.fetch_add(100_000_000, Ordering::Relaxed);
     let mut cfg = StackConfig::new("bench");
     cfg.relays = 1;
-    cfg.mails = 0;
+    cfg.mails = 1;
     cfg.shards = shards;
     cfg.rust_log = "warn".into();
     let mut stack = Stack::start(cfg).await?;
-    let conn = bench::amqp().await?;
-    let ch = conn.create_channel().await?;
-    let queue = outbox_kit::testing::unique("bench.shards");
-    bench::topic_to_queue(&ch, &stack.exchange, &queue).await?;
-    let mut pools = Vec::new();
-    for url in &stack.orders_shard_urls {
-        pools.push(PgPool::connect(url).await?);
-    }
+    let mut mail = stack.mail_client(0).await?;
     let mut clients = Vec::new();
     for _ in 0..writers {
         clients.push(stack.orders_client().await?);
@@ -344,28 +335,22 @@ pub async fn shard_writes(shards: usize, secs: f64, writers: usize) -> anyhow::R
         errors.load(Ordering::Relaxed)
     );
     loop {
-        let mut left = 0i64;
-        for pool in &pools {
-            left += sqlx::query_scalar::<_, i64>("select count(*) from outbox")
-                .fetch_one(pool)
-                .await?;
-        }
-        if left == 0 {
+        let processed = mail
+            .get_status(outbox_proto::mail::v1::GetStatusRequest {})
+            .await?
+            .into_inner()
+            .processed;
+        if processed >= events {
             break;
         }
         anyhow::ensure!(
             started.elapsed() < Duration::from_secs(600),
-            "relay stalled with {left} events unpublished"
+            "stalled with {processed} of {events} events mailed"
         );
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let through = Summary::new(events, started.elapsed(), Vec::new());
     let after = meter.sample();
-    for pool in pools {
-        pool.close().await;
-    }
-    ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
-        .await?;
     stack.stop().await;
     for url in stack.orders_shard_urls.iter().chain([&stack.mail_db_url]) {
         bench::drop_database(url).await;
@@ -517,15 +502,15 @@ pub fn table(s: &Scaling) -> String {
         let one = single(&s.shards).map_or(0.0, |c| c.per_sec().median);
         let _ = writeln!(
             out,
-            "\n6b. scaling: order shards, write + publish only ({}s of Upsert from {} closed-loop \
-             writers; orders-svc `SHARDS` and one relay-svc `RELAY_SHARDS` over N databases; the \
-             events go to a queue nobody consumes: mail-svc is not run, it dead-letters events of \
-             shards other than 0 until its key is shard-aware); cpu: ms per 1,000 events\n",
+            "\n6b. scaling: order shards, the whole path ({}s of Upsert from {} closed-loop \
+             writers; orders-svc `SHARDS` and one relay-svc `RELAY_SHARDS` over N databases, one \
+             mail-svc; mailed/s until mail-svc processed every event); cpu: ms per 1,000 \
+             events\n",
             s.shard_secs, s.shard_writers
         );
         let _ = writeln!(
             out,
-            "| shards | Upsert/s | relayed/s | vs 1 |{heads} saturates |"
+            "| shards | Upsert/s | mailed/s | vs 1 |{heads} saturates |"
         );
         let _ = writeln!(out, "|---:|---:|---:|---:|{rule}---|");
         for c in &s.shards {
