@@ -75,6 +75,43 @@ pub struct ChaosOptions {
     pub seed: Option<u64>,
 }
 
+impl ChaosOptions {
+    /// The suite's short runs: 90 s of 6 writers over 100 live orders, a fault every ~3 s, 2
+    /// relays and 2 mail services on the machine's broker (restarted as a fault), one shard.
+    pub fn short() -> Self {
+        Self {
+            duration_secs: 90,
+            concurrency: 6,
+            orders: 100,
+            fault_every_secs: 3.0,
+            broker_restarts: true,
+            cluster: false,
+            relays: 2,
+            mails: 2,
+            shards: 1,
+            drain_timeout_secs: 180,
+            seed: None,
+        }
+    }
+}
+
+/// A short run of the suite: `options` on a stack tagged `tag`, its report printed. Panics
+/// unless the run produced load (over 100 events), injected at least `min_faults` faults and
+/// found nothing lost, doubled, reordered or invented.
+pub async fn assert_clean_run(options: &ChaosOptions, tag: &str, min_faults: u32) -> ChaosReport {
+    let report = run(options, StackConfig::new(tag))
+        .await
+        .expect("chaos run completes");
+    println!("{report}");
+    assert!(report.events > 100, "the run produced load: {report}");
+    assert!(
+        report.faults() >= min_faults,
+        "the run injected faults: {report}"
+    );
+    assert!(report.is_clean(), "{report}");
+    report
+}
+
 /// What a run found.
 #[derive(Debug, Default, Clone)]
 pub struct ChaosReport {

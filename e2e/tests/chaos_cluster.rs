@@ -6,35 +6,18 @@
 //! reordered or invented. (Longer: `cargo run --release -p e2e --bin chaos -- --cluster`.)
 //! Its own test binary, so its node faults never meet other tests.
 
-use e2e::{
-    chaos::{self, ChaosOptions},
-    stack::StackConfig,
-};
+use e2e::chaos::{self, ChaosOptions};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_chaos_run_loses_doubles_and_reorders_nothing() {
     let options = ChaosOptions {
-        duration_secs: 90,
-        concurrency: 6,
-        orders: 100,
-        fault_every_secs: 3.0,
         broker_restarts: false,
         cluster: true,
-        relays: 2,
-        mails: 2,
-        shards: 1,
-        drain_timeout_secs: 180,
-        seed: None,
+        ..ChaosOptions::short()
     };
-    let report = chaos::run(&options, StackConfig::new("chaos_cluster"))
-        .await
-        .expect("chaos run completes");
-    println!("{report}");
-    assert!(report.events > 100, "the run produced load: {report}");
-    assert!(report.faults() >= 6, "the run injected faults: {report}");
+    let report = chaos::assert_clean_run(&options, "chaos_cluster", 6).await;
     assert!(
         report.leader_kills >= 1 && report.partitions >= 1,
         "the run killed the queue leader and partitioned a node: {report}"
     );
-    assert!(report.is_clean(), "{report}");
 }
