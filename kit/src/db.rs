@@ -224,10 +224,13 @@ pub fn is_unavailable(err: &sqlx::Error) -> bool {
         // and up): sqlx reads the missing answer byte as 0x00.
         sqlx::Error::Protocol(m) => m.contains("unexpected response from SSLRequest: 0x00"),
         // Class 08: connection exception; 57P01..57P03: admin shutdown, crash shutdown, cannot
-        // connect now (the server is starting or stopping).
-        sqlx::Error::Database(e) => e
-            .code()
-            .is_some_and(|c| c.starts_with("08") || c.starts_with("57P")),
+        // connect now (the server is starting or stopping); 55000 at connect: the database is
+        // closed for maintenance (`alter database … allow_connections false`) and opens again.
+        sqlx::Error::Database(e) => e.code().is_some_and(|c| {
+            c.starts_with("08")
+                || c.starts_with("57P")
+                || (c == "55000" && e.message().contains("not currently accepting connections"))
+        }),
         _ => false,
     }
 }

@@ -12,7 +12,7 @@ use outbox_proto::{
     relay::{
         admin::v1::{
             DropQuarantinedRequest, ListBacklogRequest, ListQuarantinedRequest, QuarantineSelector,
-            RequeueQuarantinedRequest, relay_admin_client::RelayAdminClient,
+            RequeueQuarantinedRequest, UnavailableShard, relay_admin_client::RelayAdminClient,
         },
         v1::{GetStatusRequest as RelayStatusRequest, relay_service_client::RelayServiceClient},
     },
@@ -259,6 +259,14 @@ async fn status(s: &Services) -> Result<Output> {
                 stuck["oldest_unsent_age_ms"] = json!(r.oldest_age_ms);
                 stuck["quarantined"] = json!(r.quarantined);
                 stuck["held_back_by_quarantine"] = json!(r.held_back);
+                stuck["unavailable_shards"] = unavailable_json(&r.unavailable_shards);
+                todo.extend(r.unavailable_shards.iter().map(|u| {
+                    format!(
+                        "shard {}'s database cannot be read ({}): its outbox is left out of \
+                         the figures above (relay-svc's log says more)",
+                        u.shard, u.error
+                    )
+                }));
             }
             Err(e) => todo.push(format!("relay admin: {}", e.message())),
         }
@@ -394,7 +402,7 @@ async fn backlog(s: &Services, limit: u32) -> Result<Output> {
         .await
         .map_err(|e| Failure::from_status("relay-svc", &addr, &e))?
         .into_inner();
-    let sharded = r.rows.iter().any(|row| row.shard > 0);
+    let sharded = r.rows.iter().any(|row| row.shard > 0) || !r.unavailable_shards.is_empty();
     let mut t = Table::new(&with_shard(
         sharded,
         &["SEQ", "ORDER", "TYPE", "PREV", "AGE"],
@@ -422,6 +430,7 @@ async fn backlog(s: &Services, limit: u32) -> Result<Output> {
     if !r.rows.is_empty() {
         human.push_str(&t.render());
     }
+    human.push_str(&unavailable_note(&r.unavailable_shards));
     Ok(Output {
         human,
         json: json!({
@@ -429,6 +438,7 @@ async fn backlog(s: &Services, limit: u32) -> Result<Output> {
             "oldest_age_ms": r.oldest_age_ms,
             "quarantined": r.quarantined,
             "held_back": r.held_back,
+            "unavailable_shards": unavailable_json(&r.unavailable_shards),
             "rows": r.rows.iter().map(|row| json!({
                 "shard": row.shard, "seq": row.seq, "order_id": row.order_id,
                 "type": row.r#type, "prev_seq": row.prev_seq, "age_ms": row.age_ms,
@@ -447,6 +457,28 @@ fn with_shard<'a>(sharded: bool, header: &[&'a str]) -> Vec<&'a str> {
 fn shard_cell(sharded: bool, shard: u32, cells: Vec<String>) -> Vec<String> {
     let shard = sharded.then(|| shard.to_string());
     shard.into_iter().chain(cells).collect()
+}
+
+/// What a listing left out: one line per shard whose database could not be read (nothing when
+/// every shard answered), so that a partial answer never reads as the whole.
+fn unavailable_note(shards: &[UnavailableShard]) -> String {
+    shards
+        .iter()
+        .map(|u| {
+            format!(
+                "shard {} left out (its database cannot be read: {}): the figures above are \
+                 the other shards'\n",
+                u.shard, u.error
+            )
+        })
+        .collect()
+}
+
+fn unavailable_json(shards: &[UnavailableShard]) -> Value {
+    shards
+        .iter()
+        .map(|u| json!({"shard": u.shard, "error": u.error}))
+        .collect()
 }
 
 /// `shard 1: ` before an answer about shard 1's rows; nothing for shard 0.
@@ -476,7 +508,8 @@ async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
                 .await
                 .map_err(fail)?
                 .into_inner();
-            let sharded = r.rows.iter().any(|row| row.shard > 0);
+            let sharded =
+                r.rows.iter().any(|row| row.shard > 0) || !r.unavailable_shards.is_empty();
             let mut t = Table::new(&with_shard(
                 sharded,
                 &[
@@ -502,15 +535,17 @@ async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
                     ],
                 ));
             }
-            let human = if r.rows.is_empty() {
+            let mut human = if r.rows.is_empty() {
                 "no row in quarantine\n".to_owned()
             } else {
                 format!("{} row(s) in quarantine\n{}", r.count, t.render())
             };
+            human.push_str(&unavailable_note(&r.unavailable_shards));
             Ok(Output {
                 human,
                 json: json!({
                     "count": r.count,
+                    "unavailable_shards": unavailable_json(&r.unavailable_shards),
                     "rows": r.rows.iter().map(|row| json!({
                         "shard": row.shard, "seq": row.seq, "order_id": row.order_id,
                         "type": row.r#type,
@@ -912,5 +947,24 @@ mod tests {
         );
         assert_eq!(shard_prefix(0), "");
         assert_eq!(shard_prefix(2), "shard 2: ");
+    }
+
+    #[test]
+    fn a_partial_listing_says_which_shard_it_left_out() {
+        assert_eq!(unavailable_note(&[]), "");
+        assert_eq!(unavailable_json(&[]), json!([]));
+        let down = [UnavailableShard {
+            shard: 1,
+            error: "database unavailable, retry later".into(),
+        }];
+        assert_eq!(
+            unavailable_note(&down),
+            "shard 1 left out (its database cannot be read: database unavailable, retry later): \
+             the figures above are the other shards'\n"
+        );
+        assert_eq!(
+            unavailable_json(&down),
+            json!([{"shard": 1, "error": "database unavailable, retry later"}])
+        );
     }
 }

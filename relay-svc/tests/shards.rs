@@ -370,3 +370,119 @@ async fn admin_lists_every_shard_and_moves_rows_of_the_named_shard_only() {
     assert!(backlog.rows.iter().all(|r| r.shard == 0));
     assert_eq!(rows_of(p1, "outbox_quarantine").await, [(9, 202)]);
 }
+
+/// Closes a shard's database as for maintenance (`allow_connections false`, its sessions ended),
+/// or opens it again.
+async fn set_open(database: &str, open: bool) {
+    let admin = PgPool::connect(&format!("{}/postgres", testing::pg_server_url()))
+        .await
+        .expect("maintenance connection");
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "alter database \"{database}\" allow_connections {open}"
+    )))
+    .execute(&admin)
+    .await
+    .expect("alter database");
+    if !open {
+        sqlx::query(
+            "select pg_terminate_backend(pid) from pg_stat_activity
+              where datname = $1 and pid <> pg_backend_pid()",
+        )
+        .bind(database)
+        .execute(&admin)
+        .await
+        .expect("end the shard's sessions");
+    }
+    admin.close().await;
+}
+
+/// (shard, seq) of listed rows, sorted.
+fn listed<R>(rows: &[R], key: impl Fn(&R) -> (u32, u64)) -> Vec<(u32, u64)> {
+    let mut keys: Vec<_> = rows.iter().map(key).collect();
+    keys.sort_unstable();
+    keys
+}
+
+/// Shard 1's database closes: the listings answer from shard 0, naming shard 1 as left out (its
+/// rows and figures not counted); with both closed they are UNAVAILABLE; once shard 1 opens again
+/// it is listed again.
+#[tokio::test]
+async fn admin_listings_answer_from_the_shards_that_answer() {
+    let shard0 = Orders::start().await;
+    let shard1 = Orders::start().await;
+    let backlog0 = shard0.upsert(1, OrderStatus::Pending).await;
+    let backlog1 = shard1.upsert(2, OrderStatus::Pending).await;
+    quarantine(&shard0.pool, 7, 100, "zero").await;
+    quarantine(&shard1.pool, 7, 200, "one").await;
+
+    let no_broker = "amqp://guest:guest@127.0.0.1:1/%2f";
+    let exchange = testing::unique("relay_shards_down_x");
+    let mut cfg = relay_config(&shard0.database_url, no_broker, &exchange);
+    cfg.relay_shards = Some(format!("{},{}", shard0.database_url, shard1.database_url).into());
+    let relay = Relay::start(cfg).await;
+    let c = admin_client(&relay).await;
+    let backlog = |mut c: RelayAdminClient<Channel>| async move {
+        c.list_backlog(ListBacklogRequest { limit: 10 }).await
+    };
+    let quarantined = |mut c: RelayAdminClient<Channel>| async move {
+        c.list_quarantined(ListQuarantinedRequest {
+            limit: 10,
+            order_id: 0,
+        })
+        .await
+    };
+    let b = backlog(c.clone()).await.expect("ListBacklog").into_inner();
+    assert_eq!(
+        listed(&b.rows, |r| (r.shard, r.seq)),
+        [(0, backlog0), (1, backlog1)]
+    );
+    assert!(b.unavailable_shards.is_empty());
+
+    set_open(&shard1.database, false).await;
+    let b = backlog(c.clone())
+        .await
+        .expect("ListBacklog, shard 1 closed")
+        .into_inner();
+    assert_eq!(listed(&b.rows, |r| (r.shard, r.seq)), [(0, backlog0)]);
+    assert_eq!((b.count, b.quarantined), (1, 1), "shard 0's figures only");
+    let left_out: Vec<u32> = b.unavailable_shards.iter().map(|u| u.shard).collect();
+    assert_eq!(left_out, [1]);
+    assert!(
+        b.unavailable_shards[0].error.contains("unavailable"),
+        "{:?}",
+        b.unavailable_shards
+    );
+    let q = quarantined(c.clone())
+        .await
+        .expect("ListQuarantined, shard 1 closed")
+        .into_inner();
+    assert_eq!(
+        (listed(&q.rows, |r| (r.shard, r.seq)), q.count),
+        (vec![(0, 7)], 1)
+    );
+    let left_out: Vec<u32> = q.unavailable_shards.iter().map(|u| u.shard).collect();
+    assert_eq!(left_out, [1]);
+
+    set_open(&shard0.database, false).await;
+    let e = backlog(c.clone()).await.expect_err("no shard answers");
+    assert_eq!(e.code(), Code::Unavailable, "{e:?}");
+    let e = quarantined(c.clone()).await.expect_err("no shard answers");
+    assert_eq!(e.code(), Code::Unavailable, "{e:?}");
+
+    set_open(&shard0.database, true).await;
+    set_open(&shard1.database, true).await;
+    let b = backlog(c.clone())
+        .await
+        .expect("ListBacklog, reopened")
+        .into_inner();
+    assert_eq!(
+        listed(&b.rows, |r| (r.shard, r.seq)),
+        [(0, backlog0), (1, backlog1)]
+    );
+    assert!(b.unavailable_shards.is_empty());
+    let q = quarantined(c)
+        .await
+        .expect("ListQuarantined, reopened")
+        .into_inner();
+    assert_eq!(listed(&q.rows, |r| (r.shard, r.seq)), [(0, 7), (1, 7)]);
+}

@@ -11,20 +11,29 @@
 //! summed, rows merged oldest first by [`oldest_first`]); seqs are per shard, so a mutation acts
 //! on the one shard its request names ([`shard_index`], default 0) and writes its audit row in
 //! that shard's database. Without `RELAY_SHARDS` there is one shard, 0, and every answer is the
-//! unsharded one.
+//! unsharded one. A listing reads the shards at once and answers from those that answer, naming
+//! the others in `unavailable_shards` ([`from_every_shard`]): an operator needs the backlog most
+//! when a shard is down.
 
 pub mod db;
+
+use std::{future::Future, time::Duration};
 
 use outbox_kit::admin::{self as kit, AdminToken};
 use outbox_proto::relay::admin::v1::{
     DropQuarantinedRequest, DropQuarantinedResponse, ListBacklogRequest, ListBacklogResponse,
     ListQuarantinedRequest, ListQuarantinedResponse, OutboxRow, QuarantineSelector, QuarantinedRow,
-    RequeueQuarantinedRequest, RequeueQuarantinedResponse, relay_admin_server::RelayAdmin,
+    RequeueQuarantinedRequest, RequeueQuarantinedResponse, UnavailableShard,
+    relay_admin_server::RelayAdmin,
 };
 use sqlx::PgPool;
 use tonic::{Request, Response, Status};
 
 use crate::error::{Error, grpc_status};
+
+/// How long a listing waits for one shard's database before it leaves the shard out (a pool
+/// refuses within its 5 s acquire timeout; this bounds a server that accepts and then hangs).
+const SHARD_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The service's name, for reflection and health.
 pub const SERVICE_NAME: &str = "relay.admin.v1.RelayAdmin";
@@ -66,22 +75,76 @@ pub fn shard_index(shard: u32, count: usize) -> Result<usize, Status> {
         })
 }
 
-/// Merges each shard's rows (each list in seq order, shard 0's first) into at most `limit` rows
-/// tagged with their shard: each shard's rows keep their seq order, and across shards the older
-/// head goes first (a tie: the lower shard). One shard: its rows as they are.
+/// What the shards that answered a listing said, each with its shard, lowest shard first, and
+/// the shards left out.
+#[derive(Debug)]
+pub struct Answered<T> {
+    pub parts: Vec<(u32, T)>,
+    pub unavailable: Vec<UnavailableShard>,
+}
+
+/// Runs one read per shard (shard 0's first) at once, each bounded by [`SHARD_READ_TIMEOUT`]. A
+/// shard that fails or does not answer is left out and named; when none answers, the call fails
+/// as the first shard's read did (with one shard: exactly as that read).
+pub async fn from_every_shard<T, F>(
+    reads: impl IntoIterator<Item = F>,
+) -> Result<Answered<T>, Status>
+where
+    F: Future<Output = Result<T, Error>>,
+{
+    let bounded = reads.into_iter().map(|read| async move {
+        match tokio::time::timeout(SHARD_READ_TIMEOUT, read).await {
+            Ok(answer) => answer.map_err(grpc_status),
+            Err(_) => Err(Status::unavailable(format!(
+                "no answer within {SHARD_READ_TIMEOUT:?}"
+            ))),
+        }
+    });
+    let mut answered = Answered {
+        parts: Vec::new(),
+        unavailable: Vec::new(),
+    };
+    let mut first_failure = None;
+    for (shard, answer) in (0u32..).zip(futures::future::join_all(bounded).await) {
+        match answer {
+            Ok(part) => answered.parts.push((shard, part)),
+            Err(status) => {
+                tracing::warn!(
+                    shard,
+                    error = status.message(),
+                    "[admin] shard left out of a listing"
+                );
+                answered.unavailable.push(UnavailableShard {
+                    shard,
+                    error: status.message().to_owned(),
+                });
+                first_failure.get_or_insert(status);
+            }
+        }
+    }
+    match first_failure {
+        Some(status) if answered.parts.is_empty() => Err(status),
+        _ => Ok(answered),
+    }
+}
+
+/// Merges each shard's rows (each list in seq order, tagged with its shard, lowest shard first)
+/// into at most `limit` rows tagged with their shard: each shard's rows keep their seq order, and
+/// across shards the older head goes first (a tie: the lower shard). One shard: its rows as they
+/// are.
 pub fn oldest_first<T>(
-    per_shard: Vec<Vec<T>>,
+    per_shard: Vec<(u32, Vec<T>)>,
     age_ms: impl Fn(&T) -> i64,
     limit: usize,
 ) -> Vec<(u32, T)> {
     let mut lists: Vec<_> = per_shard
         .into_iter()
-        .map(|rows| rows.into_iter().peekable())
+        .map(|(shard, rows)| (shard, rows.into_iter().peekable()))
         .collect();
     let mut merged = Vec::new();
     while merged.len() < limit {
         let mut best: Option<(usize, i64)> = None;
-        for (i, rows) in lists.iter_mut().enumerate() {
+        for (i, (_, rows)) in lists.iter_mut().enumerate() {
             if let Some(age) = rows.peek().map(&age_ms)
                 && best.is_none_or(|(_, b)| age > b)
             {
@@ -89,8 +152,9 @@ pub fn oldest_first<T>(
             }
         }
         let Some((i, _)) = best else { break };
-        let row = lists[i].next().expect("peeked");
-        merged.push((u32::try_from(i).expect("few shards"), row));
+        let (shard, rows) = &mut lists[i];
+        let row = rows.next().expect("peeked");
+        merged.push((*shard, row));
     }
     merged
 }
@@ -158,17 +222,15 @@ impl RelayAdmin for RelayAdminGrpc {
         request: Request<ListBacklogRequest>,
     ) -> Result<Response<ListBacklogResponse>, Status> {
         let limit = kit::limit(request.get_ref().limit, 20, 1000)?;
+        let answered =
+            from_every_shard(self.shards.iter().map(|pool| self.backlog_of(pool, limit))).await?;
         let (mut count, mut quarantined, mut held_back) = (0, 0, 0);
-        let mut per_shard = Vec::with_capacity(self.shards.len());
-        for pool in &self.shards {
-            let backlog = crate::db::backlog(&self.queries, pool)
-                .await
-                .map_err(grpc_status)?;
-            per_shard.push(db::oldest(pool, limit).await.map_err(grpc_status)?);
-            let (q, h) = db::quarantine_counts(pool).await.map_err(grpc_status)?;
-            count += backlog.rows;
-            quarantined += u(q);
-            held_back += u(h);
+        let mut per_shard = Vec::with_capacity(answered.parts.len());
+        for (shard, part) in answered.parts {
+            count += part.count;
+            quarantined += part.quarantined;
+            held_back += part.held_back;
+            per_shard.push((shard, part.oldest));
         }
         let rows = oldest_first(per_shard, |r| r.age_ms, limit_len(limit));
         let oldest_age_ms = rows.first().map_or(0, |(_, r)| u(r.age_ms));
@@ -188,6 +250,7 @@ impl RelayAdmin for RelayAdminGrpc {
                 .collect(),
             quarantined,
             held_back,
+            unavailable_shards: answered.unavailable,
         }))
     }
 
@@ -198,16 +261,17 @@ impl RelayAdmin for RelayAdminGrpc {
         let r = request.get_ref();
         let limit = kit::limit(r.limit, 100, 1000)?;
         let order_id = kit::order_id(r.order_id)?;
+        let answered = from_every_shard(self.shards.iter().map(|pool| async move {
+            let rows = db::quarantined(pool, limit, order_id).await?;
+            let (count, _) = db::quarantine_counts(pool).await?;
+            Ok((u(count), rows))
+        }))
+        .await?;
         let mut count = 0;
-        let mut per_shard = Vec::with_capacity(self.shards.len());
-        for pool in &self.shards {
-            per_shard.push(
-                db::quarantined(pool, limit, order_id)
-                    .await
-                    .map_err(grpc_status)?,
-            );
-            let (q, _) = db::quarantine_counts(pool).await.map_err(grpc_status)?;
-            count += u(q);
+        let mut per_shard = Vec::with_capacity(answered.parts.len());
+        for (shard, (c, rows)) in answered.parts {
+            count += c;
+            per_shard.push((shard, rows));
         }
         let rows = oldest_first(per_shard, |q| q.age_ms, limit_len(limit));
         Ok(Response::new(ListQuarantinedResponse {
@@ -226,6 +290,7 @@ impl RelayAdmin for RelayAdminGrpc {
                     shard,
                 })
                 .collect(),
+            unavailable_shards: answered.unavailable,
         }))
     }
 
@@ -271,7 +336,27 @@ enum Move {
     Drop,
 }
 
+/// One shard's part of a backlog listing.
+struct BacklogPart {
+    count: u64,
+    oldest: Vec<db::Row>,
+    quarantined: u64,
+    held_back: u64,
+}
+
 impl RelayAdminGrpc {
+    async fn backlog_of(&self, pool: &PgPool, limit: i64) -> Result<BacklogPart, Error> {
+        let backlog = crate::db::backlog(&self.queries, pool).await?;
+        let oldest = db::oldest(pool, limit).await?;
+        let (quarantined, held_back) = db::quarantine_counts(pool).await?;
+        Ok(BacklogPart {
+            count: backlog.rows,
+            oldest,
+            quarantined: u(quarantined),
+            held_back: u(held_back),
+        })
+    }
+
     /// Validates the shard, selector and reason, moves the rows and writes the audit row in one
     /// transaction of the shard's database, committed only when every selected seq was known
     /// there (NOT_FOUND otherwise).
@@ -343,7 +428,9 @@ mod tests {
     /// (seq, age) rows.
     fn merge(per_shard: &[&[(i64, i64)]], limit: usize) -> Vec<(u32, i64)> {
         oldest_first(
-            per_shard.iter().map(|rows| rows.to_vec()).collect(),
+            (0..)
+                .zip(per_shard.iter().map(|rows| rows.to_vec()))
+                .collect(),
             |r| r.1,
             limit,
         )
@@ -368,5 +455,34 @@ mod tests {
         assert_eq!(merge(&[&[(1, 50)], &[(1, 70)]], 1), [(1, 1)]);
         assert_eq!(merge(&[&[], &[(4, 1)]], 10), [(1, 4)]);
         assert!(merge(&[&[], &[]], 10).is_empty());
+    }
+
+    #[test]
+    fn a_left_out_shard_leaves_the_others_tags_alone() {
+        let merged = oldest_first(vec![(0, vec![(1, 5)]), (2, vec![(1, 9)])], |r| r.1, 10);
+        let tagged: Vec<(u32, i64)> = merged.into_iter().map(|(s, r)| (s, r.0)).collect();
+        assert_eq!(tagged, [(2, 1), (0, 1)]);
+    }
+
+    #[tokio::test]
+    async fn a_listing_answers_from_the_shards_that_answer() {
+        let reads = [Ok(10), Err(Error::OutboxMissing), Ok(30)].map(|r| async move { r });
+        let answered = from_every_shard(reads).await.expect("two shards answered");
+        assert_eq!(answered.parts, [(0, 10), (2, 30)]);
+        let left_out: Vec<u32> = answered.unavailable.iter().map(|u| u.shard).collect();
+        assert_eq!(left_out, [1]);
+        assert!(
+            answered.unavailable[0].error.contains("outbox"),
+            "{:?}",
+            answered.unavailable
+        );
+
+        // No shard answers: the call fails as shard 0's read did.
+        let reads = [Err(Error::OutboxMissing), Err(Error::OutboxMissing)]
+            .map(|r: Result<i32, Error>| async move { r });
+        let e = from_every_shard(reads)
+            .await
+            .expect_err("no shard answered");
+        assert_eq!(e.code(), tonic::Code::Unavailable);
     }
 }
