@@ -454,7 +454,11 @@ enum Round {
     Idle,
     /// A mail was sent, deferred or failed (the mark committed); `reached_server` unless it
     /// failed before any session (an unusable address), which says nothing about the server.
-    Done { reached_server: bool },
+    /// `more_due` when the claim came back full: more mails may be due than one loop takes.
+    Done {
+        reached_server: bool,
+        more_due: bool,
+    },
     /// The server refused the session; the mail was left as it was.
     SessionFailed(SendFailure),
 }
@@ -513,15 +517,23 @@ impl Mailer {
                 }
             };
             match self.deliver_next().await {
-                Ok(Round::Done { reached_server }) => {
+                Ok(Round::Done {
+                    reached_server,
+                    more_due,
+                }) => {
                     if reached_server {
                         self.circuit.session_ok();
                     } else {
                         self.circuit.release(probe);
                     }
                     backoff.reset();
-                    // There may be more: wake an idle sibling loop to share the work.
-                    self.wake.notify_one();
+                    // A full claim leaves work behind: wake an idle sibling loop to share it.
+                    // Otherwise this loop's next claim takes what is left (an order's next mail,
+                    // due once this round's is sent); a woken sibling would only claim nothing,
+                    // and every empty claim still walks the rows other loops hold.
+                    if more_due {
+                        self.wake.notify_one();
+                    }
                 }
                 Ok(Round::SessionFailed(f)) => {
                     backoff.reset();
@@ -584,6 +596,7 @@ impl Mailer {
         self.commit_sent(tx, &sent).await?;
         Ok(Round::Done {
             reached_server: true,
+            more_due: mails.len() >= self.batch_size,
         })
     }
 
@@ -624,6 +637,7 @@ impl Mailer {
             Some(f) => Round::SessionFailed(f),
             None => Round::Done {
                 reached_server: reached_server || !sent.is_empty(),
+                more_due: mails.len() >= self.batch_size,
             },
         })
     }
