@@ -44,6 +44,11 @@ pub struct ChaosOptions {
     /// Mean seconds between two faults (0 disables faults).
     #[arg(long, default_value_t = 4.0)]
     pub fault_every_secs: f64,
+    /// Keep driving load past `--duration-secs` until at least this many faults have been
+    /// injected: on a slow machine each fault (a node restart, a service coming back) takes
+    /// longer, and a run must still cover every kind of fault it promises.
+    #[arg(long, default_value_t = 0)]
+    pub min_faults: u32,
     /// Restart the RabbitMQ application (`rabbitmqctl stop_app`/`start_app`) as one of the
     /// faults. It affects every user of the local broker. Not in `--cluster` mode, which never
     /// touches the machine's broker.
@@ -84,6 +89,7 @@ impl ChaosOptions {
             concurrency: 6,
             orders: 100,
             fault_every_secs: 3.0,
+            min_faults: 0,
             broker_restarts: true,
             cluster: false,
             relays: 2,
@@ -95,11 +101,16 @@ impl ChaosOptions {
     }
 }
 
-/// A short run of the suite: `options` on a stack tagged `tag`, its report printed. Panics
-/// unless the run produced load (over 100 events), injected at least `min_faults` faults and
-/// found nothing lost, doubled, reordered or invented.
+/// A short run of the suite: `options` on a stack tagged `tag`, its report printed. The run
+/// goes on until it has injected at least `min_faults` faults, however slow the machine; panics
+/// unless it produced load (over 100 events) and found nothing lost, doubled, reordered or
+/// invented.
 pub async fn assert_clean_run(options: &ChaosOptions, tag: &str, min_faults: u32) -> ChaosReport {
-    let report = run(options, StackConfig::new(tag))
+    let options = ChaosOptions {
+        min_faults: options.min_faults.max(min_faults),
+        ..options.clone()
+    };
+    let report = run(&options, StackConfig::new(tag))
         .await
         .expect("chaos run completes");
     println!("{report}");
@@ -370,14 +381,22 @@ pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<Ch
     let started = Instant::now();
     let until = started + Duration::from_secs(opts.duration_secs);
     let mut last_progress = Instant::now();
-    while Instant::now() < until {
+    // Faults wanted beyond the duration; none when faults are off.
+    let faults_owed =
+        |report: &ChaosReport| opts.fault_every_secs > 0.0 && report.faults() < opts.min_faults;
+    while Instant::now() < until || faults_owed(&report) {
         let pause = if opts.fault_every_secs > 0.0 {
             Duration::from_secs_f64(rng.random_range(0.5..1.5) * opts.fault_every_secs)
         } else {
             until.saturating_duration_since(Instant::now())
         };
-        tokio::time::sleep(pause.min(until.saturating_duration_since(Instant::now()))).await;
-        if Instant::now() >= until || opts.fault_every_secs <= 0.0 {
+        let pause = if faults_owed(&report) {
+            pause
+        } else {
+            pause.min(until.saturating_duration_since(Instant::now()))
+        };
+        tokio::time::sleep(pause).await;
+        if (Instant::now() >= until && !faults_owed(&report)) || opts.fault_every_secs <= 0.0 {
             break;
         }
         inject_fault(&mut stack, cluster.as_ref(), &mut rng, opts, &mut report).await?;
