@@ -33,7 +33,7 @@ use crate::error::{Error, grpc_status};
 
 /// How long a listing waits for one shard's database before it leaves the shard out (a pool
 /// refuses within its 5 s acquire timeout; this bounds a server that accepts and then hangs).
-const SHARD_READ_TIMEOUT: Duration = Duration::from_secs(10);
+pub const SHARD_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The service's name, for reflection and health.
 pub const SERVICE_NAME: &str = "relay.admin.v1.RelayAdmin";
