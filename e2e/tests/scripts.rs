@@ -766,3 +766,32 @@ fn dev_secrets_refuse_missing_placeholder_and_unsafe_passwords() {
         assert!(!dir.exists(), "{var}={value:?}: nothing written");
     }
 }
+
+/// The docs run the scripts as commands (`deploy/rabbit-cluster.sh up`, `deploy/local.sh`), so
+/// every one of them is executable for everyone who may run it.
+#[test]
+fn every_deploy_script_is_executable() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut scripts = vec![repo_root().join(".ci/run")];
+    for entry in std::fs::read_dir(repo_root().join("deploy")).expect("deploy/ is readable") {
+        let path = entry.expect("a directory entry").path();
+        if path.extension().is_some_and(|e| e == "sh") {
+            scripts.push(path);
+        }
+    }
+    assert!(scripts.len() > 5, "the scripts were not found: {scripts:?}");
+    let not_executable: Vec<_> = scripts
+        .iter()
+        .filter(|p| {
+            let mode = std::fs::metadata(p)
+                .expect("the script's metadata")
+                .permissions()
+                .mode();
+            mode & 0o111 != 0o111
+        })
+        .collect();
+    assert!(
+        not_executable.is_empty(),
+        "not executable (chmod +x, then git add): {not_executable:?}"
+    );
+}

@@ -70,6 +70,21 @@ async fn two_shards_two_relays_two_mailers_mail_every_event_once_in_order() {
         by_shard(0),
         by_shard(1)
     );
+    // The seqs repeat, so a sharded event's log lines name its shard; shard 0's read as before.
+    let sends = |shard: u32| {
+        let logs = stack.logs();
+        let shard_field = format!("shard={shard}");
+        logs.lines()
+            .filter(|l| l.contains("[mail] send seq="))
+            .filter(|l| l.contains(&shard_field))
+            .count()
+    };
+    assert_eq!(
+        sends(1),
+        by_shard(1).len(),
+        "shard 1's mails name their shard"
+    );
+    assert_eq!(sends(0), 0, "shard 0's lines are unchanged");
 
     // Kill a leading relay: the other takes over its shards once their leases expire, and
     // nothing is lost or mailed twice.

@@ -157,7 +157,11 @@ pub fn init(format: LogFormat, binary: &str) -> anyhow::Result<Telemetry> {
     let telemetry = Telemetry::build(binary, export.as_ref())?;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let logs = match format {
-        LogFormat::Text => fmt::layer().with_writer(std::io::stderr).boxed(),
+        // Colours for a terminal only: a log file or a collector gets plain text to grep.
+        LogFormat::Text => fmt::layer()
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .with_writer(std::io::stderr)
+            .boxed(),
         LogFormat::Json => fmt::layer()
             .json()
             .flatten_event(true)

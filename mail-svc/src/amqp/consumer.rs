@@ -482,8 +482,13 @@ fn event_span(ev: &Event, traceparent: Option<&str>) -> tracing::Span {
         otel.kind = "consumer",
         order_id = ev.order_id,
         seq = ev.seq,
+        shard = tracing::field::Empty,
         trace_id = tracing::field::Empty
     );
+    // Seqs repeat across shards: a sharded event's lines name its shard (shard 0's read as before).
+    if ev.shard != 0 {
+        span.record("shard", ev.shard);
+    }
     if let Some(t) = traceparent.and_then(|tp| TraceHeaders::parse(tp, None)) {
         t.continue_in(&span);
     }
