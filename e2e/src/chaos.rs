@@ -381,22 +381,21 @@ pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<Ch
     let started = Instant::now();
     let until = started + Duration::from_secs(opts.duration_secs);
     let mut last_progress = Instant::now();
-    // Faults wanted beyond the duration; none when faults are off.
-    let faults_owed =
-        |report: &ChaosReport| opts.fault_every_secs > 0.0 && report.faults() < opts.min_faults;
-    while Instant::now() < until || faults_owed(&report) {
-        let pause = if opts.fault_every_secs > 0.0 {
-            Duration::from_secs_f64(rng.random_range(0.5..1.5) * opts.fault_every_secs)
-        } else {
-            until.saturating_duration_since(Instant::now())
-        };
-        let pause = if faults_owed(&report) {
+    // With faults on, the run goes past the duration until it has injected `min_faults`.
+    let done = |report: &ChaosReport| Instant::now() >= until && report.faults() >= opts.min_faults;
+    if opts.fault_every_secs <= 0.0 {
+        tokio::time::sleep(until.saturating_duration_since(Instant::now())).await;
+    }
+    while opts.fault_every_secs > 0.0 && !done(&report) {
+        let pause = Duration::from_secs_f64(rng.random_range(0.5..1.5) * opts.fault_every_secs);
+        // Once no fault is owed, the last pause ends with the duration.
+        let pause = if report.faults() < opts.min_faults {
             pause
         } else {
             pause.min(until.saturating_duration_since(Instant::now()))
         };
         tokio::time::sleep(pause).await;
-        if (Instant::now() >= until && !faults_owed(&report)) || opts.fault_every_secs <= 0.0 {
+        if done(&report) {
             break;
         }
         inject_fault(&mut stack, cluster.as_ref(), &mut rng, opts, &mut report).await?;
