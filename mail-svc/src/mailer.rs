@@ -494,6 +494,11 @@ impl Mailer {
         self
     }
 
+    /// A claim that took as many mails as a round may: more may be due than one loop takes.
+    fn claim_was_full(&self, claimed: &[MailRow]) -> bool {
+        claimed.len() >= self.batch_size
+    }
+
     /// The SMTP circuit breaker.
     pub fn circuit(&self) -> &Circuit {
         &self.circuit
@@ -596,7 +601,7 @@ impl Mailer {
         self.commit_sent(tx, &sent).await?;
         Ok(Round::Done {
             reached_server: true,
-            more_due: mails.len() >= self.batch_size,
+            more_due: self.claim_was_full(&mails),
         })
     }
 
@@ -637,7 +642,7 @@ impl Mailer {
             Some(f) => Round::SessionFailed(f),
             None => Round::Done {
                 reached_server: reached_server || !sent.is_empty(),
-                more_due: mails.len() >= self.batch_size,
+                more_due: self.claim_was_full(&mails),
             },
         })
     }
