@@ -2,7 +2,8 @@
 //! parallel against the one real PostgreSQL and RabbitMQ, and [`Proxy`], a TCP relay that a test
 //! can cut to produce a real outage of the real server behind it; [`scrape`] and [`Exposition`]
 //! read a service's real `/metrics` answer; [`init_tracing`], the trace contexts `main` installs; [`pki`], throwaway CAs for the TLS tests; [`health`], [`reflection`] and [`secrets`], what the
-//! services' tests of those share; [`run_for`] and [`run_to_end`], for tests of the real binaries.
+//! services' tests of those share; [`run_for`] and [`run_to_end`], for tests of the real binaries;
+//! [`run_in_own_process`], for a test that must not share its process with the others.
 
 pub mod health;
 pub mod pki;
@@ -435,6 +436,40 @@ pub fn assert_refuses(command: &mut std::process::Command, says: &[&str]) -> Str
         assert!(all.contains(said), "says {said:?}: {all}");
     }
     all
+}
+
+/// The variable that tells a child test process which test [`run_in_own_process`] started it for.
+const OWN_PROCESS_VAR: &str = "OUTBOX_TEST_OWN_PROCESS";
+
+/// For a test that reads process-wide state which the other tests of its binary would disturb
+/// (the metrics recorder's counters start at 0 only in a process nothing else has recorded in):
+/// runs the test again, alone, in a child process of the test binary, and asserts that it passed
+/// there, forwarding its output. Returns `true` in the binary's own process once that is done
+/// (the test then returns at once) and `false` in the child, where the test goes on with its
+/// body.
+///
+/// `test` is the test's path in its binary as `concat!(module_path!(), "::name")` spells it
+/// (the crate name in front is dropped).
+pub fn run_in_own_process(test: &str) -> bool {
+    let name = test.split_once("::").map_or(test, |(_, path)| path);
+    if std::env::var(OWN_PROCESS_VAR).is_ok_and(|v| v == name) {
+        return false;
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let (passed, output) = run_to_end(
+        std::process::Command::new(exe)
+            .args([name, "--exact", "--nocapture", "--test-threads=1"])
+            .env(OWN_PROCESS_VAR, name),
+    );
+    // Through the harness's capture: shown on failure or with --nocapture, as the test's own.
+    print!("{output}");
+    assert!(passed, "{name} failed in its own process");
+    // A name that matched no test would pass without running anything.
+    assert!(
+        output.contains("test result: ok. 1 passed"),
+        "{name} did not run in its own process"
+    );
+    true
 }
 
 #[cfg(test)]

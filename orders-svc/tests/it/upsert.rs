@@ -1,9 +1,6 @@
 //! Upsert and GetOrder against a real PostgreSQL: each change appends exactly one outbox event in
 //! the same transaction; no-ops, bad input and forbidden changes write nothing.
 
-mod common;
-
-use common::{count, outbox, req, start, upsert};
 use outbox_kit::trace::TraceHeaders;
 use outbox_proto::orders::{
     events::v1::OrderPayload,
@@ -11,6 +8,8 @@ use outbox_proto::orders::{
 };
 use prost::Message;
 use tonic::Code;
+
+use crate::common::{count, outbox, req, start, upsert};
 
 const EMAIL: &str = "taro@example.com";
 

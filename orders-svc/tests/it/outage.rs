@@ -1,12 +1,11 @@
 //! A database outage: Upsert answers UNAVAILABLE (no panic, no SQL text), writes nothing, and the
 //! service recovers by itself when the database is back.
 
-mod common;
-
-use common::{config, count, start_with, upsert};
 use outbox_kit::testing::{Proxy, pg_server_url, unique};
 use outbox_proto::orders::v1::OrderStatus;
 use tonic::Code;
+
+use crate::common::{config, count, start_with, upsert};
 
 #[tokio::test]
 async fn database_outage_test_is_unavailable_then_recovers() {

@@ -1,9 +1,9 @@
 //! What an outside client without proto files sees: health, and reflection in v1 and v1alpha.
 
-mod common;
-
 use outbox_kit::testing::{health, reflection};
 use tonic_health::pb::health_check_response::ServingStatus;
+
+use crate::common;
 
 #[tokio::test]
 async fn health_is_serving_for_the_server_and_the_orders_service() {

@@ -1,8 +1,6 @@
 //! The DATABASE_URL password never reaches a log, an error or `--help`: neither from the
 //! in-process start-up nor from the real binary.
 
-mod common;
-
 use std::process::Command;
 
 use orders_svc::{App, Config};
@@ -10,6 +8,8 @@ use outbox_kit::testing::secrets::{
     PASSWORD, assert_binary_refuses, assert_error_names_setting, assert_help_hides_password,
 };
 use tokio_util::sync::CancellationToken;
+
+use crate::common;
 
 /// URLs that carry the password and cannot be used: unparsable, or leading to a closed port.
 fn bad_urls() -> Vec<String> {

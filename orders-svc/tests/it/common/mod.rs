@@ -1,7 +1,5 @@
 //! Starts a real orders-svc on port 0 against a fresh database and connects the generated client.
 
-#![allow(dead_code)]
-
 use orders_svc::{App, Config};
 use outbox_kit::{telemetry::LogFormat, testing};
 use outbox_proto::orders::v1::{

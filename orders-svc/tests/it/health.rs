@@ -2,13 +2,12 @@
 //! not (cut for real through a proxy) and from the moment shutdown starts; and the binary's
 //! `healthcheck` subcommand, run as a container would run it.
 
-mod common;
-
 use std::{net::SocketAddr, time::Duration};
 
-use common::{config, start_with};
 use outbox_kit::testing::{Proxy, health, unique};
 use tonic_health::pb::health_check_response::ServingStatus;
+
+use crate::common::{self, config, start_with};
 
 const SERVICES: [&str; 2] = ["", "orders.v1.OrderService"];
 

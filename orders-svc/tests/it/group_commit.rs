@@ -8,11 +8,8 @@
 //! order rows the writers' current transactions wait for, the calls under test queue up
 //! meanwhile, and releasing the rows lets one writer take them all.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{TestOrders, config, req, start, start_with, upsert};
 use orders_svc::batch::WRITERS;
 use outbox_kit::testing::{Proxy, pg_server_url, unique};
 use outbox_proto::orders::{
@@ -23,6 +20,8 @@ use prost::Message;
 use sqlx::{PgPool, Postgres, Transaction};
 use tokio::task::JoinHandle;
 use tonic::Code;
+
+use crate::common::{self, TestOrders, config, req, start, start_with, upsert};
 
 const EMAIL: &str = "batch@example.com";
 

@@ -3,11 +3,8 @@
 //! certificates (`TLS_CLIENT_CA_FILE`); health and reflection stay open; bad files stop start-up
 //! naming their setting.
 
-mod common;
-
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
-use common::config;
 use orders_svc::App;
 use outbox_kit::{
     testing::{
@@ -22,6 +19,8 @@ use outbox_proto::orders::v1::{
 use tokio_util::sync::CancellationToken;
 use tonic::{Code, metadata::MetadataValue, transport::Channel};
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+
+use crate::common::config;
 
 const ALICE: &str = "alice-0123456789abcdef";
 const BOB: &str = "bob-fedcba9876543210";

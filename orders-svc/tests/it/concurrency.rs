@@ -1,15 +1,14 @@
 //! Many clients upserting the same and different orders at once: every order's events form a
 //! gap-free chain in commit order, and every event a client was told about is in the outbox.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::{outbox, start};
 use outbox_proto::orders::{events::v1::OrderPayload, v1::OrderStatus};
 use prost::Message;
 use rand::Rng;
 use sqlx::PgPool;
+
+use crate::common::{self, outbox, start};
 
 const STATUSES: [OrderStatus; 5] = [
     OrderStatus::Pending,

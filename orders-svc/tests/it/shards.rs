@@ -2,8 +2,6 @@
 //! database only, GetOrder reads it there, each event names its shard, and a bad list is refused
 //! naming the setting without showing a password.
 
-mod common;
-
 use std::process::Command;
 
 use orders_svc::{App, shard};
@@ -14,6 +12,8 @@ use outbox_kit::testing::{
 use outbox_proto::orders::v1::{GetOrderRequest, OrderStatus};
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
+
+use crate::common;
 
 /// The order ids and `(seq, shard header)` of every outbox row of one shard.
 async fn outbox_rows(pool: &PgPool) -> Vec<(i64, i64, Option<String>)> {

@@ -2,9 +2,7 @@
 //! Upsert over gRPC at C=1 and C=32 next to the one-transaction-per-call SQL ceiling
 //! (`db::upsert` straight on a pool, as `e2e/src/bench.rs` measures it), both in the same run.
 //!
-//! `cargo test -p orders-svc --test bench -- --nocapture` shows the table.
-
-mod common;
+//! `cargo test -p orders-svc --test it bench:: -- --nocapture` shows the table.
 
 use std::{
     sync::{
@@ -14,12 +12,13 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{config, start_with};
 use orders_svc::{db, order::UpsertCommand};
 use outbox_kit::testing::{fresh_database_url, pg_server_url};
 use outbox_proto::orders::v1::{
     OrderStatus, UpsertOrderRequest, order_service_client::OrderServiceClient,
 };
+
+use crate::common::{config, start_with};
 
 const STEPS: [OrderStatus; 4] = [
     OrderStatus::Pending,
