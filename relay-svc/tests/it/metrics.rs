@@ -1,18 +1,25 @@
 //! The real `/metrics` answer of a running relay-svc after it published: every family has HELP
 //! text and a TYPE, every metric of `relay_svc::status::METRICS` is there (counters from the
 //! start, at 0, one series per failure reason), and the `process_*` figures and `build_info` are
-//! exported. One test in this binary, so the process-wide recorder holds this service's metrics
-//! (and those of the orders-svc that writes the outbox) only.
+//! exported. The test runs in a process of its own, so the process-wide recorder holds this
+//! service's metrics (and those of the orders-svc that writes the outbox) only, and no other
+//! test's failures.
 
-mod common;
-
-use common::*;
-use outbox_kit::testing::{self, Exposition, scrape};
+use outbox_kit::testing::{self, Exposition, run_in_own_process, scrape};
 use outbox_proto::orders::v1::OrderStatus;
 use relay_svc::status::{FAILED_REASONS, METRICS, names};
 
+use crate::common::*;
+
 #[tokio::test]
 async fn every_metric_has_help_and_the_process_and_build_figures_are_exported() {
+    // The counters start at 0 only in a process no other test of this binary has recorded in.
+    if run_in_own_process(concat!(
+        module_path!(),
+        "::every_metric_has_help_and_the_process_and_build_figures_are_exported"
+    )) {
+        return;
+    }
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_metrics_ex");
     let consumer = Consumer::start(&exchange, Some("#")).await;

@@ -2,14 +2,13 @@
 //! alike), NOT_SERVING while it is cut for real and from the moment shutdown starts; the relay
 //! starts while its database is down and catches up; and the binary's `healthcheck` subcommand.
 
-mod common;
-
 use std::{net::SocketAddr, time::Duration};
 
-use common::*;
 use outbox_kit::testing::{self, Proxy, health};
 use outbox_proto::orders::v1::OrderStatus;
 use tonic_health::pb::health_check_response::ServingStatus;
+
+use crate::common::*;
 
 const SERVICES: [&str; 2] = ["", "relay.v1.RelayService"];
 

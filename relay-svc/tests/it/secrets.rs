@@ -1,8 +1,6 @@
 //! Passwords in DATABASE_URL and AMQP_URL never reach a log, an error or `--help`: neither from
 //! the in-process start-up nor from the real binary, also while it retries unreachable servers.
 
-mod common;
-
 use std::{process::Command, time::Duration};
 
 use outbox_kit::testing::{
@@ -14,6 +12,8 @@ use outbox_kit::testing::{
 };
 use relay_svc::App;
 use tokio_util::sync::CancellationToken;
+
+use crate::common;
 const GOOD_DB: &str = "postgres://postgres@127.0.0.1:5432/orders";
 const GOOD_AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 

@@ -1,9 +1,6 @@
 //! The wire format, out-of-seq commits, unroutable publishes, and startup config errors.
 
-mod common;
-
 use chrono::{DateTime, Utc};
-use common::*;
 use lapin::types::AMQPValue;
 use outbox_kit::{testing, trace::TraceHeaders};
 use outbox_proto::orders::{
@@ -12,6 +9,8 @@ use outbox_proto::orders::{
 };
 use relay_svc::App;
 use tokio_util::sync::CancellationToken;
+
+use crate::common::*;
 
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 

@@ -1,8 +1,6 @@
 //! The leader lease with the real binary: a frozen leader (SIGSTOP) is replaced, and when it
 //! wakes up it finds its lock gone and stands by, having lost nothing.
 
-mod common;
-
 use std::{
     io::{BufRead, BufReader},
     process::{Child, Command, Stdio},
@@ -10,7 +8,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::*;
 use outbox_kit::testing;
 use outbox_proto::{
     orders::v1::order_service_client::OrderServiceClient,
@@ -18,6 +15,8 @@ use outbox_proto::{
 };
 use tokio_util::sync::CancellationToken;
 use tonic::transport::Channel;
+
+use crate::common::*;
 
 /// A relay-svc process; killed when dropped.
 struct Process {

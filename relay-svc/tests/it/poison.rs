@@ -1,14 +1,13 @@
 //! Per-row problems hold back only their own order: rows that can never be encoded go to
 //! quarantine (and block their order until an operator moves them back), everything else flows.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
 use outbox_kit::testing;
 use outbox_proto::orders::v1::OrderStatus;
 use sqlx::PgPool;
+
+use crate::common::*;
 
 /// Inserts an outbox row as a writer would (raw SQL: no NOTIFY); returns its seq.
 async fn insert_row(

@@ -3,11 +3,8 @@
 //! message naming its shard; the status sums the shards. The admin service lists every shard's
 //! rows, each naming its shard, and moves rows of the one shard a request names.
 
-mod common;
-
 use std::collections::{BTreeMap, HashMap};
 
-use common::*;
 use lapin::types::AMQPValue;
 use outbox_kit::{admin::AdminToken, telemetry::LogFormat, testing};
 use outbox_proto::{
@@ -21,6 +18,8 @@ use relay_svc::App;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 use tonic::{Code, Request, metadata::MetadataValue, transport::Channel};
+
+use crate::common::*;
 
 fn shard_of(r: &Received) -> String {
     let headers = r.properties.headers().as_ref().expect("headers");

@@ -2,9 +2,6 @@
 //! the admin service's reads take an ordinary or an admin token, its mutations only an admin
 //! token (of the file or ADMIN_TOKEN); an admin token opens nothing outside the admin service.
 
-mod common;
-
-use common::{Orders, Relay, relay_config};
 use outbox_kit::{admin::AdminToken, testing};
 use outbox_proto::relay::{
     admin::v1::{
@@ -14,6 +11,8 @@ use outbox_proto::relay::{
     v1::GetStatusRequest,
 };
 use tonic::{Code, Request, metadata::MetadataValue};
+
+use crate::common::{Orders, Relay, relay_config};
 
 const READER: &str = "reader-0123456789abcdef";
 const OPERATOR: &str = "operator-0123456789abcdef";

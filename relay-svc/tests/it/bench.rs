@@ -1,14 +1,11 @@
 //! Figures, not assertions (ignored by default; run with
-//! `cargo test -p relay-svc --release --test bench -- --ignored --nocapture`):
+//! `cargo test -p relay-svc --release --test it bench:: -- --ignored --nocapture`):
 //! idle database load of one leader + one standby, and commit-to-consume latency; and the
 //! relay's drain rate next to the broker ceiling measured in the same run
 //! (`RELAY_BENCH_EVENTS`, `RELAY_BENCH_BATCH` and `RELAY_BENCH_ROUNDS` change its sizes).
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
 use lapin::{
     BasicProperties, Connection, ConnectionProperties,
     options::{
@@ -23,6 +20,8 @@ use outbox_proto::orders::{
     v1::OrderStatus,
 };
 use prost::Message;
+
+use crate::common::*;
 
 async fn xact_count(orders: &Orders) -> i64 {
     // Every statement the relays run outside a transaction block is one transaction here.

@@ -1,14 +1,13 @@
 //! A broker that stops reading (flow control, a stalled network) must not hang the leader or its
 //! shutdown: the whole publish of a wave, sending included, runs under CONFIRM_TIMEOUT.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
 use outbox_kit::testing;
 use outbox_proto::orders::{events::v1::OrderPayload, v1::OrderStatus};
 use prost::Message;
+
+use crate::common::*;
 
 /// Rows big enough (24 × 1 MiB) that sending them fills every socket buffer on the way.
 async fn insert_big_rows(orders: &Orders, first_order: i64) -> Vec<u64> {

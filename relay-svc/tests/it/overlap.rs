@@ -2,14 +2,13 @@
 //! confirmed seqs are deleted while the next batch is published. Its failure paths: an order
 //! whose events span overlapping batches, a delete that fails, a broker cut mid-pipeline.
 
-mod common;
-
 use std::{collections::HashMap, time::Duration};
 
-use common::*;
 use outbox_kit::testing::{self, Proxy};
 use outbox_proto::orders::v1::OrderStatus;
 use sqlx::PgPool;
+
+use crate::common::*;
 
 /// Inserts an outbox row as a writer would (raw SQL: no NOTIFY); returns its seq.
 async fn insert_row(

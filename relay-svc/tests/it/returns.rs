@@ -2,12 +2,11 @@
 //! whichever confirm completes next, and RabbitMQ sends a return at once but coalesces acks, so
 //! a wave mixing routable and unroutable messages can see the return attached to the wrong one.
 
-mod common;
-
 use std::{collections::HashSet, time::Duration};
 
-use common::*;
 use outbox_kit::testing;
+
+use crate::common::*;
 
 /// A queue bound only to `order.created` while orders are created and advanced under load: every
 /// `order.status_changed` is unroutable. Not one of them may leave the outbox (a deleted,

@@ -1,11 +1,10 @@
 //! Concurrent writers, and two relays with the active one killed mid-stream.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
 use outbox_kit::testing;
+
+use crate::common::{self, *};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_committed_event_arrives_in_chain_order_under_concurrent_writers() {

@@ -2,14 +2,13 @@
 //! its own routing key, payload content type and headers, goes out in the generic envelope, whose
 //! bytes decode as the orders consumers' `OrderEvent`.
 
-mod common;
-
-use common::*;
 use lapin::types::AMQPValue;
 use outbox::{NewEvent, wire::Envelope};
 use outbox_kit::testing;
 use outbox_proto::orders::{events::v1::OrderPayload, v1::OrderStatus};
 use prost::Message;
+
+use crate::common::*;
 
 #[tokio::test]
 async fn a_crate_row_goes_out_with_its_own_routing_key_and_headers_in_the_envelope() {

@@ -1,8 +1,6 @@
 //! Test harness: a real orders-svc (schema + writers) on a fresh database, real relays on port
 //! 0, and an independent consumer on a unique queue bound to a unique exchange.
 
-#![allow(dead_code)]
-
 use std::{
     collections::{BTreeMap, HashMap},
     future::Future,

@@ -1,12 +1,11 @@
 //! Startup order: the relay comes up (health, reflection, status) before the broker and before
 //! orders-svc has created the outbox, and catches up once they exist.
 
-mod common;
-
-use common::*;
 use outbox_kit::testing::{self, Proxy, health, reflection};
 use outbox_proto::orders::v1::OrderStatus;
 use tonic_health::pb::health_check_response::ServingStatus;
+
+use crate::common::*;
 
 /// An empty database named `database` (no tables: what exists before orders-svc migrated it).
 async fn create_database(database: &str) {

@@ -1,14 +1,13 @@
 //! Real outages through kit's TCP proxy (broker, database) and a crash between the broker's
 //! confirm and the outbox delete.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
 use outbox_kit::testing::{self, Proxy};
 use outbox_proto::orders::v1::OrderStatus;
 use relay_svc::hook::BeforeDelete;
+
+use crate::common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_broker_outage_mid_stream_loses_nothing_and_shows_the_backlog() {

@@ -1,0 +1,22 @@
+//! relay-svc's integration tests: one binary (every test binary links the whole dependency
+//! tree), one module per concern, the shared harness in [`common`]. One module's tests:
+//! `cargo test -p relay-svc --test it publish::`.
+
+mod admin_tokens;
+mod bench;
+mod common;
+mod concurrency;
+mod generic;
+mod health;
+mod lease;
+mod metrics;
+mod outage;
+mod overlap;
+mod poison;
+mod publish;
+mod returns;
+mod secrets;
+mod settings;
+mod shards;
+mod stall;
+mod startup;
