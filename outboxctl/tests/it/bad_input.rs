@@ -3,11 +3,10 @@
 //! unreachable service each get a clear error and an exit code, and nothing changes (no audit
 //! row, no row moved, no message moved). Also: the admin services are listed by reflection.
 
-mod common;
-
-use common::{Ctl, Run, Stack, TOKEN, audit, start_relay, wait_until};
 use outbox_proto::orders::{events::v1::OrderPayload, v1::OrderStatus};
 use prost::Message;
+
+use crate::common::{Ctl, Run, Stack, TOKEN, audit, start_relay, wait_until};
 
 #[track_caller]
 fn fails(r: &Run, code: i32, text: &str) {

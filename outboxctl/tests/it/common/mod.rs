@@ -1,8 +1,6 @@
 //! The real stack in-process (orders-svc, relay-svc, mail-svc on port 0, fresh databases, unique
 //! RabbitMQ names) and a runner for the real `outboxctl` binary against it.
 
-#![allow(dead_code)]
-
 use std::{future::Future, net::SocketAddr, time::Duration};
 
 use clap::Parser as _;

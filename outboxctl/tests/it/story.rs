@@ -11,11 +11,10 @@
 //!
 //! with the audit rows of every change asserted, and every repeated call changing nothing.
 
-mod common;
-
-use common::{Stack, TOKEN, audit, wait_until};
 use outbox_proto::orders::{events::v1::OrderPayload, v1::OrderStatus};
 use prost::Message;
+
+use crate::common::{Stack, TOKEN, audit, wait_until};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
