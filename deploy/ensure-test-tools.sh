@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure the tools some tests run are installed, installing them with apt-get when absent:
-# spin and gcc (the protocol model, e2e/tests/model.rs), openssl (deploy/dev-secrets.sh, run by
-# e2e/tests/scripts.rs) and promtool (the alert rules, e2e/tests/alerts.rs). Used by deploy/test.sh, so the README's test command works on a fresh
+# spin and gcc (the protocol model, e2e/tests/it/model.rs), openssl (deploy/dev-secrets.sh, run by
+# e2e/tests/it/scripts.rs) and promtool (the alert rules, e2e/tests/it/alerts.rs). Used by deploy/test.sh, so the README's test command works on a fresh
 # machine; those tests fail with an install hint where this could not install them.
 set -euo pipefail
 

@@ -6,7 +6,7 @@
  *
  * Every step that stands for code names it in a comment of the fixed form
  *     models: crates/outbox-relay/src/cycle.rs::cycle
- * (e2e/tests/model.rs checks that each of those functions exists).
+ * (e2e/tests/it/model.rs checks that each of those functions exists).
  *
  * Bounds and switches (all -D at `spin -a` time):
  *   ORDERS, EVENTS (per order), ABORTS (rolled-back transactions), WRITERS, RELAYS (1..2),

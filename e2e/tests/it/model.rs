@@ -15,6 +15,8 @@ use std::{
     process::Command,
 };
 
+use crate::serial;
+
 fn repo_root() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }
@@ -200,6 +202,7 @@ fn assert_clean(name: &str, pan: &Pan) {
 /// other fault. (The poison event is in the liveness runs, which check the assertions too.)
 #[test]
 fn default_bounds_writers_rollback() {
+    let _serial = serial::shared_blocking();
     let defines = profile(&["-DFAULTS=0", "-DPOISON=0", "-DABORTS=1"], &[]);
     assert_clean("writers", &verify("writers", &defines, SAFETY, PAN));
 }
@@ -208,6 +211,7 @@ fn default_bounds_writers_rollback() {
 /// connection.
 #[test]
 fn default_bounds_broker_faults() {
+    let _serial = serial::shared_blocking();
     let defines = profile(
         &["-DFAULTS=1", "-DPOISON=0", "-DABORTS=0"],
         &["DUP", "RETURN", "NACK", "BREAK"],
@@ -219,6 +223,7 @@ fn default_bounds_broker_faults() {
 /// a delete that fails, a consumer killed between commit and ack.
 #[test]
 fn default_bounds_crashes() {
+    let _serial = serial::shared_blocking();
     let defines = profile(
         &["-DFAULTS=1", "-DPOISON=0", "-DABORTS=0"],
         &["RCRASH", "DELETE", "CCRASH"],
@@ -230,6 +235,7 @@ fn default_bounds_crashes() {
 /// may still send the wave it had checked; one order of three events, then two orders of one.
 #[test]
 fn default_bounds_takeover() {
+    let _serial = serial::shared_blocking();
     for (name, shape) in [
         ("takeover_chain", ["-DORDERS=1", "-DEVENTS=3"]),
         ("takeover_orders", ["-DORDERS=2", "-DEVENTS=1"]),
@@ -266,6 +272,7 @@ fn assert_live(name: &str, defines: &[&str]) {
 /// With a poison event: its order's later events are never mailed, every other one is.
 #[test]
 fn liveness_with_a_poison_event() {
+    let _serial = serial::shared_blocking();
     assert_live(
         "liveness_poison",
         &profile(&["-DFAULTS=0", "-DPOISON=1", "-DABORTS=0"], &[]),
@@ -275,6 +282,7 @@ fn liveness_with_a_poison_event() {
 /// With an unroutable (returned) event: its order is held and retried until it goes through.
 #[test]
 fn liveness_with_a_returned_event() {
+    let _serial = serial::shared_blocking();
     assert_live(
         "liveness_return",
         &profile(&["-DFAULTS=1", "-DPOISON=0", "-DABORTS=0"], &["RETURN"]),
@@ -302,6 +310,7 @@ fn assert_mutant(name: &str, defines: &[&str], violated: &str) {
 /// later one was read.
 #[test]
 fn mutant_seed_high_water_mark_loses_a_late_commit() {
+    let _serial = serial::shared_blocking();
     let defines = profile(
         &[
             "-DFAULTS=0",
@@ -321,6 +330,7 @@ fn mutant_seed_high_water_mark_loses_a_late_commit() {
 /// Without the consumer's hold, an order's later event is mailed before its earlier one.
 #[test]
 fn mutant_without_hold_reorders_an_orders_mails() {
+    let _serial = serial::shared_blocking();
     let defines = profile(
         &["-DFAULTS=0", "-DPOISON=0", "-DABORTS=0", "-DMUTANT_NO_HOLD"],
         &[],
@@ -332,6 +342,7 @@ fn mutant_without_hold_reorders_an_orders_mails() {
 /// event as if it had been delivered: it is never mailed.
 #[test]
 fn mutant_returns_by_order_deletes_an_unrouted_event() {
+    let _serial = serial::shared_blocking();
     let defines = profile(
         &[
             "-DFAULTS=1",
@@ -451,8 +462,9 @@ fn the_reference_check_catches_a_missing_function() {
 /// with the rolled-back transaction and the poison event, checked with bitstate hashing (too
 /// big for an exhaustive search in the suite's time).
 #[test]
-#[ignore = "hours of CPU; run on demand: cargo test -p e2e --test model -- --ignored --nocapture"]
+#[ignore = "hours of CPU; run on demand: cargo test -p e2e --test it model:: -- --ignored --nocapture"]
 fn larger_bound_on_demand() {
+    let _serial = serial::shared_blocking();
     let defines = ["-DFAULTS=1", "-DPOISON=1", "-DABORTS=1"];
     let pan = verify(
         "larger",

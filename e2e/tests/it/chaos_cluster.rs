@@ -4,12 +4,16 @@
 //! the mail queue's leader and other nodes are killed and restarted, a node is partitioned away,
 //! services are SIGKILLed and database connections terminated. Nothing may be lost, doubled,
 //! reordered or invented. (Longer: `cargo run --release -p e2e --bin chaos -- --cluster`.)
-//! Its own test binary, so its node faults never meet other tests.
+//! It holds the cluster (`Cluster`'s turn) for the whole run, so its node faults never meet
+//! another test of the cluster.
 
 use e2e::chaos::{self, ChaosOptions};
 
+use crate::serial;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_chaos_run_loses_doubles_and_reorders_nothing() {
+    let _serial = serial::shared().await;
     let options = ChaosOptions {
         broker_restarts: false,
         cluster: true,

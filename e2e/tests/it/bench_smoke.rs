@@ -4,8 +4,12 @@
 
 use e2e::bench::{self, BenchOptions};
 
+use crate::serial;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_section_runs_with_tiny_sizes() {
+    // Alone: the report counts this process's CPU as the load generator's.
+    let _serial = serial::alone().await;
     let opts = BenchOptions {
         write_secs: 0.3,
         concurrency: vec![1, 4],

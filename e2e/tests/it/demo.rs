@@ -1,8 +1,12 @@
-//! The seed's demo, run as a test: the services' own log lines tell the story. Its own test
-//! binary, because it stops and starts the broker application.
+//! The seed's demo, run as a test: the services' own log lines tell the story. It runs alone
+//! (`serial::alone`), because it stops and starts the broker application.
+
+use crate::serial;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_tells_the_seed_story_from_real_logs() {
+    // Alone: the demo stops and starts the machine's broker application.
+    let _serial = serial::alone().await;
     let log_dir = e2e::demo::run().await.expect("demo runs");
     let mut logs = String::new();
     for entry in std::fs::read_dir(&log_dir).expect("log dir") {

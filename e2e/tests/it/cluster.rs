@@ -2,7 +2,7 @@
 //! the test, down at its end; the machine's broker is not touched): mail-svc's queues are
 //! replicated on all three nodes, a list whose first node is down connects to the second, and
 //! killing the node that leads mail-svc's queue under load loses and doubles no mail.
-//! Its own test binary: the tests here take turns on the cluster.
+//! The tests here and the cluster chaos run take turns on the cluster (`Cluster::acquire`).
 
 use std::{collections::BTreeMap, time::Duration};
 
@@ -11,6 +11,8 @@ use e2e::{
     stack::{Stack, StackConfig},
 };
 use outbox_proto::orders::v1::OrderStatus;
+
+use crate::serial;
 
 const PATH: [OrderStatus; 4] = [
     OrderStatus::Pending,
@@ -36,6 +38,7 @@ async fn assert_exact_mails(stack: &Stack, expected: &BTreeMap<i64, Vec<u64>>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_whose_first_node_is_down_connects_to_the_second() {
+    let _serial = serial::shared().await;
     let cluster = Cluster::acquire().await.expect("cluster up");
     cluster.kill_node(1).await.expect("kill node 1");
 
@@ -68,6 +71,7 @@ async fn a_list_whose_first_node_is_down_connects_to_the_second() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_the_queue_leader_under_load_loses_and_doubles_nothing() {
+    let _serial = serial::shared().await;
     let cluster = Cluster::acquire().await.expect("cluster up");
     let mut cfg = StackConfig::new("cluster_leader_kill");
     cfg.relays = 1;

@@ -23,6 +23,8 @@ use outbox_kit::{
 };
 use outbox_proto::orders::v1::OrderStatus;
 
+use crate::serial;
+
 const NODE: &str = "tls-outbox@localhost";
 const TLS_PORT: u16 = 5681;
 const TCP_PORT: u16 = 5680;
@@ -157,6 +159,7 @@ fn settings(ca: Option<&Path>, client: Option<&CertFiles>) -> TlsSettings {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn relay_and_mail_move_an_event_over_amqps_with_a_private_ca_and_client_certificates() {
+    let _serial = serial::shared().await;
     let pki = TestPki::new("amqp");
     let server = pki.server("rabbitmq");
     let client = pki.client("outbox-services");
