@@ -1,0 +1,4 @@
+//! outbox-kit's integration tests: one binary, as in every package of the workspace (each test
+//! binary links the whole dependency tree), one module per concern.
+
+mod pg_tls;
