@@ -48,6 +48,7 @@
 mod cycle;
 pub mod db;
 pub mod error;
+pub mod floor;
 #[doc(hidden)]
 pub mod hook;
 mod lease;
