@@ -39,7 +39,9 @@ pub async fn held(pool: &PgPool, limit: i64) -> Result<(i64, Vec<HeldOrder>), sq
                 array_agg(h.prev_seq order by h.seq) as prevs,
                 (extract(epoch from now() - min(h.held_at)) * 1000)::bigint as oldest_age_ms
            from held_events h
-           left join order_progress p on p.shard = h.shard and p.order_id = h.order_id
+           left join order_progress p
+             on p.shard = h.shard and p.aggregate_type = h.aggregate_type
+            and p.order_id = h.order_id
           group by h.shard, h.order_id, p.last_seq
           order by min(h.held_at), h.order_id, h.shard
           limit $1",
