@@ -72,6 +72,11 @@
 
 #![warn(missing_docs)]
 
+// The foreign crates this API takes and returns, re-exported so a user's versions always match.
+#[cfg(feature = "amqp")]
+pub use lapin;
+pub use sqlx;
+
 #[cfg(feature = "amqp")]
 pub mod amqp;
 mod db;
