@@ -332,6 +332,7 @@ end_idle:
  * read with the range, in seq order, under the same LIMIT): then the floor stays, since the
  * rows at or above it that did not fit in the batch were not read. */
 inline advance_floor() {
+  /* models: crates/outbox-relay/src/floor.rs::next */
 #ifdef MUTANT_FLOOR_PAST_RUNNING_WRITER
   /* safe = M read now: the writers still running below it are not waited for */
   safe = nextval - 1;
