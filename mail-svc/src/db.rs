@@ -11,6 +11,8 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 /// Counter names in the `counters` table.
 pub const SKIPPED: &str = "skipped";
 pub const DEAD_LETTERED: &str = "dead_lettered";
+/// Sent mails deleted by the retention prune: `processed` counts them still.
+pub const PRUNED: &str = "pruned";
 
 /// A mail to queue.
 #[derive(Debug, Clone)]
@@ -382,6 +384,62 @@ pub async fn mark_deferred(
     Ok(())
 }
 
+/// The prune's statement ([`prune_sent`], public so that a test can explain the very statement
+/// that runs): deletes up to `$3` sent mails that were sent at or after `$1` (the cursor: the
+/// last batch's latest `sent_at`; null: from the oldest) and more than `$2` ms ago, oldest
+/// first, and adds them to this instance's (`$4`) counter `$5` ([`PRUNED`]), in one statement.
+///
+/// O(batch) whatever the table's size, and with or without statistics: the inner select walks
+/// `mails_sent_at` (migration 0007) from the cursor and stops after `$3` rows, the rows are
+/// deleted by their `ctid` (a TID scan: no join whose plan could turn into a scan of the table),
+/// and the cut-off is checked on those rows only (a range of two bounds would be estimated, on
+/// a table without statistics, at a few rows, and read whole and sorted). When the walk reaches
+/// mails sent after the cut-off, fewer than `$3` are deleted (the walk's rows past it are locked
+/// for this one statement and left): the prune has caught up. The
+/// batches already deleted (dead index entries until vacuum removes them) lie before the cursor,
+/// so a long prune does not walk them again and again. Rows someone holds are passed over (`skip
+/// locked`; nobody is expected to hold a sent mail), so a prune never waits, and it holds its
+/// batch's row locks for one statement.
+pub const PRUNE_SENT_SQL: &str = "
+    with gone as (
+           delete from mails
+            where ctid = any(array(
+                    select ctid from mails
+                     where sent_at >= coalesce($1, '-infinity'::timestamptz)
+                     order by sent_at
+                     limit $3
+                       for update skip locked))
+              and sent_at < now() - $2 * interval '1 millisecond'
+           returning sent_at),
+         counted as (
+           insert into counters (name, instance, value)
+           select $5::text, $4::text, count(*) from gone having count(*) > 0
+           on conflict (name, instance) do update set value = counters.value + excluded.value)
+    select count(*), max(sent_at) from gone";
+
+/// Mails deleted per prune transaction: small enough that a batch holds its locks for
+/// milliseconds, large enough that a million mails go in a thousand statements.
+pub const PRUNE_BATCH: i64 = 1000;
+
+/// Deletes one batch of mails sent longer than `retention` ago (see [`PRUNE_SENT_SQL`]), from
+/// `cursor` on. Returns how many, and the cursor for the next batch.
+pub async fn prune_sent(
+    pool: &PgPool,
+    instance: &str,
+    retention: std::time::Duration,
+    cursor: Option<DateTime<Utc>>,
+    batch: i64,
+) -> Result<(i64, Option<DateTime<Utc>>), sqlx::Error> {
+    sqlx::query_as(PRUNE_SENT_SQL)
+        .bind(cursor)
+        .bind(retention.as_millis() as f64)
+        .bind(batch)
+        .bind(instance)
+        .bind(PRUNED)
+        .fetch_one(pool)
+        .await
+}
+
 /// The numbers behind `GetStatus` and the gauges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Stats {
@@ -393,7 +451,9 @@ pub struct Stats {
     pub unsent: i64,
 }
 
-/// Reads every count in one statement (one snapshot).
+/// Reads every count in one statement (one snapshot). `processed` counts the mails pruned by
+/// retention too (see [`prune_sent`], which moves each deleted mail to the `pruned` counter in
+/// the same statement).
 pub async fn stats(pool: &PgPool) -> Result<Stats, sqlx::Error> {
     let (processed, skipped, held, dead_lettered, oldest_held_age_ms, unsent): (
         i64,
@@ -403,7 +463,8 @@ pub async fn stats(pool: &PgPool) -> Result<Stats, sqlx::Error> {
         i64,
         i64,
     ) = sqlx::query_as(
-        "select (select count(*) from mails),
+        "select (select count(*) from mails)
+                  + (select coalesce(sum(value), 0)::bigint from counters where name = $3),
                 (select coalesce(sum(value), 0)::bigint from counters where name = $1),
                 (select count(*) from held_events),
                 (select coalesce(sum(value), 0)::bigint from counters where name = $2),
@@ -413,6 +474,7 @@ pub async fn stats(pool: &PgPool) -> Result<Stats, sqlx::Error> {
     )
     .bind(SKIPPED)
     .bind(DEAD_LETTERED)
+    .bind(PRUNED)
     .fetch_one(pool)
     .await?;
     Ok(Stats {

@@ -236,3 +236,31 @@ pub async fn released_before(tx: &mut PgConnection, order_id: i64) -> Result<boo
     .fetch_one(tx)
     .await
 }
+
+/// Deletes up to `batch` audit rows older than `retention` (ADMIN_ACTIONS_RETENTION), oldest
+/// first, walking `admin_actions_at` (migration 0004) and stopping after the batch; returns how
+/// many. A `ReleaseHeld` whose row was pruned is no longer "released before": repeating it then
+/// answers that nothing is held instead of "already released" (nothing changes either way).
+pub async fn prune_admin_actions(
+    pool: &PgPool,
+    retention: std::time::Duration,
+    batch: i64,
+) -> Result<i64, sqlx::Error> {
+    // Deleted by ctid, as the mails' prune (`db::PRUNE_SENT_SQL`): the walk's rows only.
+    sqlx::query_scalar(
+        "with gone as (
+                delete from admin_actions
+                 where ctid = any(array(
+                         select ctid from admin_actions
+                          where at < now() - $1 * interval '1 millisecond'
+                          order by at
+                          limit $2
+                            for update skip locked))
+                returning 1)
+         select count(*) from gone",
+    )
+    .bind(retention.as_millis() as f64)
+    .bind(batch)
+    .fetch_one(pool)
+    .await
+}
