@@ -433,6 +433,27 @@ impl Inbox {
         &self.tables
     }
 
+    /// Takes, in the caller's transaction, the locks [`Inbox::apply`] and [`Inbox::batch`] take
+    /// on these aggregates (ascending, in one statement; `aggregate_ids` in any order, repeats
+    /// allowed), held until the transaction ends. For a writer of the caller's own state that
+    /// the handler reads and that must not interleave with the processing of these aggregates'
+    /// events: e.g. mail-svc's mailer, which moves an order's "next mail to send" while a
+    /// handler may be queueing the order's next mail. Take them in a statement before the ones
+    /// that read that state, so that their snapshot is taken after the locks.
+    pub async fn lock_aggregates(
+        &self,
+        conn: &mut PgConnection,
+        aggregate_ids: &[i64],
+    ) -> Result<(), sqlx::Error> {
+        let mut ids = aggregate_ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        db::lock_all(conn, &ids).await
+    }
+
     /// Applies one delivered event in the caller's transaction: takes the aggregate's lock, then
     /// skips it (a duplicate), holds it (early), reports a conflict (nothing written), or calls
     /// `handler` for it and for every held successor it releases, in chain order, and moves the

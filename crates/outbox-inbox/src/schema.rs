@@ -7,6 +7,10 @@
 //!   "seq <= watermark": deduplication never expires and the table holds one row per aggregate;
 //! - `P_held`: events that arrived before their predecessor, kept until it is processed.
 //!
+//! Neither grows with the events processed: progress rows with the aggregates, held rows only
+//! while their predecessor is missing. No retention is needed, and none may touch the progress
+//! table (its rows are the deduplication record); see the README's "Retention and vacuum".
+//!
 //! A service that already has tables of this shape under other names (mail-svc's
 //! `order_progress` and `held_events`, keyed by `order_id`) names them with
 //! [`Tables::existing`] instead of migrating.

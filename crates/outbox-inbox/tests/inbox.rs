@@ -231,6 +231,81 @@ async fn two_concurrent_consumers_of_one_aggregate_handle_each_event_once_in_ord
     assert_eq!(held_count(&pool, "inbox_held").await, 0);
 }
 
+/// Transactions of this test's database waiting for an advisory lock.
+async fn waiting_for_locks(pool: &PgPool) -> i64 {
+    sqlx::query_scalar(
+        "select count(*) from pg_locks
+          where locktype = 'advisory' and not granted
+            and database = (select oid from pg_database where datname = current_database())",
+    )
+    .fetch_one(pool)
+    .await
+    .expect("pg_locks")
+}
+
+/// A writer of the caller's own state takes the aggregates' locks with `lock_aggregates`: a
+/// delivery of one of them waits for its commit and then sees what it wrote; other aggregates
+/// go on meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn lock_aggregates_serialises_with_the_processing_of_those_aggregates() {
+    let (pool, inbox) = setup("inbox").await;
+    let mut writer = pool.begin().await.expect("begin");
+    // Any order, repeats allowed.
+    inbox
+        .lock_aggregates(&mut writer, &[12, 5, 12])
+        .await
+        .expect("lock");
+    sqlx::query("insert into handled (aggregate_id, seq, payload) values (5, 1000, 'writer')")
+        .execute(&mut *writer)
+        .await
+        .expect("the writer's row");
+
+    // Another aggregate is not held up.
+    assert!(matches!(
+        apply_one(&pool, &inbox, &Envelope::new(6, 1, None, b"6".to_vec())).await,
+        Outcome::Processed { .. }
+    ));
+    let delivery = {
+        let (pool, inbox) = (pool.clone(), inbox.clone());
+        tokio::spawn(async move {
+            let mut tx = pool.begin().await.expect("begin");
+            let outcome = inbox
+                .apply(
+                    &mut tx,
+                    &Envelope::new(5, 2, None, b"5".to_vec()),
+                    &mut Record,
+                )
+                .await
+                .expect("apply");
+            // What the handler's transaction sees of the writer's row, after the lock.
+            let seen: i64 = sqlx::query_scalar("select count(*) from handled where seq = 1000")
+                .fetch_one(&mut *tx)
+                .await
+                .expect("read");
+            tx.commit().await.expect("commit");
+            (outcome, seen)
+        })
+    };
+    let mut waits = 0;
+    while waiting_for_locks(&pool).await == 0 {
+        assert!(
+            !delivery.is_finished(),
+            "the delivery did not wait for the lock"
+        );
+        waits += 1;
+        assert!(waits < 600, "the delivery never waited for the lock");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    writer.commit().await.expect("commit");
+    let (outcome, seen) = delivery.await.expect("delivery");
+    assert!(matches!(outcome, Outcome::Processed { .. }), "{outcome:?}");
+    assert_eq!(seen, 1, "the delivery ran after the writer's commit");
+    // No ids: nothing to lock, no statement.
+    let mut tx = pool.begin().await.expect("begin");
+    inbox.lock_aggregates(&mut tx, &[]).await.expect("no ids");
+    tx.rollback().await.expect("rollback");
+}
+
 #[tokio::test]
 async fn a_conflict_writes_nothing_and_says_why() {
     let (pool, inbox) = setup("inbox").await;
