@@ -1,7 +1,8 @@
 /*
- * The outbox protocol, model-checked with SPIN: orders-svc's writers, relay-svc's leader, waves,
- * confirms, returns and deletes, and mail-svc's consumers with their watermark and holds, over a
- * broker that may duplicate, reorder, return, nack and break, with relays and consumers crashing.
+ * The outbox protocol, model-checked with SPIN: orders-svc's writers, relay-svc's leader, its
+ * read from a floor, waves, confirms, returns and deletes, and mail-svc's consumers with their
+ * watermark and holds, over a broker that may duplicate, reorder, return, nack and break, with
+ * relays and consumers crashing.
  * model/README.md explains what is modelled, how, and what is not.
  *
  * Every step that stands for code names it in a comment of the fixed form
@@ -12,12 +13,20 @@
  *   ORDERS, EVENTS (per order), ABORTS (rolled-back transactions), WRITERS, RELAYS (1..2),
  *   CONSUMERS (1..2), BATCH (relay BATCH_SIZE), MAIL_BATCH (1..2, mail-svc BATCH_SIZE),
  *   FAULTS (budget shared by every fault: crashes, returns, nacks, broken connections,
- *   duplicates, failed deletes, takeovers), POISON (events mail-svc dead-letters).
+ *   duplicates, failed deletes, takeovers), POISON (events mail-svc dead-letters),
+ *   FLOOR (1: the relay reads from its floor, see advance_floor; 0: from the head of the table).
  * Mutants (each must make SPIN find a violation):
  *   MUTANT_SEED_HWM          the seed's relay: read `seq > offset`, delete `seq <= last`
  *   MUTANT_NO_HOLD           mail-svc without its hold: an early event is processed at once
  *   MUTANT_RETURNS_BY_ORDER  a basic.return counted for whichever confirm completes next
  *                            (lapin's pairing) instead of the message its message_id names
+ *   MUTANT_FLOOR_PAST_RUNNING_WRITER  the read floor moved to the sequence's head (M read now)
+ *                            without waiting for the writers still running
+ *   MUTANT_SEQ_BEFORE_XID    a writer takes its seq before its xid, so a checkpoint's xid bound
+ *                            does not cover it
+ *   MUTANT_FLOOR_ABOVE_HOLES the floor bounded by the first row read at or above it, the holes
+ *                            read with it left out: holes that fill the batch let it pass rows
+ *                            nobody read
  */
 
 #ifndef ORDERS
@@ -50,6 +59,15 @@
 #ifndef POISON
 #define POISON 1
 #endif
+/* The relay's read: 1 = from its floor (seq >= floor, plus the holes below it), 0 = from the
+ * head of the table (the oldest rows present). See advance_floor. */
+#ifndef FLOOR
+#define FLOOR 1
+#endif
+#ifdef MUTANT_SEED_HWM
+#undef FLOOR
+#define FLOOR 0   /* the seed read above its offset, and had no floor */
+#endif
 
 /* Which faults the budget may be spent on (each 0 or 1). */
 #ifndef F_DUP
@@ -80,8 +98,11 @@
 #define NSEQ (ORDERS * EVENTS + ABORTS)
 #define BIT(s) (1 << (s))
 #define OBIT(o) (1 << (o))
+#define WBIT(w) (1 << (w))
 /* seqs 1..s */
 #define UPTO(s) (BIT((s) + 1) - 2)
+/* seqs lo..hi-1 */
+#define RANGE(lo, hi) (UPTO((hi) - 1) & ~UPTO((lo) - 1))
 
 /* ------------------------------------------------------------------------------------------ */
 /* The orders database: orders and outbox (orders-svc writes, relay-svc reads and deletes).   */
@@ -101,6 +122,13 @@ byte aborts;
 byte to_write = ORDERS * EVENTS; /* events not committed yet */
 short poison;         /* events mail-svc judges poison (dead-letters) */
 byte poisons;
+/* Transaction ids. Only their order matters: a relay checkpoint's X is younger than every xid
+ * held when it was taken and older than every xid taken after. So an xid is a writer's bit in
+ * `running` (it holds one: its transaction is open), and "the snapshot's xmin >= X" is "every
+ * writer that was running when X was taken has finished": `cp_wait[r]`, the writers still
+ * running of relay r's checkpoint, is empty. */
+byte running;         /* writers holding an xid (pg_current_xact_id), until commit or rollback */
+byte cp_wait[RELAYS]; /* relay r's checkpoint: the writers older than its X, still running */
 
 /* ------------------------------------------------------------------------------------------ */
 /* The broker: one queue, a bag (any order), counting copies per seq.                          */
@@ -184,10 +212,41 @@ inline mail(m) {
                            :: appended[2] < EVENTS && !rowlock[2] -> o = 2 fi
 #endif
 
+inline take_seq() {
+  /* models: orders-svc/src/db.rs::write_round */
+  /* The seq is taken now, visible only at commit; prev_seq is the order's last event,
+   * committed before (the row lock orders an order's writers). */
+  s = nextval;
+  nextval++;
+  printf("orders-svc  insert{order_id=%d}: seq=%d taken\n", o + 1, s);
+  ord[s] = o;
+  prv[s] = last_event_seq[o];
+  pending = pending | BIT(s);
+  appended[o]++;
+  seqs_of[o] = seqs_of[o] | BIT(s);
+  if
+  :: poisons < POISON -> poisons++; poison = poison | BIT(s)
+  :: true
+  fi
+}
+
+/* The outbox's BEFORE INSERT statement trigger calls pg_current_xact_id(): the transaction
+ * holds an xid before the insert takes its seq (xids are handed out in increasing order). */
+#define TAKE_XID(w) running = running | WBIT(w)
+
+/* The transaction ends (COMMIT or ROLLBACK): its xid is no longer running, so no checkpoint
+ * waits for it any more. */
+#if RELAYS > 1
+#define END_XID(w) running = running & ~WBIT(w); cp_wait[0] = cp_wait[0] & ~WBIT(w); \
+                   cp_wait[1] = cp_wait[1] & ~WBIT(w)
+#else
+#define END_XID(w) running = running & ~WBIT(w); cp_wait[0] = cp_wait[0] & ~WBIT(w)
+#endif
+
 /* A writer task of the group commit. A transaction appends one event; two writers give every
  * interleaving of "seq taken" and "committed" across orders (a batch of several events commits
  * them at once, which is one of those interleavings). */
-proctype writer() {
+proctype writer(byte w) {
   byte o, s, t;
 end_idle:
   do
@@ -195,21 +254,22 @@ end_idle:
        /* models: orders-svc/src/db.rs::lock_orders */
        CHOOSE_ORDER(o);
        rowlock[o] = 1;
-       /* models: orders-svc/src/db.rs::write_round */
-       /* The seq is taken now, visible only at commit; prev_seq is the order's last event,
-        * committed before (the row lock orders an order's writers). */
-       s = nextval;
-       nextval++;
-       ord[s] = o;
-       prv[s] = last_event_seq[o];
-       pending = pending | BIT(s);
-       appended[o]++;
-       seqs_of[o] = seqs_of[o] | BIT(s);
-       if
-       :: poisons < POISON -> poisons++; poison = poison | BIT(s)
-       :: true
-       fi
+#ifdef MUTANT_SEQ_BEFORE_XID
+       take_seq()
      }
+     atomic {
+       TAKE_XID(w);
+       printf("orders-svc  insert{order_id=%d seq=%d}: xid taken\n", o + 1, s)
+     }
+#else
+       /* The insert: the trigger's xid, then the seq, in one step. A read between the two
+        * would see this writer running without a seq yet: the checkpoint it takes waits for
+        * the writer, though its M does not cover the seq; waiting longer only holds the floor
+        * lower. (MUTANT_SEQ_BEFORE_XID splits them the wrong way round.) */
+       TAKE_XID(w);
+       take_seq()
+     }
+#endif
      if
      :: d_step {
           /* models: orders-svc/src/batch.rs::apply */
@@ -219,6 +279,7 @@ end_idle:
           present = present | BIT(s);
           last_event_seq[o] = s;
           rowlock[o] = 0;
+          END_XID(w);
           to_write--;
           excuse_successors();
           printf("orders-svc  upsert{order_id=%d seq=%d}: event appended\n", o + 1, s);
@@ -233,6 +294,7 @@ end_idle:
           appended[o]--;
           seqs_of[o] = seqs_of[o] & ~BIT(s);
           rowlock[o] = 0;
+          END_XID(w);
           o = 0; s = 0
         }
      fi
@@ -242,12 +304,75 @@ end_idle:
 /* ------------------------------------------------------------------------------------------ */
 /* relay-svc                                                                                   */
 
-/* The rows a read may return: present, not of a skipped order, not a skipped seq. */
-#ifdef MUTANT_SEED_HWM
+/* The rows a read may return: present, at or above the floor or a hole (FLOOR), not of a
+ * skipped order, not a skipped seq. */
+#if defined(MUTANT_SEED_HWM)
 #define CANDIDATES(skip_orders, skip_seqs) (present & ~SEQS_OF(skip_orders) & ~(skip_seqs) & ~UPTO(hwm))
+#elif FLOOR
+#define CANDIDATES(skip_orders, skip_seqs) \
+  (present & (~UPTO(floor - 1) | holes) & ~SEQS_OF(skip_orders) & ~(skip_seqs))
 #else
 #define CANDIDATES(skip_orders, skip_seqs) (present & ~SEQS_OF(skip_orders) & ~(skip_seqs))
 #endif
+
+/* The read's floor (FLOOR), computed by the read's own statement, inside the read's d_step
+ * after the rows are read (the statement's snapshot is the read's, or an older one).
+ *
+ * The statement reads the snapshot's xmin (the oldest xid still running), a fresh xid X_k of
+ * the relay's own and the sequence's last value M_k. Checkpoint (M_{k-1}, X_k): a writer holding
+ * a seq <= M_{k-1} took its xid before its seq, so before M_{k-1} was read, so before X_k. Once a
+ * later statement sees xmin >= X_k (`cp_wait[r]` empty), every seq <= M_{k-1} is final
+ * (committed or rolled back): safe = M_{k-1}. The code may keep several checkpoints waiting;
+ * the model keeps one (the next is taken when it resolves): the same rule, the floor moving
+ * less often.
+ *
+ * floor := min(safe + 1, the first row the read returned, the lowest seq in flight), never
+ * down. The rows passed that are still present and belong to a held order become holes, read
+ * by key (CANDIDATES) until they are gone. The first row returned may be a hole (holes are
+ * read with the range, in seq order, under the same LIMIT): then the floor stays, since the
+ * rows at or above it that did not fit in the batch were not read. */
+inline advance_floor() {
+  /* models: crates/outbox-relay/src/floor.rs::next */
+#ifdef MUTANT_FLOOR_PAST_RUNNING_WRITER
+  /* safe = M read now: the writers still running below it are not waited for */
+  safe = nextval - 1;
+#else
+  if
+  :: cp_on && cp_wait[r] == 0 ->
+     safe = cp_m; cp_on = 0;
+     printf("relay-svc-%d  relay: xmin passed the checkpoint: seq <= %d final\n", r + 1, safe)
+  :: else
+  fi;
+  if
+  :: !cp_on -> cp_on = 1; cp_m = last_m; cp_wait[r] = running
+  :: else
+  fi;
+  last_m = nextval - 1;
+#endif
+  /* The rows in flight: the batch being published and the read-ahead; the rows just read
+   * are one of them. */
+  t = safe + 1;
+#ifdef MUTANT_FLOOR_ABOVE_HOLES
+  /* bounded by the first row read at or above the floor only, as if the holes did not count */
+  k = floor;
+#else
+  k = 1;
+#endif
+  do
+  :: k >= t -> break
+  :: k < t && ((batch | ahead) & BIT(k)) -> t = k
+  :: else -> k++
+  od;
+  if
+  :: t > floor ->
+     holes = holes | (present & RANGE(floor, t) & SEQS_OF(held));
+     printf("relay-svc-%d  relay: floor=%d (safe=%d, holes=%d as a seq bit mask)\n", r + 1, t, safe, holes & present);
+     floor = t
+  :: else
+  fi;
+  holes = holes & present;
+  k = 0; t = 0
+}
 
 /* The oldest BATCH rows among the candidates, in one snapshot (inside an atomic step). */
 inline fetch_batch(into, skip_orders, skip_seqs) {
@@ -263,7 +388,10 @@ inline fetch_batch(into, skip_orders, skip_seqs) {
        fi;
        k++
     od;
-    k = 0; t = 0
+    k = 0; t = 0;
+#if FLOOR
+    advance_floor()
+#endif
   }
 }
 
@@ -310,10 +438,19 @@ proctype relay(byte r) {
   bit from_ahead, ahead_due, more, broken, interrupted, del_failed;
   short undeleted;    /* confirmed seqs whose delete failed (Relay::undeleted) */
   byte hwm;           /* MUTANT_SEED_HWM: the seed's offset */
+  byte floor = 1;     /* reads take seq >= floor ... */
+  short holes;        /* ... and these rows below it, by key */
+  byte safe;          /* every seq <= safe is final */
+  byte last_m;        /* M_{k-1}: the sequence's last value at the previous read */
+  bit cp_on;          /* a checkpoint (cp_m, X) waits for xmin >= X (cp_wait[r]) */
+  byte cp_m;
   byte s, t, k, n;
 
+  /* Relay 1 took the lock first (see init). A test of the parameter, not of lock_holder: a
+   * step on local data only, which partial-order reduction does not interleave (a test of the
+   * global lock would double the states: every state with and without relay 2's first step). */
   if
-  :: lock_holder == r + 1 -> goto leader   /* relay 1 took the lock first (see init) */
+  :: r == 0 -> goto leader
   :: else
   fi;
 end_standby:
@@ -613,6 +750,8 @@ end_cycle:
     blocked = 0; refused = 0; delivered = 0; dorders = 0;
     broken = 0; interrupted = 0; more = 0; from_ahead = 0; ahead_due = 0;
     s = 0; t = 0; k = 0; n = 0;
+    /* the floor is the term's memory: a new term reads from the head again */
+    floor = 1; holes = 0; safe = 0; last_m = 0; cp_on = 0; cp_m = 0; cp_wait[r] = 0;
     leading[r] = (lock_holder == r + 1)
   };
   if
@@ -820,7 +959,7 @@ init {
     lock_holder = 1; leading[0] = 1;
     printf("relay-svc-1  relay: active (holding the leader lock)\n");
     i = 0;
-    do :: i < WRITERS -> run writer(); i++ :: else -> break od;
+    do :: i < WRITERS -> run writer(i); i++ :: else -> break od;
     i = 0;
     do :: i < RELAYS -> run relay(i); i++ :: else -> break od;
     i = 0;

@@ -155,6 +155,21 @@ pub struct Config {
     #[arg(long, env = "MAIL_HOLD_ALERT", default_value = "60s", value_parser = parse_duration)]
     pub mail_hold_alert: Duration,
 
+    /// How long sent mails are kept: older ones are deleted, oldest first, in small batches
+    /// (every instance prunes every tenth of this, at most every minute). `0` keeps them forever.
+    /// Deduplication does not need them (a redelivered event is recognised by its order's
+    /// watermark, which is kept forever); ListMails shows an order's mails within this period,
+    /// and GetStatus's `processed` still counts them. FAILED mails are kept until retried.
+    /// Accepts `30d`, `12h`, `90m` or plain seconds; 0 or at least 1s.
+    #[arg(long, env = "MAIL_RETENTION", default_value = "30d", value_parser = parse_duration)]
+    pub mail_retention: Duration,
+
+    /// How long the audit rows of operator actions (`admin_actions`) are kept: older ones are
+    /// deleted like sent mails. `0` keeps them forever. 0 or at least 1s.
+    #[arg(long, env = "ADMIN_ACTIONS_RETENTION", default_value = "365d",
+          value_parser = parse_duration)]
+    pub admin_actions_retention: Duration,
+
     /// RabbitMQ users whose messages are processed, comma-separated (e.g. `relay-svc`). When set,
     /// a message whose AMQP `user_id` property is missing or names another user is dead-lettered
     /// unread (RabbitMQ itself refuses a `user_id` that is not the publishing connection's user).
@@ -249,6 +264,14 @@ impl Config {
         if self.mail_hold_alert.is_zero() {
             bail!("MAIL_HOLD_ALERT must be greater than zero");
         }
+        for (name, keep) in [
+            ("MAIL_RETENTION", self.mail_retention),
+            ("ADMIN_ACTIONS_RETENTION", self.admin_actions_retention),
+        ] {
+            if !keep.is_zero() && keep < Duration::from_secs(1) {
+                bail!("{name} must be 0 (keep forever) or at least 1s (it is {keep:?})");
+            }
+        }
         // An empty name would trust nobody while looking like a list; a padded one would never
         // match (RabbitMQ user names are compared exactly).
         if self
@@ -300,6 +323,11 @@ impl Config {
     /// The SMTP server of SMTP_URL and SMTP_CA_FILE (the file read and checked).
     pub fn smtp_server(&self) -> anyhow::Result<crate::mailer::SmtpServer> {
         crate::mailer::SmtpServer::from_settings(&self.smtp_url, self.smtp_ca_file.as_deref())
+    }
+
+    /// MAIL_RETENTION and ADMIN_ACTIONS_RETENTION.
+    pub fn retention(&self) -> crate::retention::Retention {
+        crate::retention::Retention::new(self.mail_retention, self.admin_actions_retention)
     }
 
     /// MAIL_FROM, parsed.
@@ -402,6 +430,43 @@ mod tests {
                     .contains("TRUSTED_PUBLISHERS"),
                 "{bad:?}"
             );
+        }
+    }
+
+    #[test]
+    fn retentions_default_to_30_and_365_days_and_0_keeps_forever() {
+        let day = Duration::from_secs(86_400);
+        let cfg = Config::parse_from(["mail-svc"]);
+        assert_eq!(
+            (cfg.mail_retention, cfg.admin_actions_retention),
+            (30 * day, 365 * day)
+        );
+        let cfg = Config::parse_from([
+            "mail-svc",
+            "--mail-retention",
+            "0",
+            "--admin-actions-retention",
+            "2h",
+        ]);
+        cfg.validate().expect("valid");
+        assert_eq!(cfg.retention().mails, None);
+        assert_eq!(
+            cfg.retention().admin_actions,
+            Some(Duration::from_secs(7200))
+        );
+        for (flag, name) in [
+            ("--mail-retention", "MAIL_RETENTION"),
+            ("--admin-actions-retention", "ADMIN_ACTIONS_RETENTION"),
+        ] {
+            let err = Config::parse_from(["mail-svc", flag, "500ms"])
+                .validate()
+                .expect_err("too short")
+                .to_string();
+            assert!(err.contains(name) && err.contains("at least 1s"), "{err}");
+            let err = Config::try_parse_from(["mail-svc", flag, "a month"])
+                .expect_err("garbage")
+                .to_string();
+            assert!(err.contains(flag), "{err}");
         }
     }
 

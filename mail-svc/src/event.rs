@@ -101,6 +101,22 @@ pub fn check_publisher(trusted: &[String], user_id: Option<&str>) -> Result<(), 
     }
 }
 
+/// The aggregate type of every event mail-svc applies: orders-svc's outbox rows are all of type
+/// `order`, and the inbox keys its chains by type and id.
+pub const AGGREGATE_TYPE: &str = "order";
+
+/// An event's `aggregate_type` header (absent: an order, as from a publisher that predates the
+/// header) must name an order: another type's ids are another chain, never mailed.
+pub fn check_aggregate_type(header: Option<&str>) -> Result<(), Poison> {
+    match header {
+        None => Ok(()),
+        Some(t) if t == AGGREGATE_TYPE => Ok(()),
+        Some(t) => Err(Poison(format!(
+            "aggregate_type {t:?} is not {AGGREGATE_TYPE:?} (mail-svc mails orders only)"
+        ))),
+    }
+}
+
 /// The message header orders-svc sets on each event when it writes to several shards (`SHARDS`).
 pub const SHARD_HEADER: &str = outbox_kit::wire::HEADER_SHARD;
 

@@ -30,6 +30,7 @@
 //! Layout: [`config`], [`event`] (decode + validate), [`process`] (the batch and per-event transactions),
 //! [`retry`] (which database errors are the event's fault, and the retry loop), [`db`] (SQL +
 //! migrations), [`mail`] (the text table), [`mailer`] (delivery + the stuck-hold watch),
+//! [`retention`] (the periodic prune of old sent mails and audit rows),
 //! [`metrics`] (every metric with its HELP text), [`amqp`] (topology, consumer, dead letters),
 //! [`grpc`] (`mail.v1.MailService`), [`admin`] (`mail.admin.v1.MailAdmin`: held chains, dead
 //! letters, failed mails for operators and `outboxctl`), [`error`], and [`App`],
@@ -46,6 +47,7 @@ pub mod mail;
 pub mod mailer;
 pub mod metrics;
 pub mod process;
+pub mod retention;
 pub mod retry;
 
 use std::{net::SocketAddr, sync::Arc};
@@ -83,8 +85,8 @@ pub struct App {
 
 impl App {
     /// Validates the settings, binds the listeners (port 0 picks free ports) and starts the
-    /// gRPC server, then the consumer, the mailer and the hold watch once the database is
-    /// created and migrated, until `shutdown` is cancelled.
+    /// gRPC server, then the consumer, the mailer, the hold watch and the retention prune once
+    /// the database is created and migrated, until `shutdown` is cancelled.
     ///
     /// Neither the database nor the broker has to be up: while the database is unreachable the
     /// service waits (retrying with capped backoff, logging each retry) and reports NOT_SERVING;
@@ -156,6 +158,7 @@ impl App {
             mailer_concurrency: cfg.mailer_concurrency,
             mailer_batch: usize::from(cfg.batch_size),
             mail_hold_alert: cfg.mail_hold_alert,
+            retention: cfg.retention(),
             pg,
         };
         let workers = tokio::spawn(workers.run(prepared, shutdown.clone()));
@@ -225,7 +228,8 @@ impl App {
     }
 }
 
-/// What runs once the database is ready: the consumer, the delivery loops, the hold watch.
+/// What runs once the database is ready: the consumer, the delivery loops, the hold watch, the
+/// retention prune.
 #[derive(Debug)]
 struct Workers {
     consumer: amqp::Consumer,
@@ -234,6 +238,7 @@ struct Workers {
     /// Mails the log mailer claims and marks sent in one transaction (BATCH_SIZE).
     mailer_batch: usize,
     mail_hold_alert: std::time::Duration,
+    retention: retention::Retention,
     pg: sqlx::postgres::PgConnectOptions,
 }
 
@@ -257,6 +262,12 @@ impl Workers {
         }
         let pool = self.consumer.pool.clone();
         let mailer_wake = self.consumer.mailer_wake.clone();
+        let pruner = tokio::spawn(retention::run(
+            pool.clone(),
+            self.consumer.instance.clone(),
+            self.retention,
+            shutdown.clone(),
+        ));
         let consumer = tokio::spawn(self.consumer.run(shutdown.clone()));
         let mailer = Arc::new(
             mailer::Mailer::new(pool.clone(), self.transport, mailer_wake)
@@ -275,6 +286,7 @@ impl Workers {
             mailer.await.context("mailer task")?;
         }
         watcher.await.context("hold watch task")?;
+        pruner.await.context("retention task")?;
         Ok(())
     }
 }

@@ -59,7 +59,7 @@ use tracing::Instrument;
 use crate::{
     config::{Config, MailerKind},
     db::{self, MailRow},
-    mail,
+    mail, process,
 };
 
 /// How long the mailer sleeps when there is nothing to send and nobody woke it: the fallback
@@ -598,7 +598,7 @@ impl Mailer {
             send_span(m).in_scope(|| self.send_log(m));
         }
         let sent: Vec<&MailRow> = mails.iter().collect();
-        self.commit_sent(tx, &sent).await?;
+        self.commit_round(tx, &sent, &[]).await?;
         Ok(Round::Done {
             reached_server: true,
             more_due: self.claim_was_full(&mails),
@@ -618,6 +618,7 @@ impl Mailer {
     ) -> anyhow::Result<Round> {
         let mut session = SmtpSession::new(server, from);
         let mut sent = Vec::with_capacity(mails.len());
+        let mut failed = Vec::new();
         let mut reached_server = false;
         let mut session_failure = None;
         for m in &mails {
@@ -627,8 +628,12 @@ impl Mailer {
                 continue;
             };
             reached_server |= failure.stage != Stage::Build;
+            let verdict = failure.verdict();
+            if verdict == Verdict::Permanent {
+                failed.push(m);
+            }
             if self
-                .record_failure(&mut tx, m, &failure)
+                .record_failure(&mut tx, m, &failure, verdict)
                 .instrument(span)
                 .await?
             {
@@ -637,7 +642,7 @@ impl Mailer {
             }
         }
         session.close().await;
-        self.commit_sent(tx, &sent).await?;
+        self.commit_round(tx, &sent, &failed).await?;
         Ok(match session_failure {
             Some(f) => Round::SessionFailed(f),
             None => Round::Done {
@@ -647,15 +652,34 @@ impl Mailer {
         })
     }
 
-    /// Marks `sent` delivered in one statement, commits the round, and logs each delivery.
-    async fn commit_sent(
+    /// Marks `sent` delivered in one statement, moves the head of each order whose head left
+    /// the queue this round (`sent`, and `failed`: marked FAILED already) to its next mail,
+    /// commits the round, and logs each delivery.
+    ///
+    /// The orders' inbox locks come first, in a statement of their own (see
+    /// [`db::promote_next`]), and only now: a mailer holds them from here to the commit, never
+    /// during a send, so a consumer queueing one of these orders' mails waits for a few
+    /// statements at most. No deadlock: the consumer takes no lock a mailer holds (it reads the
+    /// claimed rows, never locks them), and two mailers never hold one order (one head each).
+    async fn commit_round(
         &self,
         mut tx: sqlx::Transaction<'static, sqlx::Postgres>,
         sent: &[&MailRow],
+        failed: &[&MailRow],
     ) -> anyhow::Result<()> {
+        let left: Vec<(i32, i64)> = sent
+            .iter()
+            .chain(failed)
+            .map(|m| (m.shard, m.order_id))
+            .collect();
+        if !left.is_empty() {
+            let orders: Vec<i64> = left.iter().map(|c| c.1).collect();
+            process::INBOX.lock_aggregates(&mut tx, &orders).await?;
+        }
         if !sent.is_empty() {
             db::mark_all_sent(&mut tx, sent).await?;
         }
+        db::promote_next(&mut tx, &left).await?;
         tx.commit().await?;
         metrics::counter!(crate::metrics::SENT).increment(sent.len() as u64);
         for m in sent {
@@ -669,15 +693,16 @@ impl Mailer {
         Ok(())
     }
 
-    /// Records a failed mail in the round's transaction according to whose failure it is.
-    /// Returns true when the server refused the session (the round stops).
+    /// Records a failed mail in the round's transaction according to `verdict`, whose failure it
+    /// is. Returns true when the server refused the session (the round stops).
     async fn record_failure(
         &self,
         tx: &mut sqlx::Transaction<'static, sqlx::Postgres>,
         m: &MailRow,
         failure: &SendFailure,
+        verdict: Verdict,
     ) -> anyhow::Result<bool> {
-        match failure.verdict() {
+        match verdict {
             Verdict::Permanent => {
                 db::mark_failed(tx, m, &failure.error).await?;
                 metrics::counter!(crate::metrics::FAILED).increment(1);

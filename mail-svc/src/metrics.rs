@@ -29,6 +29,10 @@ pub const HELD_EVENTS: &str = "mail_held_events";
 pub const OLDEST_HELD_AGE: &str = "mail_oldest_held_age_seconds";
 /// Gauge: mails queued and not sent yet.
 pub const UNSENT_MAILS: &str = "mail_unsent_mails";
+/// Counter: sent mails deleted by retention (MAIL_RETENTION).
+pub const PRUNED_MAILS: &str = "mail_pruned_mails_total";
+/// Counter: audit rows deleted by retention (ADMIN_ACTIONS_RETENTION).
+pub const PRUNED_ADMIN_ACTIONS: &str = "mail_pruned_admin_actions_total";
 
 /// What mail-svc exports, with HELP texts.
 pub const METRICS: &[Metric] = &[
@@ -78,6 +82,14 @@ pub const METRICS: &[Metric] = &[
         "Age of the oldest held event in seconds (0 when none is held).",
     ),
     Metric::gauge(UNSENT_MAILS, "Mails queued and not sent yet."),
+    Metric::counter(
+        PRUNED_MAILS,
+        "Sent mails this instance deleted because they were older than MAIL_RETENTION.",
+    ),
+    Metric::counter(
+        PRUNED_ADMIN_ACTIONS,
+        "Audit rows (admin_actions) this instance deleted because they were older than ADMIN_ACTIONS_RETENTION.",
+    ),
 ];
 
 /// Describes every metric, starts the counters at 0 and sets `build_info`.

@@ -115,6 +115,7 @@ fn envelope(ev: &Event, traceparent: Option<&str>) -> Envelope {
         ev.to_proto().encode_to_vec(),
     )
     .with_shard(ev.shard)
+    .with_aggregate_type(event::AGGREGATE_TYPE)
     .with_traceparent(traceparent.map(str::to_owned))
 }
 
@@ -272,10 +273,12 @@ async fn apply_batch_on(
         };
         to_mail.push((ev, p.envelope.traceparent.clone()));
     }
-    for &chain in &corrupt {
+    for chain in &corrupt {
         batch.exclude(chain);
     }
-    to_mail.retain(|(ev, _)| !corrupt.contains(&Chain::new(ev.shard, ev.order_id)));
+    to_mail.retain(|(ev, _)| {
+        !corrupt.contains(&Chain::new(ev.shard, event::AGGREGATE_TYPE, ev.order_id))
+    });
     let mails: Vec<db::OwnedMail> = to_mail
         .iter()
         .map(|(ev, tp)| {

@@ -5,7 +5,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Names, Publisher, changed, config, created, eventually, start};
+use common::{Names, Publisher, SmtpSink, changed, config, created, eventually, start};
+use mail_svc::config::MailerKind;
 use outbox_proto::{mail::v1::MailState, orders::v1::OrderStatus};
 
 const EMAIL: &str = "taro@example.jp";
@@ -334,6 +335,74 @@ async fn equal_seqs_of_two_shards_are_two_events_each_mailed_once() {
             (1, 11, "order-event-1-11".to_owned())
         ]
     );
+    svc.stop().await;
+    names.cleanup().await;
+}
+
+/// Retention deletes sent mails (MAIL_RETENTION), yet a redelivery of their events is still a
+/// duplicate: the order's watermark recognises it, not the mail row. No second mail reaches the
+/// SMTP server, the order's next event is mailed as usual, and `processed` still counts the
+/// pruned mails.
+#[tokio::test]
+async fn a_redelivered_event_whose_mail_was_pruned_is_still_a_duplicate() {
+    let sink = SmtpSink::start().await;
+    let names = Names::new();
+    let mut cfg = config(&names);
+    cfg.mailer = MailerKind::Smtp;
+    cfg.smtp_url = format!("smtp://{}", sink.addr).into();
+    cfg.mail_retention = Duration::from_secs(1);
+    let svc = start(cfg).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+
+    publisher.proto(&created(1, 70, EMAIL)).await;
+    publisher
+        .proto(&changed(2, 1, 70, OrderStatus::Paid, EMAIL))
+        .await;
+    eventually("both mails sent", 60, || async {
+        (sink.mails().len() == 2).then_some(())
+    })
+    .await;
+    eventually("both mails pruned", 60, || async {
+        svc.mails(70).await.is_empty().then_some(())
+    })
+    .await;
+    let pruned: i64 = sqlx::query_scalar(
+        "select coalesce(sum(value), 0)::bigint from counters where name = 'pruned'",
+    )
+    .fetch_one(&svc.pool)
+    .await
+    .expect("counter");
+    assert_eq!(pruned, 2);
+    assert_eq!(svc.status().await.processed, 2, "pruned mails still count");
+
+    // Both events again (a redelivery, a replay from the broker), then the order's next one.
+    publisher.proto(&created(1, 70, EMAIL)).await;
+    publisher
+        .proto(&changed(2, 1, 70, OrderStatus::Paid, EMAIL))
+        .await;
+    eventually("both redeliveries skipped", 60, || async {
+        (svc.status().await.skipped == 2).then_some(())
+    })
+    .await;
+    publisher
+        .proto(&changed(3, 2, 70, OrderStatus::Shipped, EMAIL))
+        .await;
+    eventually("the next event mailed", 60, || async {
+        (sink.mails().len() == 3).then_some(())
+    })
+    .await;
+    let keys: Vec<String> = sink
+        .mails()
+        .iter()
+        .filter_map(|m| m.header("X-Idempotency-Key"))
+        .collect();
+    assert_eq!(
+        keys,
+        ["order-event-1", "order-event-2", "order-event-3"],
+        "one mail per event, no second one for the pruned"
+    );
+    let status = svc.status().await;
+    assert_eq!((status.processed, status.skipped), (3, 2));
     svc.stop().await;
     names.cleanup().await;
 }

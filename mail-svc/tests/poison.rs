@@ -4,7 +4,7 @@
 mod common;
 
 use common::{Names, Publisher, changed, config, created, eventually, start, take_dead_letters};
-use lapin::BasicProperties;
+use lapin::{BasicProperties, types::AMQPValue};
 use outbox_proto::orders::v1::OrderStatus;
 use prost::Message;
 
@@ -165,6 +165,52 @@ async fn a_shard_header_that_names_no_shard_is_dead_lettered() {
     .await;
     assert_eq!((s.processed, s.skipped), (0, 0));
     assert!(svc.mails(300).await.is_empty() && svc.mails(301).await.is_empty());
+    svc.stop().await;
+    names.cleanup().await;
+}
+
+/// An event of another aggregate type that shares an order's id is another chain, never an
+/// order's: dead-lettered with its reason, while the order's own first event is mailed (it is
+/// not taken for "a second first event").
+#[tokio::test]
+async fn another_aggregate_type_sharing_an_orders_id_is_dead_lettered() {
+    let names = Names::new();
+    let svc = start(config(&names)).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+
+    let invoice = created(21, 310, EMAIL);
+    let mut props = Publisher::relay_properties(&invoice, None);
+    let mut headers = props.headers().clone().unwrap_or_default();
+    headers.insert(
+        "aggregate_type".into(),
+        AMQPValue::LongString("invoice".into()),
+    );
+    props = props
+        .with_message_id("invoice-21".into())
+        .with_headers(headers);
+    publisher
+        .raw(
+            Publisher::routing_key(&invoice.r#type),
+            &invoice.encode_to_vec(),
+            props,
+        )
+        .await;
+    let dead = take_dead_letters(&names.dead_letter_queue(), 1).await;
+    assert!(
+        dead[0]
+            .reason
+            .contains("aggregate_type \"invoice\" is not \"order\""),
+        "{:?}",
+        dead[0].reason
+    );
+    // The order with the same id: its first event is mailed.
+    publisher.proto(&created(22, 310, EMAIL)).await;
+    let mails = eventually("mailed", 60, || async {
+        let m = svc.mails(310).await;
+        (!m.is_empty()).then_some(m)
+    })
+    .await;
+    assert_eq!(mails.len(), 1);
     svc.stop().await;
     names.cleanup().await;
 }

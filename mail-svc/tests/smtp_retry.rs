@@ -1,7 +1,8 @@
 //! Per-mail outcomes against a real (in-process) SMTP server: a temporary rejection of one
 //! recipient (greylisting) defers only that mail and its order's later mails, on the mail's own
 //! retry schedule, while every other order's mail goes out; a rejection of a recipient or of a
-//! message fails only that mail.
+//! message fails only that mail; an operator's retry puts a failed mail back before its order's
+//! later mails.
 
 mod common;
 mod faulty_smtp;
@@ -11,7 +12,15 @@ use std::time::{Duration, Instant};
 use common::{Names, Publisher, changed, config, created, eventually, start};
 use faulty_smtp::FaultySmtp;
 use mail_svc::config::MailerKind;
-use outbox_proto::{mail::v1::MailState, orders::v1::OrderStatus};
+use outbox_kit::admin::AdminToken;
+use outbox_proto::{
+    mail::{
+        admin::v1::{MailFilter, RetryMailsRequest, mail_admin_client::MailAdminClient},
+        v1::MailState,
+    },
+    orders::v1::OrderStatus,
+};
+use tonic::{Request, transport::Channel};
 
 const GREY: &str = "grey@example.com";
 
@@ -184,6 +193,84 @@ async fn a_rejected_recipient_or_message_fails_only_that_mail() {
         (svc.status().await.unsent_mails == 0).then_some(())
     })
     .await;
+    svc.stop().await;
+    names.cleanup().await;
+}
+
+/// `RetryMails` puts a FAILED mail back in the queue as if it had never failed: before its
+/// order's later mail, which the server deferred and which waits for its next attempt (the
+/// order's next mail to send until then, see migration 0006).
+#[tokio::test]
+async fn a_retried_mail_goes_before_its_orders_later_mail() {
+    const WHO: &str = "moved@example.com";
+    const TOKEN: &str = "retry-test-admin-token";
+    let smtp = FaultySmtp::start().await;
+    smtp.rcpt_reply(WHO, Some("550 5.1.1 no such user"));
+    let names = Names::new();
+    let mut cfg = config(&names);
+    cfg.mailer = MailerKind::Smtp;
+    cfg.smtp_url = format!("smtp://{}", smtp.addr).into();
+    cfg.admin_token = AdminToken::new(Some(TOKEN.to_owned()));
+    let svc = start(cfg).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+
+    publisher.proto(&created(1, 1, WHO)).await;
+    eventually("the first mail failed", 60, || async {
+        let m = svc.mails(1).await;
+        (m.len() == 1 && m[0].state == MailState::Failed as i32).then_some(())
+    })
+    .await;
+    smtp.rcpt_reply(WHO, Some("452 4.2.2 mailbox full"));
+    publisher
+        .proto(&changed(2, 1, 1, OrderStatus::Paid, WHO))
+        .await;
+    // Three deferrals: its next attempt is 2-4 s away, so no mailer holds it while the retry
+    // below runs.
+    eventually("the second mail deferred three times", 60, || async {
+        let m = svc.mails(1).await;
+        (m.len() == 2 && m[1].attempts >= 3).then_some(())
+    })
+    .await;
+
+    // The mailbox is fixed; the operator retries the first mail.
+    smtp.rcpt_reply(WHO, None);
+    let mut admin = MailAdminClient::new(
+        Channel::from_shared(format!("http://{}", svc.grpc_addr))
+            .expect("uri")
+            .connect()
+            .await
+            .expect("admin connects"),
+    );
+    let mut request = Request::new(RetryMailsRequest {
+        filter: Some(MailFilter {
+            seqs: vec![1],
+            ..MailFilter::default()
+        }),
+        reason: "mailbox restored".into(),
+    });
+    request.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {TOKEN}").parse().expect("metadata"),
+    );
+    let retried = admin
+        .retry_mails(request)
+        .await
+        .expect("RetryMails")
+        .into_inner();
+    assert_eq!(retried.retried, [1]);
+    eventually("both mails delivered", 60, || async {
+        (smtp.accepted_seqs(WHO).len() == 2).then_some(())
+    })
+    .await;
+    assert_eq!(smtp.accepted_seqs(WHO), [1, 2], "in chain order");
+    let mails = eventually("both marked sent", 60, || async {
+        let m = svc.mails(1).await;
+        m.iter()
+            .all(|m| m.state == MailState::Sent as i32)
+            .then_some(m)
+    })
+    .await;
+    assert_eq!(mails[0].attempts, 2, "{:?}", mails[0]);
     svc.stop().await;
     names.cleanup().await;
 }

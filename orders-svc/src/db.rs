@@ -406,4 +406,13 @@ mod tests {
         let trigger = squash(&super::outbox().table().heads_trigger_sql());
         assert!(migration.contains(&trigger), "{trigger}");
     }
+
+    /// Migration 0005 is the crate's second migration (the relay's read floor) for `outbox`.
+    #[test]
+    fn migration_0005_is_the_crates_read_floor() {
+        let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let migration = squash(include_str!("../migrations/0005_outbox_read_floor.sql"));
+        let floor = squash(&super::outbox().table().read_floor_sql());
+        assert!(migration.contains(&floor), "{floor}");
+    }
 }

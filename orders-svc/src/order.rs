@@ -4,9 +4,6 @@ use outbox_proto::orders::v1::OrderStatus;
 
 use crate::error::Error;
 
-/// The longest customer email we accept (the SMTP path limit).
-pub const MAX_EMAIL_LEN: usize = outbox_kit::email::MAX_LEN;
-
 /// A defined order status (never UNSPECIFIED).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {

@@ -46,6 +46,7 @@ pub fn combine(shards: &[Snapshot]) -> Snapshot {
         quarantined: a.quarantined + s.quarantined,
         quarantined_total: a.quarantined_total + s.quarantined_total,
         refused_total: a.refused_total + s.refused_total,
+        oldest_writer_age_ms: a.oldest_writer_age_ms.max(s.oldest_writer_age_ms),
     })
 }
 

@@ -15,7 +15,7 @@ pub(crate) struct Sql {
     take_successor: SqlStr,
     state: SqlStr,
     held_count: SqlStr,
-    held_shards: SqlStr,
+    held_chains: SqlStr,
     pub(crate) progress: String,
     pub(crate) held: String,
     pub(crate) column: String,
@@ -30,15 +30,16 @@ impl Sql {
         let (p, h, a) = (t.progress(), t.held(), t.aggregate_column());
         Self {
             watermark: sql(format!(
-                "select last_seq from {p} where shard = $1 and {a} = $2"
+                "select last_seq from {p} where shard = $1 and aggregate_type = $2 and {a} = $3"
             )),
             set_watermark: sql(format!(
-                "insert into {p} (shard, {a}, last_seq) values ($1, $2, $3)
-                 on conflict (shard, {a}) do update set last_seq = excluded.last_seq"
+                "insert into {p} (shard, aggregate_type, {a}, last_seq) values ($1, $2, $3, $4)
+                 on conflict (shard, aggregate_type, {a})
+                 do update set last_seq = excluded.last_seq"
             )),
             hold: sql(format!(
-                "insert into {h} (shard, {a}, seq, prev_seq, event, traceparent)
-                 values ($1, $2, $3, $4, $5, $6)
+                "insert into {h} (shard, aggregate_type, {a}, seq, prev_seq, event, traceparent)
+                 values ($1, $2, $3, $4, $5, $6, $7)
                  on conflict (shard, seq) do nothing"
             )),
             // The lowest seq if a faulty producer forked the chain.
@@ -46,22 +47,26 @@ impl Sql {
                 "delete from {h}
                   where shard = $1
                     and seq = (select seq from {h}
-                                where shard = $1 and {a} = $2 and prev_seq = $3
+                                where shard = $1 and aggregate_type = $2 and {a} = $3
+                                  and prev_seq = $4
                                 order by seq limit 1)
                  returning seq, prev_seq, event, traceparent"
             )),
             // One snapshot, taken after the locks: each chain's watermark and held events.
             state: sql(format!(
-                "select o.shard, o.id, p.last_seq, h.seq, h.prev_seq, h.event, h.traceparent
-                   from unnest($1::integer[], $2::bigint[]) as o(shard, id)
-                   left join {p} p on p.shard = o.shard and p.{a} = o.id
-                   left join {h} h on h.shard = o.shard and h.{a} = o.id"
+                "select o.shard, o.type, o.id, p.last_seq, h.seq, h.prev_seq, h.event,
+                        h.traceparent
+                   from unnest($1::integer[], $2::text[], $3::bigint[]) as o(shard, type, id)
+                   left join {p} p
+                     on p.shard = o.shard and p.aggregate_type = o.type and p.{a} = o.id
+                   left join {h} h
+                     on h.shard = o.shard and h.aggregate_type = o.type and h.{a} = o.id"
             )),
             held_count: sql(format!(
-                "select count(*) from {h} where shard = $1 and {a} = $2"
+                "select count(*) from {h} where shard = $1 and aggregate_type = $2 and {a} = $3"
             )),
-            held_shards: sql(format!(
-                "select distinct shard from {h} where {a} = $1 order by shard"
+            held_chains: sql(format!(
+                "select distinct shard, aggregate_type from {h} where {a} = $1 order by 1, 2"
             )),
             progress: p.to_owned(),
             held: h.to_owned(),
@@ -99,10 +104,11 @@ impl Sql {
     pub(crate) async fn watermark(
         &self,
         conn: &mut PgConnection,
-        chain: Chain,
+        chain: &Chain,
     ) -> Result<Option<i64>, sqlx::Error> {
         sqlx::query_scalar(self.watermark.clone())
             .bind(chain.shard)
+            .bind(&chain.aggregate_type)
             .bind(chain.aggregate_id)
             .fetch_optional(conn)
             .await
@@ -111,11 +117,12 @@ impl Sql {
     pub(crate) async fn set_watermark(
         &self,
         conn: &mut PgConnection,
-        chain: Chain,
+        chain: &Chain,
         seq: i64,
     ) -> Result<(), sqlx::Error> {
         sqlx::query(self.set_watermark.clone())
             .bind(chain.shard)
+            .bind(&chain.aggregate_type)
             .bind(chain.aggregate_id)
             .bind(seq)
             .execute(conn)
@@ -127,11 +134,12 @@ impl Sql {
     pub(crate) async fn hold(
         &self,
         conn: &mut PgConnection,
-        chain: Chain,
+        chain: &Chain,
         held: &Held,
     ) -> Result<bool, sqlx::Error> {
         let done = sqlx::query(self.hold.clone())
             .bind(chain.shard)
+            .bind(&chain.aggregate_type)
             .bind(chain.aggregate_id)
             .bind(held.seq)
             .bind(held.prev_seq)
@@ -145,12 +153,13 @@ impl Sql {
     pub(crate) async fn take_successor(
         &self,
         conn: &mut PgConnection,
-        chain: Chain,
+        chain: &Chain,
         prev_seq: i64,
     ) -> Result<Option<Held>, sqlx::Error> {
         let row: Option<(i64, i64, Vec<u8>, Option<String>)> =
             sqlx::query_as(self.take_successor.clone())
                 .bind(chain.shard)
+                .bind(&chain.aggregate_type)
                 .bind(chain.aggregate_id)
                 .bind(prev_seq)
                 .fetch_optional(conn)
@@ -166,21 +175,22 @@ impl Sql {
     pub(crate) async fn held_count(
         &self,
         conn: &mut PgConnection,
-        chain: Chain,
+        chain: &Chain,
     ) -> Result<i64, sqlx::Error> {
         sqlx::query_scalar(self.held_count.clone())
             .bind(chain.shard)
+            .bind(&chain.aggregate_type)
             .bind(chain.aggregate_id)
             .fetch_one(conn)
             .await
     }
 
-    pub(crate) async fn held_shards(
+    pub(crate) async fn held_chains(
         &self,
         conn: &mut PgConnection,
         aggregate_id: i64,
-    ) -> Result<Vec<i32>, sqlx::Error> {
-        sqlx::query_scalar(self.held_shards.clone())
+    ) -> Result<Vec<(i32, String)>, sqlx::Error> {
+        sqlx::query_as(self.held_chains.clone())
             .bind(aggregate_id)
             .fetch_all(conn)
             .await
@@ -194,6 +204,7 @@ impl Sql {
     ) -> Result<(HashMap<Chain, i64>, HashMap<Chain, Vec<Held>>), sqlx::Error> {
         type Row = (
             i32,
+            String,
             i64,
             Option<i64>,
             Option<i64>,
@@ -202,18 +213,20 @@ impl Sql {
             Option<String>,
         );
         let shards: Vec<i32> = chains.iter().map(|c| c.shard).collect();
+        let types: Vec<&str> = chains.iter().map(|c| c.aggregate_type.as_str()).collect();
         let ids: Vec<i64> = chains.iter().map(|c| c.aggregate_id).collect();
         let rows: Vec<Row> = sqlx::query_as(self.state.clone())
             .bind(&shards)
+            .bind(&types)
             .bind(&ids)
             .fetch_all(conn)
             .await?;
         let mut watermarks = HashMap::new();
         let mut held: HashMap<Chain, Vec<Held>> = HashMap::new();
-        for (shard, id, last_seq, seq, prev_seq, payload, traceparent) in rows {
-            let chain = Chain::new(shard, id);
+        for (shard, aggregate_type, id, last_seq, seq, prev_seq, payload, traceparent) in rows {
+            let chain = Chain::new(shard, aggregate_type, id);
             if let Some(w) = last_seq {
-                watermarks.insert(chain, w);
+                watermarks.insert(chain.clone(), w);
             }
             if let (Some(seq), Some(prev_seq), Some(payload)) = (seq, prev_seq, payload) {
                 held.entry(chain).or_default().push(Held {

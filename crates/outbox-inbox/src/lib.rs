@@ -72,6 +72,11 @@
 
 #![warn(missing_docs)]
 
+// The foreign crates this API takes and returns, re-exported so a user's versions always match.
+#[cfg(feature = "amqp")]
+pub use lapin;
+pub use sqlx;
+
 #[cfg(feature = "amqp")]
 pub mod amqp;
 mod db;
@@ -172,8 +177,11 @@ pub trait Handler {
 pub struct Envelope {
     /// The producer's shard the event comes from: its outbox's database, when the producer
     /// writes to several (0 for one). Seqs are unique per outbox, so `(shard, seq)` is the
-    /// event's identity and `(shard, aggregate_id)` its chain's.
+    /// event's identity and `(shard, aggregate_type, aggregate_id)` its chain's.
     pub shard: i32,
+    /// What kind of aggregate it belongs to (the outbox row's `aggregate_type`; empty when the
+    /// producer does not say). Types may share ids: each `(type, id)` is a chain of its own.
+    pub aggregate_type: String,
     /// The aggregate whose chain the event belongs to.
     pub aggregate_id: i64,
     /// The event's seq: unique per outbox (per shard), its idempotency key.
@@ -191,6 +199,7 @@ impl Envelope {
     pub fn new(aggregate_id: i64, seq: i64, prev_seq: Option<i64>, payload: Vec<u8>) -> Self {
         Self {
             shard: 0,
+            aggregate_type: String::new(),
             aggregate_id,
             seq,
             prev_seq,
@@ -206,9 +215,15 @@ impl Envelope {
         self
     }
 
-    /// Its chain: its aggregate in its shard.
+    /// Of aggregate type `aggregate_type` (default empty: a producer that does not say).
+    pub fn with_aggregate_type(mut self, aggregate_type: impl Into<String>) -> Self {
+        self.aggregate_type = aggregate_type.into();
+        self
+    }
+
+    /// Its chain: its aggregate (type and id) in its shard.
     pub fn chain(&self) -> Chain {
-        Chain::new(self.shard, self.aggregate_id)
+        Chain::new(self.shard, self.aggregate_type.clone(), self.aggregate_id)
     }
 
     /// The trace context it arrived with.
@@ -218,21 +233,25 @@ impl Envelope {
     }
 }
 
-/// The chain an event belongs to: its aggregate in its producer's shard. Everything the inbox
-/// keeps is per chain: the watermark, the held events, the order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// The chain an event belongs to: its aggregate (type and id) in its producer's shard, as the
+/// outbox chains events per `(aggregate_type, aggregate_id)`. Everything the inbox keeps is per
+/// chain: the watermark, the held events, the order.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Chain {
     /// The producer's shard (0 for a producer with one outbox).
     pub shard: i32,
+    /// The aggregate's type.
+    pub aggregate_type: String,
     /// The aggregate.
     pub aggregate_id: i64,
 }
 
 impl Chain {
-    /// Aggregate `aggregate_id` of shard `shard`.
-    pub fn new(shard: i32, aggregate_id: i64) -> Self {
+    /// Aggregate `aggregate_id` of type `aggregate_type` in shard `shard`.
+    pub fn new(shard: i32, aggregate_type: impl Into<String>, aggregate_id: i64) -> Self {
         Self {
             shard,
+            aggregate_type: aggregate_type.into(),
             aggregate_id,
         }
     }
@@ -263,7 +282,7 @@ impl Held {
         }
     }
 
-    fn into_envelope(self, chain: Chain) -> Envelope {
+    fn into_envelope(self, chain: &Chain) -> Envelope {
         Envelope::new(
             chain.aggregate_id,
             self.seq,
@@ -271,6 +290,7 @@ impl Held {
             self.payload,
         )
         .with_shard(chain.shard)
+        .with_aggregate_type(chain.aggregate_type.clone())
         .with_traceparent(self.traceparent)
     }
 }
@@ -283,6 +303,8 @@ impl Held {
 pub struct Conflict {
     /// The aggregate's shard.
     pub shard: i32,
+    /// The aggregate's type.
+    pub aggregate_type: String,
     /// The aggregate.
     pub aggregate_id: i64,
     /// Its watermark when the event was judged.
@@ -298,11 +320,18 @@ impl Conflict {
     pub fn new(aggregate_id: i64, watermark: Option<i64>, seq: i64, prev_seq: Option<i64>) -> Self {
         Self {
             shard: 0,
+            aggregate_type: String::new(),
             aggregate_id,
             watermark,
             seq,
             prev_seq,
         }
+    }
+
+    /// The same conflict for aggregate type `aggregate_type`.
+    pub fn of_type(mut self, aggregate_type: impl Into<String>) -> Self {
+        self.aggregate_type = aggregate_type.into();
+        self
     }
 
     /// The same conflict in shard `shard`.
@@ -314,6 +343,7 @@ impl Conflict {
     fn of(ev: &Envelope, watermark: Option<i64>) -> Self {
         Self {
             shard: ev.shard,
+            aggregate_type: ev.aggregate_type.clone(),
             aggregate_id: ev.aggregate_id,
             watermark,
             seq: ev.seq,
@@ -403,6 +433,27 @@ impl Inbox {
         &self.tables
     }
 
+    /// Takes, in the caller's transaction, the locks [`Inbox::apply`] and [`Inbox::batch`] take
+    /// on these aggregates (ascending, in one statement; `aggregate_ids` in any order, repeats
+    /// allowed), held until the transaction ends. For a writer of the caller's own state that
+    /// the handler reads and that must not interleave with the processing of these aggregates'
+    /// events: e.g. mail-svc's mailer, which moves an order's "next mail to send" while a
+    /// handler may be queueing the order's next mail. Take them in a statement before the ones
+    /// that read that state, so that their snapshot is taken after the locks.
+    pub async fn lock_aggregates(
+        &self,
+        conn: &mut PgConnection,
+        aggregate_ids: &[i64],
+    ) -> Result<(), sqlx::Error> {
+        let mut ids = aggregate_ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        db::lock_all(conn, &ids).await
+    }
+
     /// Applies one delivered event in the caller's transaction: takes the aggregate's lock, then
     /// skips it (a duplicate), holds it (early), reports a conflict (nothing written), or calls
     /// `handler` for it and for every held successor it releases, in chain order, and moves the
@@ -416,7 +467,7 @@ impl Inbox {
     where
         H: Handler<Error = E>,
     {
-        let id = envelope.chain();
+        let id = &envelope.chain();
         db::lock(conn, id.aggregate_id).await?;
         let watermark = self.sql.watermark(conn, id).await?;
         Ok(match decide(watermark, envelope.seq, envelope.prev_seq) {
@@ -451,7 +502,7 @@ impl Inbox {
     async fn release_from<E, H>(
         &self,
         conn: &mut PgConnection,
-        id: Chain,
+        id: &Chain,
         mut last: i64,
         seqs: &mut Vec<i64>,
         handler: &mut H,
@@ -484,15 +535,15 @@ impl Inbox {
     where
         H: Handler<Error = E>,
     {
-        let id = chain;
+        let id = &chain;
         db::lock(conn, id.aggregate_id).await?;
         let mut out = Released::default();
         if self.sql.held_count(conn, id).await? == 0 {
             return Ok(out);
         }
         let start = self.sql.watermark(conn, id).await?;
-        let (_, mut held) = self.sql.state(conn, &[id]).await?;
-        let mut held = held.remove(&id).unwrap_or_default();
+        let (_, mut held) = self.sql.state(conn, std::slice::from_ref(id)).await?;
+        let mut held = held.remove(id).unwrap_or_default();
         let mut w = start;
         // The held event the chain waits on: the lowest predecessor above the watermark.
         while let Some(gap) = held
@@ -515,17 +566,18 @@ impl Inbox {
         Ok(out)
     }
 
-    /// The chains of `aggregate_id` that have held events, one per shard that has (for an
-    /// operator who knows the aggregate, not its shard; see [`Inbox::release_held`]).
+    /// The chains of `aggregate_id` that have held events, one per shard and aggregate type
+    /// that has (for an operator who knows the aggregate, not its shard; see
+    /// [`Inbox::release_held`]).
     pub async fn held_chains(
         &self,
         conn: &mut PgConnection,
         aggregate_id: i64,
     ) -> Result<Vec<Chain>, sqlx::Error> {
-        let shards = self.sql.held_shards(conn, aggregate_id).await?;
-        Ok(shards
+        let chains = self.sql.held_chains(conn, aggregate_id).await?;
+        Ok(chains
             .into_iter()
-            .map(|shard| Chain::new(shard, aggregate_id))
+            .map(|(shard, aggregate_type)| Chain::new(shard, aggregate_type, aggregate_id))
             .collect())
     }
 
@@ -549,14 +601,14 @@ impl Inbox {
         let (watermarks, mut held) = self.sql.state(conn, &chains).await?;
         let plans = chains
             .iter()
-            .map(|&chain| {
+            .map(|chain| {
                 let events: Vec<usize> = (0..envelopes.len())
-                    .filter(|&n| envelopes[n].chain() == chain)
+                    .filter(|&n| envelopes[n].chain() == *chain)
                     .collect();
-                let stored = held.remove(&chain).unwrap_or_default();
+                let stored = held.remove(chain).unwrap_or_default();
                 plan_aggregate(
-                    chain,
-                    watermarks.get(&chain).copied(),
+                    chain.clone(),
+                    watermarks.get(chain).copied(),
                     stored,
                     envelopes,
                     &events,
@@ -637,8 +689,8 @@ impl Batch<'_, '_> {
     /// Leaves `chain`'s events out of the batch: nothing is written for them and their
     /// outcomes are `None` (e.g. your handler cannot process one of its released events: apply
     /// them on their own with [`Inbox::apply`], which reports the error).
-    pub fn exclude(&mut self, chain: Chain) {
-        self.plans.retain(|p| p.chain != chain);
+    pub fn exclude(&mut self, chain: &Chain) {
+        self.plans.retain(|p| p.chain != *chain);
     }
 
     /// Writes the batch in ONE statement and returns each event's outcome (by its index; `None`
@@ -656,7 +708,8 @@ impl Batch<'_, '_> {
         let sql = &self.inbox.sql;
         let (p, h, a) = (&sql.progress, &sql.held, &sql.column);
         let (mut released_shards, mut released) = (Vec::new(), Vec::new());
-        let (mut w_shards, mut w_ids, mut w_seqs) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut w_shards, mut w_types, mut w_ids, mut w_seqs) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut holds = Holds::default();
         let mut outcomes: Vec<Option<Outcome>> = vec![None; self.envelopes.len()];
         for plan in &self.plans {
@@ -670,6 +723,7 @@ impl Batch<'_, '_> {
                 && let Some(w) = plan.watermark
             {
                 w_shards.push(plan.chain.shard);
+                w_types.push(plan.chain.aggregate_type.as_str());
                 w_ids.push(plan.chain.aggregate_id);
                 w_seqs.push(w);
             }
@@ -687,25 +741,31 @@ impl Batch<'_, '_> {
         q.push("::integer[], ");
         q.push_bind(&released);
         q.push(format!(
-            "::bigint[]))), moved as (insert into {p} (shard, {a}, last_seq) select * from unnest("
+            "::bigint[]))), moved as (insert into {p} (shard, aggregate_type, {a}, last_seq) \
+             select * from unnest("
         ));
         q.push_bind(&w_shards);
         q.push("::integer[], ");
+        q.push_bind(&w_types);
+        q.push("::text[], ");
         q.push_bind(&w_ids);
         q.push("::bigint[], ");
         q.push_bind(&w_seqs);
         q.push(format!(
-            "::bigint[]) on conflict (shard, {a}) do update set last_seq = excluded.last_seq),\n"
+            "::bigint[]) on conflict (shard, aggregate_type, {a}) \
+             do update set last_seq = excluded.last_seq),\n"
         ));
         extra(&mut q);
         q.push(format!(
-            "\nheld as (insert into {h} (shard, seq, {a}, prev_seq, event, traceparent) \
-             select * from unnest("
+            "\nheld as (insert into {h} (shard, seq, aggregate_type, {a}, prev_seq, event, \
+             traceparent) select * from unnest("
         ));
         q.push_bind(&holds.shards);
         q.push("::integer[], ");
         q.push_bind(&holds.seqs);
         q.push("::bigint[], ");
+        q.push_bind(&holds.types);
+        q.push("::text[], ");
         q.push_bind(&holds.ids);
         q.push("::bigint[], ");
         q.push_bind(&holds.prevs);
@@ -740,6 +800,7 @@ impl Batch<'_, '_> {
 struct Holds<'e> {
     shards: Vec<i32>,
     seqs: Vec<i64>,
+    types: Vec<&'e str>,
     ids: Vec<i64>,
     prevs: Vec<i64>,
     events: Vec<&'e [u8]>,
@@ -750,6 +811,7 @@ impl<'e> Holds<'e> {
     fn push(&mut self, e: &'e Envelope) {
         self.shards.push(e.shard);
         self.seqs.push(e.seq);
+        self.types.push(&e.aggregate_type);
         self.ids.push(e.aggregate_id);
         self.prevs.push(e.prev_seq.unwrap_or_default());
         self.events.push(&e.payload);

@@ -91,7 +91,7 @@ pub fn plan_aggregate(
                     .map(|(pos, _)| pos)
                 {
                     let step = match waiting.remove(pos) {
-                        Waiting::Stored(h) => Step::Released(h.into_envelope(chain)),
+                        Waiting::Stored(h) => Step::Released(h.into_envelope(&plan.chain)),
                         Waiting::Batch { index } => Step::Item(index),
                     };
                     last = match &step {
@@ -140,7 +140,7 @@ mod tests {
 
     fn plan(watermark: Option<i64>, stored: Vec<Held>, events: &[Envelope]) -> Planned {
         let idx: Vec<usize> = (0..events.len()).collect();
-        let p = plan_aggregate(Chain::new(0, 7), watermark, stored, events, &idx);
+        let p = plan_aggregate(Chain::new(0, "", 7), watermark, stored, events, &idx);
         assert_eq!(p.outcomes.len(), events.len());
         let seq = |s: &Step| match s {
             Step::Item(i) => events[*i].seq,
@@ -223,7 +223,7 @@ mod tests {
     #[test]
     fn released_payloads_are_the_stored_ones() {
         let p = plan_aggregate(
-            Chain::new(0, 7),
+            Chain::new(0, "", 7),
             Some(1),
             vec![stored(3, 2)],
             &[ev(2, Some(1))],

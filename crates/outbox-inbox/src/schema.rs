@@ -7,6 +7,10 @@
 //!   "seq <= watermark": deduplication never expires and the table holds one row per aggregate;
 //! - `P_held`: events that arrived before their predecessor, kept until it is processed.
 //!
+//! Neither grows with the events processed: progress rows with the aggregates, held rows only
+//! while their predecessor is missing. No retention is needed, and none may touch the progress
+//! table (its rows are the deduplication record); see the README's "Retention and vacuum".
+//!
 //! A service that already has tables of this shape under other names (mail-svc's
 //! `order_progress` and `held_events`, keyed by `order_id`) names them with
 //! [`Tables::existing`] instead of migrating.
@@ -85,10 +89,11 @@ impl Tables {
 
     /// Tables a service created itself, with the columns of [`Tables::migration_sql`] except
     /// that the aggregate id column is called `aggregate_column` in both: the watermark table
-    /// `progress` (`shard integer, aggregate_column bigint, last_seq bigint not null`, primary
-    /// key `(shard, aggregate_column)`) and the held table `held` (`shard integer, seq bigint,
-    /// aggregate_column bigint, prev_seq bigint, event bytea, traceparent text, held_at
-    /// timestamptz default now()`, primary key `(shard, seq)`). Such an inbox has no
+    /// `progress` (`shard integer, aggregate_type text, aggregate_column bigint, last_seq bigint
+    /// not null`, primary key `(shard, aggregate_type, aggregate_column)`) and the held table
+    /// `held` (`shard integer, seq bigint, aggregate_type text, aggregate_column bigint,
+    /// prev_seq bigint, event bytea, traceparent text, held_at timestamptz default now()`,
+    /// primary key `(shard, seq)`). Such an inbox has no
     /// migrator of its own ([`Tables::migrator`] refuses it): its owner migrates it.
     pub fn existing(progress: &str, held: &str, aggregate_column: &str) -> Result<Self, Error> {
         split(progress)?;
@@ -123,7 +128,12 @@ impl Tables {
     /// and aggregate). Paste it into a migration of your own when you want one migration
     /// history, or run [`Tables::migrator`].
     pub fn migration_sql(&self) -> String {
-        format!("{}\n{}", self.create_sql(), self.shard_sql())
+        format!(
+            "{}\n{}\n{}",
+            self.create_sql(),
+            self.shard_sql(),
+            self.aggregate_type_sql()
+        )
     }
 
     /// Migration 1: the tables, keyed by aggregate and seq alone.
@@ -186,6 +196,30 @@ create index {}_successor on {held} (shard, {agg}, prev_seq);
         )
     }
 
+    /// Migration 3: the outbox chains events per `(aggregate_type, aggregate_id)`, and types may
+    /// share ids, so a chain is (shard, aggregate type, aggregate). Rows stored before have the
+    /// empty type, which is what an envelope without an `aggregate_type` header carries; an
+    /// inbox that received typed events before this migration sets their type itself (see the
+    /// CHANGELOG).
+    fn aggregate_type_sql(&self) -> String {
+        let (progress, held, agg) = (&self.progress, &self.held, &self.aggregate_column);
+        let index = self.index_prefix();
+        let old_index = match &self.schema {
+            Some(s) => format!("{s}.{index}"),
+            None => index.clone(),
+        };
+        let progress_pkey = format!("{}_progress_pkey", self.prefix);
+        format!(
+            "\
+alter table {progress} add column aggregate_type text not null default '',
+    drop constraint {progress_pkey}, add primary key (shard, aggregate_type, {agg});
+alter table {held} add column aggregate_type text not null default '';
+drop index {old_index}_successor;
+create index {index}_successor on {held} (shard, aggregate_type, {agg}, prev_seq);
+"
+        )
+    }
+
     fn index_prefix(&self) -> String {
         if self.prefix.is_empty() {
             "held".to_owned()
@@ -216,6 +250,7 @@ create index {}_successor on {held} (shard, {agg}, prev_seq);
         let migrations = vec![
             migration(1, "create inbox", self.create_sql()),
             migration(2, "key by shard", self.shard_sql()),
+            migration(3, "key by aggregate type", self.aggregate_type_sql()),
         ];
         let mut migrator = Migrator::with_migrations(migrations);
         let history = match &self.schema {

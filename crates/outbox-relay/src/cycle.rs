@@ -43,6 +43,7 @@ use crate::{
     Settings,
     db::{self, OutboxRow, Queries},
     error::Error,
+    floor::Reader,
     lease::{self, Attempt, Lease, Unproven},
     publisher::{Encoder, Outcome, Outgoing, Publisher},
     status::Status,
@@ -62,6 +63,8 @@ pub(crate) struct Relay {
     /// `cfg.amqp_url`'s addresses: a reconnect moves on from the node it lost.
     broker: Failover,
     queries: Arc<Queries>,
+    /// Reads from the read floor (see [`crate::floor`]).
+    reader: Reader,
     encoder: Arc<dyn Encoder>,
     pg: PgConnectOptions,
     pool: PgPool,
@@ -179,10 +182,12 @@ impl Relay {
         let backoff = cfg.backoff();
         let queries = Arc::new(Queries::new(&cfg.table));
         let broker = Failover::new(cfg.amqp_url.clone());
+        let reader = Reader::new(queries.clone(), pool.clone(), status.clone());
         Self {
             cfg,
             broker,
             queries,
+            reader,
             encoder,
             pg,
             pool,
@@ -208,6 +213,8 @@ impl Relay {
         while let Some(lock) = self.acquire_lock().await {
             self.status.set_active(true);
             tracing::info!("relay: active (holding the leader lock)");
+            // The read floor is the term's own: it starts from the table's head.
+            self.reader.reset().await;
             let lost = self.lead(lock).await;
             self.status.set_active(false);
             // A new term starts with no holds and no read-ahead: the next leader's read decides
@@ -441,14 +448,10 @@ impl Relay {
             Some(rows) => (rows, true),
             None => {
                 self.finish_deletes().await?;
-                let rows = db::fetch_batch(
-                    &self.queries,
-                    &self.pool,
-                    self.cfg.batch_size,
-                    &held,
-                    &self.undeleted,
-                )
-                .await?;
+                let rows = self
+                    .reader
+                    .read(self.cfg.batch_size, &held, &self.undeleted, &[])
+                    .await?;
                 (prepare(self.encoder.as_ref(), rows), false)
             }
         };
@@ -502,6 +505,8 @@ impl Relay {
         let ahead = {
             let pool = self.pool.clone();
             let queries = self.queries.clone();
+            let reader = self.reader.clone();
+            let in_flight: Vec<i64> = batch.iter().map(|(r, _)| r.seq).collect();
             let encoder = self.encoder.clone();
             let deleting = self.deleting.take();
             let mut undeleted = self.undeleted.clone();
@@ -514,7 +519,8 @@ impl Relay {
                 let next = if more {
                     // Encoded here too: the CPU work falls into the wait for the confirms.
                     Some(
-                        db::fetch_batch(&queries, &pool, limit, &skip, &undeleted)
+                        reader
+                            .read(limit, &skip, &undeleted, &in_flight)
                             .await
                             .map(|rows| prepare(encoder.as_ref(), rows)),
                     )

@@ -2,7 +2,10 @@
 //!
 //! The read rule: read whatever rows are present in seq order, delete exactly the confirmed
 //! seqs. Never a `seq > last` high-water mark, never `seq <= last` (rows commit out of seq
-//! order). The statements are built once per outbox table ([`Queries::new`]).
+//! order). Reads start at the read floor (see [`crate::floor`]): below it every row is relayed
+//! except a few holes read by key, so a read never walks the rows already relayed (dead rows
+//! that a pinned xmin horizon keeps from vacuum). The statements are built once per outbox table
+//! ([`Queries::new`]).
 
 use chrono::{DateTime, Utc};
 use outbox::{TableName, wire};
@@ -18,6 +21,10 @@ pub const LEADER_LOCK_KEY: i64 = 0x72_656c_6179_7376;
 #[derive(Debug, Clone)]
 pub struct Queries {
     fetch_batch: String,
+    observe: String,
+    collect_holes: String,
+    persist_floor: String,
+    oldest_writer: String,
     quarantine: String,
     quarantined: String,
     delete: String,
@@ -28,18 +35,68 @@ impl Queries {
     /// The statements for the outbox `table` (made by the `outbox` crate).
     pub fn new(table: &TableName) -> Self {
         let (events, quarantine) = (table.events(), table.quarantine());
+        let (floor, holes) = (table.read_floor(), table.holes());
+        let columns = "o.seq, o.aggregate_type, o.aggregate_id, o.event_type, o.prev_seq, \
+                       o.routing_key, o.content_type, o.headers::text as headers, o.payload, \
+                       o.traceparent, o.created_at";
+        // The quarantined aggregates as one array computed before the walk (an init plan): the
+        // walk then reads one table in seq order and stops after the batch, whatever the
+        // statistics say (a join could be planned as a scan of the whole table and a sort).
+        let unheld = format!(
+            "o.aggregate_id <> all($2) \
+             and o.seq <> all($3) \
+             and o.aggregate_id <> all(array(select aggregate_id from {quarantine}))"
+        );
         Self {
+            // Two index walks merged: the holes by key, and the rows from the floor on (each part
+            // ordered and limited on its own, so neither reads past what the batch can take).
             fetch_batch: format!(
-                "select o.seq, o.aggregate_type, o.aggregate_id, o.event_type, o.prev_seq, \
-                        o.routing_key, o.content_type, o.headers::text as headers, o.payload, \
-                        o.traceparent, o.created_at \
-                 from {events} o \
-                 where o.aggregate_id <> all($2) \
-                   and o.seq <> all($3) \
-                   and not exists (select 1 from {quarantine} q \
-                                   where q.aggregate_id = o.aggregate_id) \
-                 order by o.seq limit $1"
+                "select * from ( \
+                   (select {columns} from {events} o where o.seq = any($4) and {unheld}) \
+                   union all \
+                   (select {columns} from {events} o where o.seq >= $5 and {unheld} \
+                    order by o.seq limit $1) \
+                 ) b order by seq limit $1"
             ),
+            // One snapshot: its oldest running transaction id, a fresh id of our own (greater
+            // than every id handed out before), the last seq handed out (read before that id:
+            // see floor::Floor::observe), and which holes are still present or in quarantine (a
+            // row moves between the two atomically, so one snapshot sees it in exactly one).
+            observe: format!(
+                "select pg_snapshot_xmin(pg_current_snapshot())::text::bigint, \
+                        pg_current_xact_id()::text::bigint, \
+                        coalesce(pg_sequence_last_value( \
+                            pg_get_serial_sequence('{events}', 'seq')::regclass), 0), \
+                        array(select seq from {events} where seq = any($1) \
+                              union select seq from {quarantine} where seq < $2)"
+            ),
+            // The rows the floor passes that are still present become holes (walks the rows
+            // relayed since the floor's last move, once), and so do the quarantined seqs it
+            // passes: an operator may move one back (in one snapshot, a row is in exactly one of
+            // the two tables).
+            collect_holes: format!(
+                "with passed as (select seq from {events} where seq >= $1 and seq < $2 \
+                                 union all \
+                                 select seq from {quarantine} where seq >= $1 and seq < $2), \
+                      kept as (insert into {holes} (seq) select seq from passed \
+                               on conflict do nothing) \
+                 select coalesce(array_agg(seq), '{{}}') from passed"
+            ),
+            // After the holes are in (a reader of the figures never sees the floor above a
+            // hole it cannot see); setval writes in place, no dead row per move.
+            persist_floor: format!(
+                "with pruned as (delete from {holes} where seq <> all($2)) \
+                 select setval('{floor}', $1)"
+            ),
+            // The transaction holding the oldest running id (cluster-wide, like the horizon the
+            // floor waits for): age of its transaction, pid, database.
+            oldest_writer: "select extract(epoch from clock_timestamp() - xact_start)::float8, \
+                                   pid, coalesce(datname, '') \
+                            from pg_stat_activity \
+                            where backend_xid is not null and pid <> pg_backend_pid() \
+                              and xact_start is not null \
+                            order by age(backend_xid) desc limit 1"
+                .to_owned(),
             quarantine: format!(
                 "with why as (select * from unnest($1::bigint[], $2::text[]) as w(seq, reason)), \
                       moved as ( \
@@ -54,7 +111,18 @@ impl Queries {
             ),
             quarantined: format!("select count(*) from {quarantine}"),
             delete: format!("delete from {events} where seq = any($1)"),
-            backlog: format!("select count(*), min(created_at) from {events}"),
+            // From the persisted floor on, plus the holes below it (as an array: looked up by
+            // key, never joined against the table): O(backlog), never the rows already relayed.
+            backlog: format!(
+                "select (select count(*) from {events} where seq >= f.floor) \
+                      + (select count(*) from {events} \
+                         where seq = any(array(select seq from {holes} where seq < f.floor))), \
+                        least((select created_at from {events} where seq >= f.floor \
+                               order by seq limit 1), \
+                              (select min(created_at) from {events} \
+                               where seq = any(array(select seq from {holes} where seq < f.floor)))) \
+                 from (select last_value as floor from {floor}) f"
+            ),
         }
     }
 }
@@ -104,24 +172,58 @@ impl OutboxRow {
     }
 }
 
+impl Queries {
+    /// The statement of [`fetch_batch`] (`$1` limit, `$2` orders left out, `$3` seqs left out,
+    /// `$4` holes, `$5` floor), for a test to `EXPLAIN` exactly what the relay runs.
+    pub fn fetch_batch_sql(&self) -> &str {
+        &self.fetch_batch
+    }
+
+    /// The statement of [`backlog`] (no parameters), for a test to `EXPLAIN`.
+    pub fn backlog_sql(&self) -> &str {
+        &self.backlog
+    }
+}
+
+/// Where a read starts: the floor, and the rows below it still to read (by key).
+#[derive(Debug, Clone, Copy)]
+pub struct ReadFrom<'a> {
+    /// Every row below it is relayed, except the holes.
+    pub floor: i64,
+    /// Rows below the floor that may still be present.
+    pub holes: &'a [i64],
+}
+
+impl ReadFrom<'_> {
+    /// The whole table (a new leader's first read; the walk of the head the floor then avoids).
+    pub const START: ReadFrom<'static> = ReadFrom {
+        floor: 1,
+        holes: &[],
+    };
+}
+
 /// The oldest `limit` rows present, leaving out the orders in `skip_orders` (a returned or
 /// nacked event waits for its retry, or the order has an event in the batch being published
 /// right now), the seqs in `skip_seqs` (confirmed, but their delete failed and waits for a
 /// retry) and every order with a row in quarantine (its later events wait for an operator).
 /// Rows that commit later with a smaller seq are simply found by a later read; that is why there
 /// is no `where seq > $last`. Leaving the stuck orders out *in the query* is what keeps a few
-/// hundred of them at the head of the table from filling every batch.
+/// hundred of them at the head of the table from filling every batch. Rows below `from.floor`
+/// are read only by key (`from.holes`).
 pub async fn fetch_batch(
     q: &Queries,
     pool: &PgPool,
     limit: u32,
     skip_orders: &[i64],
     skip_seqs: &[i64],
+    from: ReadFrom<'_>,
 ) -> Result<Vec<OutboxRow>, Error> {
     sqlx::query_as(AssertSqlSafe(q.fetch_batch.as_str()))
         .bind(i64::from(limit))
         .bind(skip_orders)
         .bind(skip_seqs)
+        .bind(from.holes)
+        .bind(from.floor)
         .fetch_all(pool)
         .await
         .map_err(Error::from_db)
@@ -164,6 +266,86 @@ pub async fn delete(q: &Queries, pool: &PgPool, seqs: &[i64]) -> Result<u64, Err
     Ok(done.rows_affected())
 }
 
+/// What one look at the database tells the floor (see [`crate::floor::Observation`]), and which
+/// of `holes` (below `floor`) are still present or in quarantine, with the quarantine's other
+/// seqs below the floor (an operator may move them back).
+pub async fn observe(
+    q: &Queries,
+    pool: &PgPool,
+    holes: &[i64],
+    floor: i64,
+) -> Result<(crate::floor::Observation, Vec<i64>), Error> {
+    let (xmin, xid, handed_out, holes): (i64, i64, i64, Vec<i64>) =
+        sqlx::query_as(AssertSqlSafe(q.observe.as_str()))
+            .bind(holes)
+            .bind(floor)
+            .fetch_one(pool)
+            .await
+            .map_err(Error::from_db)?;
+    let observation = crate::floor::Observation {
+        xmin,
+        xid,
+        handed_out,
+    };
+    Ok((observation, holes))
+}
+
+/// Records the rows present in `[from, to)` as holes and returns them.
+pub async fn collect_holes(
+    q: &Queries,
+    pool: &PgPool,
+    from: i64,
+    to: i64,
+) -> Result<Vec<i64>, Error> {
+    sqlx::query_scalar(AssertSqlSafe(q.collect_holes.as_str()))
+        .bind(from)
+        .bind(to)
+        .fetch_one(pool)
+        .await
+        .map_err(Error::from_db)
+}
+
+/// Persists the floor for every instance's figures, dropping the recorded holes not in `holes`.
+pub async fn persist_floor(
+    q: &Queries,
+    pool: &PgPool,
+    floor: i64,
+    holes: &[i64],
+) -> Result<(), Error> {
+    sqlx::query(AssertSqlSafe(q.persist_floor.as_str()))
+        .bind(floor)
+        .bind(holes)
+        .execute(pool)
+        .await
+        .map_err(Error::from_db)
+        .map(|_| ())
+}
+
+/// The transaction holding the oldest running transaction id, if any.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OldestWriter {
+    /// How long its transaction has been open, seconds.
+    pub age_secs: f64,
+    /// Its backend's process id.
+    pub pid: i32,
+    /// Its database (the horizon is cluster-wide).
+    pub database: String,
+}
+
+/// The transaction holding the oldest running transaction id (what holds the floor back).
+pub async fn oldest_writer(q: &Queries, pool: &PgPool) -> Result<Option<OldestWriter>, Error> {
+    let row: Option<(Option<f64>, i32, String)> =
+        sqlx::query_as(AssertSqlSafe(q.oldest_writer.as_str()))
+            .fetch_optional(pool)
+            .await
+            .map_err(Error::from_db)?;
+    Ok(row.map(|(age, pid, database)| OldestWriter {
+        age_secs: age.unwrap_or(0.0),
+        pid,
+        database,
+    }))
+}
+
 /// Backlog figures: unsent rows and the creation time of the oldest one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Backlog {
@@ -173,18 +355,33 @@ pub struct Backlog {
     pub oldest: Option<DateTime<Utc>>,
 }
 
-/// Counts the outbox. The table is kept near empty (rows go as soon as they are confirmed), so
-/// the count is cheap; under a large backlog the relay calls it at most once per cycle.
+/// Counts the outbox from the floor the leading relay persisted (plus the holes below it), so
+/// the cost follows the backlog, not the rows relayed before; under a large backlog the relay
+/// calls it at most once per cycle.
 pub async fn backlog(q: &Queries, pool: &PgPool) -> Result<Backlog, Error> {
+    let mut tx = pool.begin().await.map_err(Error::from_db)?;
+    index_walks_only(&mut tx).await?;
     let (rows, oldest): (i64, Option<DateTime<Utc>>) =
         sqlx::query_as(AssertSqlSafe(q.backlog.as_str()))
-            .fetch_one(pool)
+            .fetch_one(&mut *tx)
             .await
             .map_err(Error::from_db)?;
+    tx.commit().await.map_err(Error::from_db)?;
     Ok(Backlog {
         rows: u64::try_from(rows).unwrap_or(0),
         oldest,
     })
+}
+
+/// Plans for the rest of the transaction `tx` walk an index, never the whole table: a count from
+/// the floor must cost the backlog whether or not the table has statistics yet (without them the
+/// planner guesses a third of the table and may scan all of it, dead rows included).
+pub async fn index_walks_only(tx: &mut PgConnection) -> Result<(), Error> {
+    sqlx::query("set local enable_seqscan = off")
+        .execute(tx)
+        .await
+        .map_err(Error::from_db)
+        .map(|_| ())
 }
 
 /// The server side of the lock connection sends TCP keepalives, so that PostgreSQL itself ends

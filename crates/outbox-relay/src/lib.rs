@@ -45,9 +45,16 @@
 
 #![warn(missing_docs)]
 
+// The foreign crates this API takes and returns (pools and connect options, the shutdown token,
+// the broker's types), re-exported so a user's versions always match.
+pub use lapin;
+pub use sqlx;
+pub use tokio_util;
+
 mod cycle;
 pub mod db;
 pub mod error;
+pub mod floor;
 #[doc(hidden)]
 pub mod hook;
 mod lease;

@@ -34,6 +34,9 @@ pub mod names {
     pub const QUARANTINED: &str = "relay_outbox_quarantined";
     /// Counter: rows this instance moved into quarantine.
     pub const QUARANTINED_TOTAL: &str = "relay_quarantined_total";
+    /// Gauge: age of the writer transaction that holds the read floor back, seconds (0 when
+    /// none does).
+    pub const OLDEST_WRITER_AGE: &str = "relay_oldest_writer_age_seconds";
 }
 
 /// The values of `relay_publish_failed_total{reason}`.
@@ -88,6 +91,10 @@ pub const METRICS: &[Metric] = &[
         names::QUARANTINED_TOTAL,
         "Outbox rows this instance moved into quarantine.",
     ),
+    Metric::gauge(
+        names::OLDEST_WRITER_AGE,
+        "Seconds the writer transaction holding the relay's read floor back has been open (0 when none does).",
+    ),
 ];
 
 /// The live figures of one relay instance (of one outbox, for a process that relays several).
@@ -107,6 +114,7 @@ pub struct Status {
     quarantined: AtomicU64,
     quarantined_total: AtomicU64,
     refused_total: AtomicU64,
+    oldest_writer_age_ms: AtomicU64,
 }
 
 /// A copy of the figures at one moment.
@@ -132,6 +140,9 @@ pub struct Snapshot {
     pub quarantined_total: u64,
     /// Events this instance saw returned or nacked (not in `GetStatus`).
     pub refused_total: u64,
+    /// How long the writer holding the read floor back has been open, milliseconds (0: none
+    /// does; not in `GetStatus`).
+    pub oldest_writer_age_ms: u64,
 }
 
 impl Status {
@@ -163,12 +174,19 @@ impl Status {
             quarantined: self.quarantined.load(Relaxed),
             quarantined_total: self.quarantined_total.load(Relaxed),
             refused_total: self.refused_total.load(Relaxed),
+            oldest_writer_age_ms: self.oldest_writer_age_ms.load(Relaxed),
         }
     }
 
     pub(crate) fn set_held_orders(&self, n: usize) {
         self.held_orders.store(n as u64, Relaxed);
         metrics::gauge!(names::HELD_ORDERS, self.labels.clone()).set(n as f64);
+    }
+
+    pub(crate) fn set_oldest_writer_age(&self, secs: f64) {
+        self.oldest_writer_age_ms
+            .store((secs * 1000.0) as u64, Relaxed);
+        metrics::gauge!(names::OLDEST_WRITER_AGE, self.labels.clone()).set(secs);
     }
 
     pub(crate) fn set_quarantined(&self, n: u64) {

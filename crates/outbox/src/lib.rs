@@ -54,6 +54,12 @@
 
 #![warn(missing_docs)]
 
+// The foreign crates this API takes and returns, re-exported so a user's versions always match
+// (two lapins or two sqlxes in one build give baffling type errors).
+#[cfg(feature = "amqp")]
+pub use lapin;
+pub use sqlx;
+
 #[cfg(feature = "amqp")]
 pub mod amqp;
 pub mod backoff;

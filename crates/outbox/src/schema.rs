@@ -6,7 +6,11 @@
 //! - `T_heads`: each aggregate's latest seq (its chain head). The relay deletes published rows,
 //!   so the head cannot be derived from the rows present: it is kept here, durably, and its row
 //!   is the lock that serialises the appends of one aggregate;
-//! - `T_quarantine`: rows a relay can never publish, with the reason.
+//! - `T_quarantine`: rows a relay can never publish, with the reason;
+//! - `T_read_floor` (a sequence) and `T_holes`: the relay's read floor, so that its reads and
+//!   backlog figures never walk the rows it already relayed (see outbox-relay's `floor` module):
+//!   behind a pinned xmin horizon (a `pg_dump`, a long report) those deleted rows cannot be
+//!   vacuumed, and a read from the head of the table would visit every one of them.
 //!
 //! sqlx's `migrate!` embeds files at compile time and cannot take a name, so the crate offers
 //! both the SQL ([`TableName::migration_sql`], to paste into a migration of your own) and a
@@ -98,6 +102,18 @@ impl TableName {
         self.qualified("_quarantine")
     }
 
+    /// The relay's read floor (`T_read_floor`), a sequence: every seq below its value is relayed
+    /// or one of the [`TableName::holes`].
+    pub fn read_floor(&self) -> String {
+        self.qualified("_read_floor")
+    }
+
+    /// Rows below the read floor that are still present (`T_holes`): their aggregate is held or
+    /// quarantined.
+    pub fn holes(&self) -> String {
+        self.qualified("_holes")
+    }
+
     /// The `LISTEN`/`NOTIFY` channel of this outbox: `T_events` (`outbox_events` for `outbox`),
     /// without the schema (channels are per database).
     pub fn notify_channel(&self) -> String {
@@ -109,10 +125,18 @@ impl TableName {
         self.schema.as_deref()
     }
 
-    /// The SQL of the crate's migration for this name: creates the schema (when named), the
-    /// events, heads and quarantine tables and their index. Paste it into a migration of your
-    /// own when you want one migration history, or run [`TableName::migrator`].
+    /// The SQL of the crate's migrations for this name, in one text: creates the schema (when
+    /// named), the events, heads and quarantine tables and their index
+    /// ([`TableName::create_sql`]), then the relay's read floor ([`TableName::read_floor_sql`]).
+    /// Paste it into a migration of your own when you want one migration history, or run
+    /// [`TableName::migrator`].
     pub fn migration_sql(&self) -> String {
+        format!("{}\n{}", self.create_sql(), self.read_floor_sql())
+    }
+
+    /// The SQL of the crate's first migration: the schema (when named), the events, heads and
+    /// quarantine tables and their index.
+    pub fn create_sql(&self) -> String {
         let schema = match &self.schema {
             Some(s) => format!("create schema if not exists {s};\n"),
             None => String::new(),
@@ -207,19 +231,77 @@ create trigger {name} after insert on {events}
         )
     }
 
+    /// The SQL of the crate's second migration: the relay's read floor and what it relies on.
+    ///
+    /// - `T_read_floor`, a sequence holding the floor the leading relay reached, for the backlog
+    ///   figures of every instance. A sequence because `setval` writes in place: moving the floor
+    ///   leaves no dead row behind, however long the xmin horizon stays pinned.
+    /// - `T_holes`: the rows below the floor still present (held or quarantined aggregates);
+    ///   few, and rarely changed.
+    /// - A statement trigger that gives every inserting transaction its transaction id *before*
+    ///   the insert draws its seq: the relay moves its floor past a seq only once every
+    ///   transaction that was running when the seq was handed out has ended, and a transaction
+    ///   without an id is invisible to that wait.
+    /// - Vacuum settings for the heads table, updated by every append.
+    ///
+    /// The seq must come from the column's own sequence with `cache 1` (the default): a cached
+    /// range would hand out seqs below the sequence's value later.
+    pub fn read_floor_sql(&self) -> String {
+        let (events, heads, floor, holes) =
+            (self.events(), self.heads(), self.read_floor(), self.holes());
+        let function = self.qualified("_xid_first");
+        let name = format!("{}_xid_first", self.table);
+        format!(
+            "-- The relay's read floor: every seq below it is relayed, except the holes.
+create sequence {floor} minvalue 1 start 1;
+
+-- Rows below the floor still present: their aggregate is held or quarantined.
+create table {holes} (seq bigint primary key);
+
+-- A transaction id before the seq, for every inserting statement (see the relay's floor).
+create function {function}() returns trigger language plpgsql as $$
+begin
+    perform pg_current_xact_id();
+    return null;
+end $$;
+create trigger {name} before insert on {events}
+    for each statement execute function {function}();
+
+-- One update per append: vacuum after a fixed number of dead rows.
+alter table {heads} set (
+    autovacuum_vacuum_scale_factor = 0,
+    autovacuum_vacuum_threshold = 10000,
+    autovacuum_vacuum_cost_delay = 0
+);
+"
+        )
+    }
+
     /// A migrator that creates this outbox, recording its history in its own table
     /// (`_outbox_migrations_<table>` in the outbox's schema) so that it never conflicts with the
     /// caller's own `sqlx::migrate!` history. Run it next to your own migrator.
     pub fn migrator(&self) -> Migrator {
-        let sql = AssertSqlSafe(self.migration_sql()).into_sql_str();
-        let migration = Migration::new(
-            1,
-            Cow::Owned(format!("create outbox {}", self.events())),
-            MigrationType::Simple,
-            sql,
-            false,
-        );
-        let mut migrator = Migrator::with_migrations(vec![migration]);
+        let migration = |version, description: String, sql: String| {
+            Migration::new(
+                version,
+                Cow::Owned(description),
+                MigrationType::Simple,
+                AssertSqlSafe(sql).into_sql_str(),
+                false,
+            )
+        };
+        let mut migrator = Migrator::with_migrations(vec![
+            migration(
+                1,
+                format!("create outbox {}", self.events()),
+                self.create_sql(),
+            ),
+            migration(
+                2,
+                format!("read floor of {}", self.events()),
+                self.read_floor_sql(),
+            ),
+        ]);
         let history = match &self.schema {
             Some(s) => format!("{s}._outbox_migrations_{}", self.table),
             None => format!("_outbox_migrations_{}", self.table),

@@ -39,7 +39,9 @@ pub async fn held(pool: &PgPool, limit: i64) -> Result<(i64, Vec<HeldOrder>), sq
                 array_agg(h.prev_seq order by h.seq) as prevs,
                 (extract(epoch from now() - min(h.held_at)) * 1000)::bigint as oldest_age_ms
            from held_events h
-           left join order_progress p on p.shard = h.shard and p.order_id = h.order_id
+           left join order_progress p
+             on p.shard = h.shard and p.aggregate_type = h.aggregate_type
+            and p.order_id = h.order_id
           group by h.shard, h.order_id, p.last_seq
           order by min(h.held_at), h.order_id, h.shard
           limit $1",
@@ -144,20 +146,46 @@ pub async fn retry(
         MailFilter::Order(o) => (None, None, Some(*o)),
         MailFilter::AllFailed => (None, None, None),
     };
-    // `for update` through the update itself: a mailer holds no FAILED mail (it claims only
-    // unsent ones), so nothing waits here.
-    out.retried = sqlx::query_scalar(
-        "update mails set failed_at = null, next_attempt_at = null
+    // The orders concerned, locked with the inbox's lock before anything changes: a retried
+    // mail may become its order's head (migration 0006, `db::reseat_heads`), which must not
+    // interleave with a mail being queued for the order or a mailer moving the order's head.
+    // Mails that fail after this read are not retried (they were not FAILED when asked).
+    let orders: Vec<i64> = sqlx::query_scalar(
+        "select distinct order_id from mails
           where failed_at is not null
             and ($1::bigint[] is null or (shard = $3 and seq = any($1)))
             and ($2::bigint is null or order_id = $2)
-          returning seq",
+          order by order_id",
     )
-    .bind(seqs)
+    .bind(&seqs)
     .bind(order_id)
     .bind(shard)
     .fetch_all(&mut *tx)
     .await?;
+    if orders.is_empty() {
+        return Ok(out);
+    }
+    crate::process::INBOX.lock_aggregates(tx, &orders).await?;
+    // `for update` through the update itself: a mailer holds no FAILED mail (it claims only
+    // unsent ones), so nothing waits here.
+    let retried: Vec<(i64, i32, i64)> = sqlx::query_as(
+        "update mails set failed_at = null, next_attempt_at = null
+          where failed_at is not null and order_id = any($4)
+            and ($1::bigint[] is null or (shard = $3 and seq = any($1)))
+            and ($2::bigint is null or order_id = $2)
+          returning seq, shard, order_id",
+    )
+    .bind(seqs)
+    .bind(order_id)
+    .bind(shard)
+    .bind(&orders)
+    .fetch_all(&mut *tx)
+    .await?;
+    let mut chains: Vec<(i32, i64)> = retried.iter().map(|&(_, s, o)| (s, o)).collect();
+    chains.sort_unstable();
+    chains.dedup();
+    crate::db::reseat_heads(tx, &chains).await?;
+    out.retried = retried.into_iter().map(|(seq, _, _)| seq).collect();
     out.retried.sort_unstable();
     if !out.retried.is_empty() {
         audit(
@@ -208,5 +236,33 @@ pub async fn released_before(tx: &mut PgConnection, order_id: i64) -> Result<boo
     )
     .bind(order_id)
     .fetch_one(tx)
+    .await
+}
+
+/// Deletes up to `batch` audit rows older than `retention` (ADMIN_ACTIONS_RETENTION), oldest
+/// first, walking `admin_actions_at` (migration 0004) and stopping after the batch; returns how
+/// many. A `ReleaseHeld` whose row was pruned is no longer "released before": repeating it then
+/// answers that nothing is held instead of "already released" (nothing changes either way).
+pub async fn prune_admin_actions(
+    pool: &PgPool,
+    retention: std::time::Duration,
+    batch: i64,
+) -> Result<i64, sqlx::Error> {
+    // Deleted by ctid, as the mails' prune (`db::PRUNE_SENT_SQL`): the walk's rows only.
+    sqlx::query_scalar(
+        "with gone as (
+                delete from admin_actions
+                 where ctid = any(array(
+                         select ctid from admin_actions
+                          where at < now() - $1 * interval '1 millisecond'
+                          order by at
+                          limit $2
+                            for update skip locked))
+                returning 1)
+         select count(*) from gone",
+    )
+    .bind(retention.as_millis() as f64)
+    .bind(batch)
+    .fetch_one(pool)
     .await
 }

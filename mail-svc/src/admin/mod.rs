@@ -33,9 +33,6 @@ use tonic::{Request, Response, Status};
 use crate::error::Error;
 use dead_letters::{DeadLetterError, DeadLetters, Filter};
 
-/// The service's name, for reflection.
-pub const SERVICE_NAME: &str = "mail.admin.v1.MailAdmin";
-
 /// Serves `mail.admin.v1.MailAdmin`.
 #[derive(Debug, Clone)]
 pub struct MailAdminGrpc {

@@ -62,7 +62,7 @@ pub async fn release(
     // An order lives in one orders-svc shard, so this is one chain; each is released on its own.
     let chains = process::INBOX.held_chains(&mut tx, order_id).await?;
     let mut released = outbox_inbox::Released::default();
-    for &chain in &chains {
+    for chain in chains.clone() {
         let r = process::INBOX
             .release_held(&mut tx, chain, &mut QueueReleased)
             .await

@@ -388,7 +388,9 @@ impl Consumer {
         let content_type = props.content_type().as_ref().map(|c| c.as_str().to_owned());
         let user_id = props.user_id().as_ref().map(|u| u.as_str());
         let shard = header_str(props, event::SHARD_HEADER);
+        let aggregate_type = header_str(props, outbox_kit::wire::HEADER_AGGREGATE_TYPE);
         let decoded = event::check_publisher(&self.trusted_publishers, user_id)
+            .and_then(|()| event::check_aggregate_type(aggregate_type.as_deref()))
             .and_then(|()| event::shard(shard.as_deref()))
             .and_then(|shard| {
                 event::decode(content_type.as_deref(), &delivery.data)

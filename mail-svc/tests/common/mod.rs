@@ -107,6 +107,8 @@ pub fn config(names: &Names) -> Config {
         smtp_ca_file: None,
         mail_from: "Outbox Shop <shop@example.com>".into(),
         mail_hold_alert: Duration::from_secs(60),
+        mail_retention: Duration::from_secs(30 * 86_400),
+        admin_actions_retention: Duration::from_secs(365 * 86_400),
         trusted_publishers: Vec::new(),
         admin_token: Default::default(),
         log_format: LogFormat::Text,

@@ -10,6 +10,16 @@ use crate::error::Error;
 /// the audit row and answers "already done") instead of a row that is in neither state.
 const ADMIN_LOCK_KEY: i64 = 0x72_656c_6179_6164; // "relayad"
 
+/// The outbox rows not yet relayed, as a `with` clause: from the relay's persisted read floor on,
+/// plus the holes below it (outbox crate migration 2, orders-svc migration 0005). Listings start
+/// here so that they never walk the rows already relayed, which a pinned xmin horizon keeps from
+/// vacuum.
+const UNSENT: &str = "with f as (select last_value as floor from outbox_read_floor),
+     unsent as (select o.* from outbox o, f where o.seq >= f.floor
+                union all
+                select o.* from outbox o, f
+                 where o.seq = any(array(select seq from outbox_holes h where h.seq < f.floor)))";
+
 /// An outbox row as listed (no payload).
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Row {
@@ -22,11 +32,12 @@ pub struct Row {
 
 /// The oldest `limit` outbox rows.
 pub async fn oldest(pool: &PgPool, limit: i64) -> Result<Vec<Row>, Error> {
-    sqlx::query_as(
-        "select seq, aggregate_id, event_type, prev_seq,
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{UNSENT}
+         select seq, aggregate_id, event_type, prev_seq,
                 (extract(epoch from clock_timestamp() - created_at) * 1000)::bigint as age_ms
-           from outbox order by seq limit $1",
-    )
+           from unsent order by seq limit $1"
+    )))
     .bind(limit)
     .fetch_all(pool)
     .await
@@ -35,12 +46,13 @@ pub async fn oldest(pool: &PgPool, limit: i64) -> Result<Vec<Row>, Error> {
 
 /// Quarantined rows, and outbox rows held back behind them.
 pub async fn quarantine_counts(pool: &PgPool) -> Result<(i64, i64), Error> {
-    sqlx::query_as(
-        "select (select count(*) from outbox_quarantine),
-                (select count(*) from outbox o
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{UNSENT}
+         select (select count(*) from outbox_quarantine),
+                (select count(*) from unsent o
                   where exists (select 1 from outbox_quarantine q
-                                 where q.aggregate_id = o.aggregate_id))",
-    )
+                                 where q.aggregate_id = o.aggregate_id))"
+    )))
     .fetch_one(pool)
     .await
     .map_err(Error::from_db)
@@ -66,16 +78,17 @@ pub async fn quarantined(
     limit: i64,
     order_id: Option<i64>,
 ) -> Result<Vec<Quarantined>, Error> {
-    sqlx::query_as(
-        "select q.seq, q.aggregate_id, q.event_type, q.prev_seq, q.reason,
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{UNSENT}
+         select q.seq, q.aggregate_id, q.event_type, q.prev_seq, q.reason,
                 (extract(epoch from clock_timestamp() - q.created_at) * 1000)::bigint as age_ms,
                 (extract(epoch from clock_timestamp() - q.quarantined_at) * 1000)::bigint
                   as quarantined_age_ms,
-                (select count(*) from outbox o where o.aggregate_id = q.aggregate_id) as held_back
+                (select count(*) from unsent o where o.aggregate_id = q.aggregate_id) as held_back
            from outbox_quarantine q
           where $2::bigint is null or q.aggregate_id = $2
-          order by q.seq limit $1",
-    )
+          order by q.seq limit $1"
+    )))
     .bind(limit)
     .bind(order_id)
     .fetch_all(pool)

@@ -35,9 +35,6 @@ use crate::error::{Error, grpc_status};
 /// refuses within its 5 s acquire timeout; this bounds a server that accepts and then hangs).
 pub const SHARD_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The service's name, for reflection and health.
-pub const SERVICE_NAME: &str = "relay.admin.v1.RelayAdmin";
-
 /// Serves `relay.admin.v1.RelayAdmin` from the orders database of each shard.
 #[derive(Debug, Clone)]
 pub struct RelayAdminGrpc {

@@ -11,7 +11,8 @@ impl Envelope {
     /// The envelope of a delivery published by `outbox-relay` (format: [`outbox::wire`]): the
     /// body is a [`wire::Envelope`], whose `aggregate_id`, `seq`, `prev_seq` and `payload` (the
     /// bytes appended with `outbox::NewEvent`) it takes, with the `traceparent` header and the
-    /// producer's shard ([`wire::HEADER_SHARD`], absent: 0).
+    /// producer's shard ([`wire::HEADER_SHARD`], absent: 0) and the aggregate's type
+    /// ([`wire::HEADER_AGGREGATE_TYPE`], absent: empty).
     ///
     /// `Err` says why the message can never be applied: a content type other than
     /// [`wire::CONTENT_TYPE_PROTOBUF`], a body that is not an envelope, a `seq` that is not a
@@ -66,6 +67,7 @@ fn from_message(properties: &BasicProperties, body: &[u8]) -> Result<Envelope, S
     let shard = wire::parse_shard(header(wire::HEADER_SHARD).as_deref())?;
     Ok(Envelope::new(e.aggregate_id, seq, prev_seq, e.payload)
         .with_shard(shard)
+        .with_aggregate_type(header(wire::HEADER_AGGREGATE_TYPE).unwrap_or_default())
         .with_traceparent(header(wire::HEADER_TRACEPARENT)))
 }
 
@@ -123,7 +125,7 @@ mod tests {
         );
         // A sharded producer's event names its shard.
         let sharded = from_message(&protobuf().with_headers(shard_header("2")), &body(3, None));
-        assert_eq!(sharded.expect("valid").chain(), crate::Chain::new(2, 7));
+        assert_eq!(sharded.expect("valid").chain(), crate::Chain::new(2, "", 7));
     }
 
     #[test]

@@ -231,6 +231,81 @@ async fn two_concurrent_consumers_of_one_aggregate_handle_each_event_once_in_ord
     assert_eq!(held_count(&pool, "inbox_held").await, 0);
 }
 
+/// Transactions of this test's database waiting for an advisory lock.
+async fn waiting_for_locks(pool: &PgPool) -> i64 {
+    sqlx::query_scalar(
+        "select count(*) from pg_locks
+          where locktype = 'advisory' and not granted
+            and database = (select oid from pg_database where datname = current_database())",
+    )
+    .fetch_one(pool)
+    .await
+    .expect("pg_locks")
+}
+
+/// A writer of the caller's own state takes the aggregates' locks with `lock_aggregates`: a
+/// delivery of one of them waits for its commit and then sees what it wrote; other aggregates
+/// go on meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn lock_aggregates_serialises_with_the_processing_of_those_aggregates() {
+    let (pool, inbox) = setup("inbox").await;
+    let mut writer = pool.begin().await.expect("begin");
+    // Any order, repeats allowed.
+    inbox
+        .lock_aggregates(&mut writer, &[12, 5, 12])
+        .await
+        .expect("lock");
+    sqlx::query("insert into handled (aggregate_id, seq, payload) values (5, 1000, 'writer')")
+        .execute(&mut *writer)
+        .await
+        .expect("the writer's row");
+
+    // Another aggregate is not held up.
+    assert!(matches!(
+        apply_one(&pool, &inbox, &Envelope::new(6, 1, None, b"6".to_vec())).await,
+        Outcome::Processed { .. }
+    ));
+    let delivery = {
+        let (pool, inbox) = (pool.clone(), inbox.clone());
+        tokio::spawn(async move {
+            let mut tx = pool.begin().await.expect("begin");
+            let outcome = inbox
+                .apply(
+                    &mut tx,
+                    &Envelope::new(5, 2, None, b"5".to_vec()),
+                    &mut Record,
+                )
+                .await
+                .expect("apply");
+            // What the handler's transaction sees of the writer's row, after the lock.
+            let seen: i64 = sqlx::query_scalar("select count(*) from handled where seq = 1000")
+                .fetch_one(&mut *tx)
+                .await
+                .expect("read");
+            tx.commit().await.expect("commit");
+            (outcome, seen)
+        })
+    };
+    let mut waits = 0;
+    while waiting_for_locks(&pool).await == 0 {
+        assert!(
+            !delivery.is_finished(),
+            "the delivery did not wait for the lock"
+        );
+        waits += 1;
+        assert!(waits < 600, "the delivery never waited for the lock");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    writer.commit().await.expect("commit");
+    let (outcome, seen) = delivery.await.expect("delivery");
+    assert!(matches!(outcome, Outcome::Processed { .. }), "{outcome:?}");
+    assert_eq!(seen, 1, "the delivery ran after the writer's commit");
+    // No ids: nothing to lock, no statement.
+    let mut tx = pool.begin().await.expect("begin");
+    inbox.lock_aggregates(&mut tx, &[]).await.expect("no ids");
+    tx.rollback().await.expect("rollback");
+}
+
 #[tokio::test]
 async fn a_conflict_writes_nothing_and_says_why() {
     let (pool, inbox) = setup("inbox").await;
@@ -347,7 +422,7 @@ async fn batches_give_the_result_of_one_transaction_per_event() {
         Envelope::new(2, 2013, None, vec![]),
     ];
     let mut planned = inbox.batch(&mut tx, &tail).await.expect("plan");
-    planned.exclude(Chain::new(0, 1));
+    planned.exclude(&Chain::new(0, "", 1));
     assert_eq!(planned.processed().count(), 0);
     let outcomes = planned.write(&mut tx, |_| {}).await.expect("write");
     tx.commit().await.expect("commit");
@@ -367,7 +442,7 @@ async fn a_release_skips_the_gap_and_handles_the_held_chain() {
     }
     let mut tx = pool.begin().await.expect("begin");
     let r = inbox
-        .release_held(&mut tx, Chain::new(0, 5), &mut Record)
+        .release_held(&mut tx, Chain::new(0, "", 5), &mut Record)
         .await
         .expect("release");
     tx.commit().await.expect("commit");
@@ -381,7 +456,7 @@ async fn a_release_skips_the_gap_and_handles_the_held_chain() {
     );
     let mut tx = pool.begin().await.expect("begin");
     let r = inbox
-        .release_held(&mut tx, Chain::new(0, 5), &mut Record)
+        .release_held(&mut tx, Chain::new(0, "", 5), &mut Record)
         .await
         .expect("release");
     assert!(r.released.is_empty() && r.skipped.is_empty() && r.stranded.is_empty());
@@ -402,7 +477,7 @@ async fn a_forked_chains_other_branch_is_reported_stranded_not_released() {
     assert_eq!(of(&handled(&pool).await, 6), [1, 2, 3]);
     let mut tx = pool.begin().await.expect("begin");
     let r = inbox
-        .release_held(&mut tx, Chain::new(0, 6), &mut Record)
+        .release_held(&mut tx, Chain::new(0, "", 6), &mut Record)
         .await
         .expect("release");
     assert_eq!((r.released, r.stranded), (vec![], vec![4]));
@@ -413,9 +488,11 @@ async fn a_forked_chains_other_branch_is_reported_stranded_not_released() {
 async fn existing_tables_under_other_names_work_the_same() {
     let pool = outbox_inbox::doctest_pool().await.expect("fresh database");
     sqlx::raw_sql(
-        "create table order_progress (shard integer not null default 0, order_id bigint,
-             last_seq bigint not null, primary key (shard, order_id));
+        "create table order_progress (shard integer not null default 0,
+             aggregate_type text not null, order_id bigint,
+             last_seq bigint not null, primary key (shard, aggregate_type, order_id));
          create table held_events (shard integer not null default 0, seq bigint,
+             aggregate_type text not null,
              order_id bigint not null, prev_seq bigint not null, event bytea not null,
              traceparent text, held_at timestamptz not null default now(),
              primary key (shard, seq));",
@@ -480,10 +557,10 @@ async fn shards_reuse_seqs_without_mixing_their_chains() {
     );
     for shard in 0..3 {
         assert_eq!(
-            handled_of(&pool, Chain::new(shard, 7)).await,
+            handled_of(&pool, Chain::new(shard, "", 7)).await,
             [1, 2, 3, 4, 5, 6]
         );
-        let other = Chain::new(shard, 10 + i64::from(shard));
+        let other = Chain::new(shard, "", 10 + i64::from(shard));
         assert_eq!(handled_of(&pool, other).await, [7, 8, 9, 10, 11, 12]);
     }
     assert_eq!(held_count(&pool, "inbox_held").await, 0);
@@ -495,15 +572,15 @@ async fn shards_reuse_seqs_without_mixing_their_chains() {
     apply_one(&pool, &inbox, &late[0]).await;
     let mut tx = pool.begin().await.expect("begin");
     let chains = inbox.held_chains(&mut tx, 30).await.expect("held chains");
-    assert_eq!(chains, [Chain::new(2, 30)]);
+    assert_eq!(chains, [Chain::new(2, "", 30)]);
     let r = inbox
-        .release_held(&mut tx, chains[0], &mut Record)
+        .release_held(&mut tx, chains[0].clone(), &mut Record)
         .await
         .expect("release");
     tx.commit().await.expect("commit");
     assert_eq!((r.skipped, r.released), (vec![22], vec![23]));
-    assert_eq!(handled_of(&pool, Chain::new(2, 30)).await, [21, 23]);
-    assert_eq!(handled_of(&pool, Chain::new(1, 30)).await, [21]);
+    assert_eq!(handled_of(&pool, Chain::new(2, "", 30)).await, [21, 23]);
+    assert_eq!(handled_of(&pool, Chain::new(1, "", 30)).await, [21]);
 }
 
 /// An inbox made by the first release of the crate (keyed by seq alone) is upgraded in place:
