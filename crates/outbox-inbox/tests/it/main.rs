@@ -6,3 +6,4 @@
 #[cfg(feature = "amqp")]
 mod amqp;
 mod inbox;
+mod types;
