@@ -3,12 +3,9 @@
 //! every message it accepts and counts every command it was sent. Plaintext, or TLS (from the
 //! first byte as `smtps://`, or after STARTTLS) with a certificate a test made.
 
-#![allow(dead_code)]
-
 use std::{
     net::SocketAddr,
     sync::{Arc, Mutex},
-    time::Instant,
 };
 
 use outbox_kit::testing::pki::CertFiles;
@@ -25,9 +22,6 @@ pub struct Accepted {
     pub rcpt: String,
     /// The seq in `Message-ID: <order-event-<seq>@outbox>`.
     pub seq: u64,
-    pub message_id: String,
-    pub idempotency_key: Option<String>,
-    pub at: Instant,
 }
 
 #[derive(Debug, Default)]
@@ -337,14 +331,10 @@ async fn session<S: AsyncRead + AsyncWrite + Unpin>(
                         .and_then(|x| x.strip_suffix("@outbox>"))
                         .and_then(|x| x.parse().ok())
                         .unwrap_or_else(|| panic!("Message-ID {message_id:?} names no seq"));
-                    let idempotency_key = header(&data, "X-Idempotency-Key");
                     for rcpt in &to {
                         s.accepted.push(Accepted {
                             rcpt: rcpt.clone(),
                             seq,
-                            message_id: message_id.clone(),
-                            idempotency_key: idempotency_key.clone(),
-                            at: Instant::now(),
                         });
                     }
                     sent_here += 1;

@@ -4,19 +4,16 @@
 //! transaction per event as before batching). Ignored by default: it loads the shared machine.
 //!
 //! ```text
-//! cargo test -p mail-svc --test bench -- --ignored --nocapture
-//! MAIL_BENCH_EVENTS=50000 MAIL_BENCH_ORDERS=1000 cargo test --release -p mail-svc --test bench -- --ignored --nocapture
+//! cargo test -p mail-svc --test it bench:: -- --ignored --nocapture
+//! MAIL_BENCH_EVENTS=50000 MAIL_BENCH_ORDERS=1000 cargo test --release -p mail-svc --test it bench:: -- --ignored --nocapture
 //! ```
 //!
 //! Knobs: `MAIL_BENCH_EVENTS` (20,000), `MAIL_BENCH_ORDERS` (1,000), `MAIL_BENCH_PREFETCH` (256,
 //! the ceiling's and the service's), `MAIL_BENCH_CONCURRENCY` (16), `MAIL_BENCH_WINDOW_MS` (5),
 //! `MAIL_BENCH_SINGLE=0` (skip the `BATCH_SIZE=1` run).
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{Names, changed, config, created, start};
 use futures::StreamExt;
 use lapin::{
     BasicProperties, Channel, Connection, ConnectionProperties,
@@ -29,6 +26,8 @@ use lapin::{
 use outbox_kit::testing;
 use outbox_proto::orders::v1::OrderStatus;
 use prost::Message;
+
+use crate::common::{self, Names, changed, config, created, start};
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)

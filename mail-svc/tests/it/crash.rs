@@ -1,10 +1,9 @@
 //! A crash after the transaction committed and before the ack: the broker redelivers the
 //! message, and the next consumer skips it. Still one mail per event.
 
-mod common;
-
-use common::{Names, Publisher, changed, config, created, eventually, start};
 use outbox_proto::orders::v1::OrderStatus;
+
+use crate::common::{Names, Publisher, changed, config, created, eventually, start};
 
 const EMAIL: &str = "saburo@example.jp";
 

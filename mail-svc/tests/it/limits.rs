@@ -2,11 +2,8 @@
 //! is dead-lettered exactly once, with a bounded reason, good traffic keeps flowing, and the
 //! consumer session is never torn down (no reconnect, no redelivery of everything in flight).
 
-mod common;
-
 use std::time::Duration;
 
-use common::{Names, Publisher, changed, config, created, eventually, start, take_dead_letters};
 use lapin::{
     BasicProperties, Connection, ConnectionProperties, ExchangeKind,
     options::{
@@ -18,6 +15,10 @@ use lapin::{
 use mail_svc::amqp::MAX_REASON_BYTES;
 use outbox_kit::testing;
 use outbox_proto::orders::v1::OrderStatus;
+
+use crate::common::{
+    Names, Publisher, changed, config, created, eventually, start, take_dead_letters,
+};
 
 const EMAIL: &str = "rokuro@example.jp";
 

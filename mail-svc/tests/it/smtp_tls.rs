@@ -5,22 +5,21 @@
 //! with that CA in SMTP_CA_FILE (`smtps://` and STARTTLS), refused without it (mails queued, the
 //! log names the certificate problem); a bad SMTP_CA_FILE stops start-up.
 //!
-//! Its own test binary: it installs a log subscriber for the whole process to read the log.
-
-mod common;
-mod faulty_smtp;
+//! The tests that read the log each run in a process of their own: they install a log
+//! subscriber for the whole process.
 
 use std::{
     io::Write,
     sync::{Arc, Mutex, OnceLock},
 };
 
-use common::{Names, Publisher, config, created, eventually, start};
-use faulty_smtp::FaultySmtp;
 use mail_svc::{App, config::MailerKind};
-use outbox_kit::testing::pki::TestPki;
+use outbox_kit::testing::{pki::TestPki, run_in_own_process};
 use outbox_proto::mail::v1::MailState;
 use tokio_util::sync::CancellationToken;
+
+use crate::common::{self, Names, Publisher, config, created, eventually, start};
+use crate::faulty_smtp::FaultySmtp;
 
 /// Everything logged by this process.
 #[derive(Clone, Default)]
@@ -37,7 +36,7 @@ impl Write for Log {
 }
 
 impl Log {
-    /// The process's log, installed by the first test that asks (the tests share the process).
+    /// The process's log, installed on first use (before the services' start installs another).
     fn get() -> &'static Log {
         static LOG: OnceLock<Log> = OnceLock::new();
         LOG.get_or_init(|| {
@@ -55,7 +54,8 @@ impl Log {
         String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
     }
 
-    /// Whether one line holds every one of `words` (other tests log into the same text).
+    /// Whether one line holds every one of `words` (every service of the test logs into the
+    /// same text).
     fn has_line_with(&self, words: &[&str]) -> bool {
         self.text()
             .lines()
@@ -80,6 +80,14 @@ async fn nothing_sent(smtp: &FaultySmtp, svc: &common::TestMail) {
 
 #[tokio::test]
 async fn tls_demanded_but_not_available_sends_nothing_fails_nothing_and_says_why() {
+    // The log subscriber (Log::get) is process-wide and must be the first one installed: only in
+    // a process of its own is it, and does the log hold this test's lines alone.
+    if run_in_own_process(concat!(
+        module_path!(),
+        "::tls_demanded_but_not_available_sends_nothing_fails_nothing_and_says_why"
+    )) {
+        return;
+    }
     let log = Log::get();
 
     for (scheme_query, says) in [
@@ -115,6 +123,14 @@ async fn tls_demanded_but_not_available_sends_nothing_fails_nothing_and_says_why
 
 #[tokio::test]
 async fn a_private_ca_in_smtp_ca_file_is_trusted_for_smtps_and_starttls() {
+    // The log subscriber (Log::get) is process-wide and must be the first one installed: only in
+    // a process of its own is it, and does the log hold this test's lines alone.
+    if run_in_own_process(concat!(
+        module_path!(),
+        "::a_private_ca_in_smtp_ca_file_is_trusted_for_smtps_and_starttls"
+    )) {
+        return;
+    }
     Log::get();
     let pki = TestPki::new("smtp");
     let cert = pki.server("smtp");
@@ -150,6 +166,14 @@ async fn a_private_ca_in_smtp_ca_file_is_trusted_for_smtps_and_starttls() {
 
 #[tokio::test]
 async fn without_smtp_ca_file_a_private_ca_is_refused_and_mails_stay_queued() {
+    // The log subscriber (Log::get) is process-wide and must be the first one installed: only in
+    // a process of its own is it, and does the log hold this test's lines alone.
+    if run_in_own_process(concat!(
+        module_path!(),
+        "::without_smtp_ca_file_a_private_ca_is_refused_and_mails_stay_queued"
+    )) {
+        return;
+    }
     let log = Log::get();
     let pki = TestPki::new("smtp_untrusted");
     let smtp = FaultySmtp::start_implicit_tls(&pki.server("smtp")).await;

@@ -5,11 +5,8 @@
 //! processed as the next batch. Mails queued by one transaction share `queued_at` (`now()` is the
 //! transaction's start), which shows the batch committed as one.
 
-mod common;
-
 use std::{collections::HashMap, time::Duration};
 
-use common::{Names, Publisher, TestMail, changed, config, created, eventually, start};
 use lapin::{
     BasicProperties, Connection, ConnectionProperties, options::QueueDeclareOptions,
     types::FieldTable,
@@ -19,6 +16,10 @@ use outbox_proto::orders::{events::v1::OrderEvent, v1::OrderStatus};
 use prost::Message;
 use rand::{Rng, SeedableRng, seq::SliceRandom};
 use sqlx::{Connection as _, PgConnection};
+
+use crate::common::{
+    self, Names, Publisher, TestMail, changed, config, created, eventually, start,
+};
 
 const EMAIL: &str = "batch@example.jp";
 /// The order whose lock holds the first batch back.

@@ -1,11 +1,8 @@
 //! Passwords in DATABASE_URL, AMQP_URL and SMTP_URL never reach a log, an error or `--help`:
 //! neither from the in-process start-up nor from the real binary, also while it retries.
 
-mod common;
-
 use std::{process::Command, time::Duration};
 
-use common::{Names, config};
 use mail_svc::{App, config::MailerKind};
 use outbox_kit::testing::{
     run_for,
@@ -15,6 +12,8 @@ use outbox_kit::testing::{
     },
 };
 use tokio_util::sync::CancellationToken;
+
+use crate::common::{Names, config};
 
 /// (setting, value) pairs that carry the password and cannot be parsed.
 fn bad_settings() -> Vec<(&'static str, String)> {

@@ -3,14 +3,13 @@
 //! a reason. Unset, every message is processed, with or without `user_id` (the seed's
 //! hand-published JSON).
 
-mod common;
-
 use std::str::FromStr;
 
-use common::{Names, Publisher, config, created, eventually, start, take_dead_letters};
 use lapin::{BasicProperties, uri::AMQPUri};
 use outbox_kit::testing;
 use prost::Message;
+
+use crate::common::{Names, Publisher, config, created, eventually, start, take_dead_letters};
 
 const EMAIL: &str = "nanako@example.jp";
 

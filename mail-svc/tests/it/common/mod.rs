@@ -2,8 +2,6 @@
 //! publisher that sends events exactly as relay-svc does (and the seed's JSON), a dead-letter
 //! reader, and a tiny real SMTP server that records what it receives.
 
-#![allow(dead_code)]
-
 use std::{
     future::Future,
     sync::{Arc, Mutex},
@@ -254,7 +252,8 @@ pub fn changed(seq: u64, prev: u64, order: i64, status: OrderStatus, email: &str
 
 /// Publishes to the test's exchange as relay-svc does, with publisher confirms.
 pub struct Publisher {
-    pub conn: Connection,
+    /// Held open for as long as the publisher lives: its channel is one of this connection's.
+    _conn: Connection,
     pub ch: Channel,
     pub exchange: String,
 }
@@ -280,7 +279,7 @@ impl Publisher {
             .await
             .expect("confirms");
         Self {
-            conn,
+            _conn: conn,
             ch,
             exchange: exchange.to_owned(),
         }
@@ -458,7 +457,6 @@ pub async fn take_dead_letters(queue: &str, n: usize) -> Vec<DeadLetter> {
 /// One message received by the sink.
 #[derive(Debug, Clone)]
 pub struct SinkMail {
-    pub from: String,
     pub to: Vec<String>,
     pub data: String,
 }
@@ -513,7 +511,7 @@ async fn session(
     let (read, mut write) = sock.into_split();
     let mut lines = BufReader::new(read);
     write.write_all(b"220 sink.test ESMTP\r\n").await?;
-    let (mut from, mut to) = (String::new(), Vec::new());
+    let mut to = Vec::new();
     let mut line = String::new();
     loop {
         line.clear();
@@ -527,7 +525,6 @@ async fn session(
         } else if upper.starts_with("HELO") || upper.starts_with("NOOP") {
             b"250 OK\r\n"
         } else if upper.starts_with("MAIL FROM:") {
-            from = cmd[10..].trim().to_owned();
             to.clear();
             b"250 OK\r\n"
         } else if upper.starts_with("RCPT TO:") && upper.contains("BOUNCE") {
@@ -537,7 +534,6 @@ async fn session(
             to.push(cmd[8..].trim().to_owned());
             b"250 OK\r\n"
         } else if upper.starts_with("RSET") {
-            from.clear();
             to.clear();
             b"250 OK\r\n"
         } else if upper == "DATA" {
@@ -555,7 +551,6 @@ async fn session(
                 data.push_str(l);
             }
             store.lock().expect("lock").push(SinkMail {
-                from: from.clone(),
                 to: to.clone(),
                 data,
             });

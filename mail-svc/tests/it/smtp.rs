@@ -2,14 +2,13 @@
 //! mails stay queued; when it is back, every mail is delivered exactly once, in order per order,
 //! with a Message-ID derived from the seq.
 
-mod common;
-
 use std::collections::HashMap;
 
-use common::{Names, Publisher, SmtpSink, changed, config, created, eventually, start};
 use mail_svc::config::MailerKind;
 use outbox_kit::testing::Proxy;
 use outbox_proto::{mail::v1::MailState, orders::v1::OrderStatus};
+
+use crate::common::{Names, Publisher, SmtpSink, changed, config, created, eventually, start};
 
 #[tokio::test]
 async fn smtp_down_then_up_delivers_every_mail_once_in_order() {

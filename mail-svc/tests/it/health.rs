@@ -2,16 +2,15 @@
 //! consuming (each cut for real through a proxy), NOT_SERVING from the moment shutdown starts;
 //! mail-svc starts while its database is down and waits for it; and the binary's `healthcheck`.
 
-mod common;
-
 use std::{net::SocketAddr, time::Duration};
 
-use common::{Names, Publisher, config, created, eventually, start};
 use mail_svc::App;
 use outbox_kit::testing::{Proxy, health, pg_server_url, unique};
 use outbox_proto::mail::v1::{GetStatusRequest, mail_service_client::MailServiceClient};
 use tokio_util::sync::CancellationToken;
 use tonic_health::pb::health_check_response::ServingStatus;
+
+use crate::common::{Names, Publisher, config, created, eventually, start};
 
 const SERVICES: [&str; 2] = ["", "mail.v1.MailService"];
 

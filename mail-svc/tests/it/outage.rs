@@ -1,11 +1,10 @@
 //! A database outage: deliveries wait unacked (no busy loop, nothing dead-lettered, nothing lost)
 //! and are processed once the database is back. Also: health and reflection answer.
 
-mod common;
-
-use common::{Names, Publisher, changed, config, created, eventually, start};
 use outbox_kit::testing::{Proxy, pg_server_url, unique};
 use outbox_proto::orders::v1::OrderStatus;
+
+use crate::common::{Names, Publisher, changed, config, created, eventually, start};
 
 const EMAIL: &str = "shiro@example.jp";
 

@@ -7,15 +7,14 @@
 //! One test in its own binary: the metrics recorder is global to the process, so the gauge it
 //! reads must not be moved by another test's mail-svc.
 
-mod common;
-mod faulty_smtp;
-
 use std::time::{Duration, Instant};
 
-use common::{Names, Publisher, changed, config, created, eventually, start};
-use faulty_smtp::FaultySmtp;
 use mail_svc::config::MailerKind;
+use outbox_kit::testing::run_in_own_process;
 use outbox_proto::{mail::v1::MailState, orders::v1::OrderStatus};
+
+use crate::common::{self, Names, Publisher, changed, config, created, eventually, start};
+use crate::faulty_smtp::FaultySmtp;
 
 #[derive(Debug, Clone, Copy)]
 enum Fault {
@@ -27,6 +26,14 @@ enum Fault {
 
 #[tokio::test]
 async fn a_refused_session_fails_no_mail_and_opens_the_circuit_until_fixed() {
+    // The circuit gauge read below is process-wide: every mail-svc of the process sets it, so
+    // only in a process of its own is it this test's service's.
+    if run_in_own_process(concat!(
+        module_path!(),
+        "::a_refused_session_fails_no_mail_and_opens_the_circuit_until_fixed"
+    )) {
+        return;
+    }
     for fault in [
         Fault::Auth("535 5.7.8 Authentication credentials invalid"),
         Fault::MailFrom("550 5.7.1 Sender address rejected: not owned by user"),

@@ -4,13 +4,8 @@
 //! message fails only that mail; an operator's retry puts a failed mail back before its order's
 //! later mails.
 
-mod common;
-mod faulty_smtp;
-
 use std::time::{Duration, Instant};
 
-use common::{Names, Publisher, changed, config, created, eventually, start};
-use faulty_smtp::FaultySmtp;
 use mail_svc::config::MailerKind;
 use outbox_kit::admin::AdminToken;
 use outbox_proto::{
@@ -21,6 +16,9 @@ use outbox_proto::{
     orders::v1::OrderStatus,
 };
 use tonic::{Request, transport::Channel};
+
+use crate::common::{Names, Publisher, changed, config, created, eventually, start};
+use crate::faulty_smtp::FaultySmtp;
 
 const GREY: &str = "grey@example.com";
 

@@ -1,17 +1,16 @@
 //! Two instances race over thousands of shuffled and duplicated events for many orders: per
 //! order, exactly one mail per event, in chain order; the counts add up exactly.
 
-mod common;
-
 use std::collections::HashMap;
 
-use common::{Names, Publisher, changed, config, created, eventually, start};
 use outbox_proto::{
     mail::v1::MailState,
     orders::{events::v1::OrderEvent, v1::OrderStatus},
 };
 use prost::Message;
 use rand::{Rng, SeedableRng, seq::SliceRandom};
+
+use crate::common::{Names, Publisher, changed, config, created, eventually, start};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_instances_over_shuffled_duplicated_events() {

@@ -1,12 +1,13 @@
 //! Poison messages: each kind lands in `<queue>.dead-letter` with an `x-death-reason` header
 //! naming the problem, is counted, and does not stop the next good event.
 
-mod common;
-
-use common::{Names, Publisher, changed, config, created, eventually, start, take_dead_letters};
 use lapin::{BasicProperties, types::AMQPValue};
 use outbox_proto::orders::v1::OrderStatus;
 use prost::Message;
+
+use crate::common::{
+    Names, Publisher, changed, config, created, eventually, start, take_dead_letters,
+};
 
 const EMAIL: &str = "jiro@example.jp";
 

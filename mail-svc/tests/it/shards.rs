@@ -2,9 +2,6 @@
 //! Migration 0005 turns the data of an unsharded deployment into shard 0's, keys unchanged; the
 //! admin service names each held chain's and dead letter's shard and acts on the shard asked.
 
-mod common;
-
-use common::{Names, Publisher, changed, config, created, eventually, start, take_dead_letters};
 use outbox_kit::admin::AdminToken;
 use outbox_proto::{
     mail::admin::v1::{
@@ -15,6 +12,10 @@ use outbox_proto::{
 };
 use prost::Message;
 use tonic::{Code, Request, transport::Channel};
+
+use crate::common::{
+    Names, Publisher, changed, config, created, eventually, start, take_dead_letters,
+};
 
 const EMAIL: &str = "hanako@example.jp";
 const TOKEN: &str = "shard-test-admin-token";
