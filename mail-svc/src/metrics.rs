@@ -30,6 +30,13 @@ pub const OLDEST_HELD_AGE: &str = "mail_oldest_held_age_seconds";
 /// Gauge: mails queued and not sent yet.
 pub const UNSENT_MAILS: &str = "mail_unsent_mails";
 
+/// Gauge: 1 while the broker blocks the consumer's connection (a RabbitMQ resource alarm).
+pub const BROKER_BLOCKED: &str = "mail_broker_blocked";
+/// Counter: broker connections replaced after they were lost, by `reason`.
+pub const AMQP_RECONNECTS: &str = "mail_amqp_reconnects_total";
+/// The values of `mail_amqp_reconnects_total{reason}` (see `outbox::amqp::Lost`).
+pub const RECONNECT_REASONS: &[&str] = &["heartbeat", "io", "closed", "timeout"];
+
 /// What mail-svc exports, with HELP texts.
 pub const METRICS: &[Metric] = &[
     Metric::counter(
@@ -78,9 +85,20 @@ pub const METRICS: &[Metric] = &[
         "Age of the oldest held event in seconds (0 when none is held).",
     ),
     Metric::gauge(UNSENT_MAILS, "Mails queued and not sent yet."),
+    Metric::gauge(
+        BROKER_BLOCKED,
+        "1 while the broker blocks the consumer's connection (a RabbitMQ resource alarm), else 0.",
+    ),
+    Metric::labelled_counter(
+        AMQP_RECONNECTS,
+        "Broker connections replaced after they were lost, by reason: heartbeat, io, closed, timeout.",
+        "reason",
+        RECONNECT_REASONS,
+    ),
 ];
 
 /// Describes every metric, starts the counters at 0 and sets `build_info`.
 pub fn register() {
     outbox_kit::metrics::register("mail-svc", env!("CARGO_PKG_VERSION"), METRICS);
+    metrics::gauge!(BROKER_BLOCKED).set(0.0);
 }
