@@ -78,12 +78,24 @@ pub async fn connect_for(setting: &str, url: &str, max_connections: u32) -> anyh
 /// A connection handed back is checked within [`RELEASE_CHECK_TIMEOUT`] and closed when the
 /// check gets no answer: sqlx checks every returned connection with a round trip (and first
 /// waits for the rest of a statement whose caller gave up), which on a socket gone silent would
-/// wait forever and keep the pool's slot taken for good.
+/// wait forever and keep the pool's slot taken for good. An idle connection is checked before
+/// use within [`ACQUIRE_CHECK_TIMEOUT`] (sqlx's own check is bounded only by the whole
+/// acquire's 5 s, one silent idle connection at a time).
 pub fn lazy_pool(options: &PgConnectOptions, max_connections: u32) -> PgPool {
     PgPoolOptions::new()
         .max_connections(max_connections)
         // As in `connect`: a caller waits at most this long while the database is away.
         .acquire_timeout(Duration::from_secs(5))
+        .test_before_acquire(false)
+        .before_acquire(|conn, _| {
+            Box::pin(async move {
+                match tokio::time::timeout(ACQUIRE_CHECK_TIMEOUT, conn.ping()).await {
+                    Ok(Ok(())) => Ok(true),
+                    Ok(Err(e)) => Err(e),
+                    Err(_) => Err(sqlx::Error::PoolTimedOut),
+                }
+            })
+        })
         .after_release(|conn, _| {
             Box::pin(async move {
                 match tokio::time::timeout(RELEASE_CHECK_TIMEOUT, conn.ping()).await {
@@ -101,6 +113,9 @@ pub fn lazy_pool(options: &PgConnectOptions, max_connections: u32) -> PgPool {
         })
         .connect_lazy_with(options.clone())
 }
+
+/// How long [`lazy_pool`]'s check of an idle connection before use may take.
+pub const ACQUIRE_CHECK_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// How long [`lazy_pool`]'s check of a returned connection may take.
 pub const RELEASE_CHECK_TIMEOUT: Duration = Duration::from_secs(5);

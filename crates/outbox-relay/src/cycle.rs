@@ -219,7 +219,7 @@ impl Relay {
             let lost = self.lead(lock).await;
             self.status.set_active(false);
             // A standby publishes nothing: its broker connection is no concern of its health.
-            self.status.broker_connection_ok();
+            self.status.broker_connection_ok(0);
             // A new term starts with no holds and no read-ahead: the next leader's read decides
             // afresh.
             self.held.clear();
@@ -685,14 +685,15 @@ impl Relay {
         let connected = self
             .broker
             .connect(|url| {
-                let on_change = status.on_broker_change();
-                Publisher::connect(url, tls, heartbeat, exchange, timeout, on_change)
+                let (number, on_change) = status.on_broker_change();
+                let connect = Publisher::connect(url, tls, heartbeat, exchange, timeout, on_change);
+                async move { connect.await.map(|p| (number, p)) }
             })
             .await;
         match connected {
-            Ok((p, _)) => {
+            Ok(((number, p), _)) => {
                 tracing::info!(exchange = %self.cfg.amqp_exchange, "relay: connected to the broker");
-                self.status.broker_connection_ok();
+                self.status.broker_connection_ok(number);
                 Ok(publisher.insert(p))
             }
             Err(e) => {

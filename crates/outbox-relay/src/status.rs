@@ -145,6 +145,10 @@ pub struct Status {
     /// Set from the loss of the broker connection until a new one is open (health).
     broker_lost: Mutex<Option<&'static str>>,
     amqp_reconnects: AtomicU64,
+    /// Numbers the broker connections; the last one opened is the one whose loss counts for
+    /// health (a late report of an older connection's loss must not undo a newer one).
+    connection: AtomicU64,
+    current_connection: AtomicU64,
 }
 
 /// A copy of the figures at one moment.
@@ -238,9 +242,22 @@ impl Status {
             .set(f64::from(u8::from(blocked)));
     }
 
-    /// Records the loss of the broker connection (to be replaced), counted by `reason`.
+    /// Records the loss of the current broker connection (to be replaced), counted by
+    /// `reason`.
     pub(crate) fn broker_connection_lost(&self, reason: &'static str, why: &'static str) {
-        *lock(&self.broker_lost) = Some(why);
+        self.connection_lost(self.current_connection.load(Relaxed), reason, why);
+    }
+
+    /// Records the loss of broker connection number `connection` (see
+    /// [`Status::broker_connection_ok`]): counted whatever it is, kept for health only while it is
+    /// the current one.
+    fn connection_lost(&self, connection: u64, reason: &'static str, why: &'static str) {
+        {
+            let mut lost = lock(&self.broker_lost);
+            if connection == self.current_connection.load(Relaxed) {
+                *lost = Some(why);
+            }
+        }
         self.amqp_reconnects.fetch_add(1, Relaxed);
         let mut labels = self.labels.clone();
         labels.push(metrics::Label::new("reason", reason));
@@ -249,19 +266,23 @@ impl Status {
         self.set_broker_blocked(None);
     }
 
-    /// Records a new, working broker connection (or that this instance no longer publishes).
-    pub(crate) fn broker_connection_ok(&self) {
-        *lock(&self.broker_lost) = None;
+    /// Records that broker connection number `connection` (0: none, this instance no longer
+    /// publishes) is now the current one and works.
+    pub(crate) fn broker_connection_ok(&self, connection: u64) {
+        let mut lost = lock(&self.broker_lost);
+        self.current_connection.store(connection, Relaxed);
+        *lost = None;
     }
 
-    /// What the relay does with what the broker says about its connection (see
-    /// [`outbox::amqp::watch`]): logs it once, and records it in these figures.
+    /// The number of the next broker connection, and what the relay does with what the broker
+    /// says about it (see [`outbox::amqp::watch`]): logs it once, and records it in these figures.
     pub(crate) fn on_broker_change(
         self: &std::sync::Arc<Self>,
-    ) -> impl Fn(&outbox::amqp::Change) + Send + 'static {
+    ) -> (u64, impl Fn(&outbox::amqp::Change) + Send + 'static) {
         use outbox::amqp::Change;
         let status = self.clone();
-        move |change| match change {
+        let connection = self.connection.fetch_add(1, Relaxed) + 1;
+        (connection, move |change: &Change| match change {
             Change::Blocked(reason) => {
                 tracing::warn!(
                     reason = %reason,
@@ -279,9 +300,9 @@ impl Status {
                     "relay: broker connection lost ({}); reconnecting",
                     lost.describe()
                 );
-                status.broker_connection_lost(lost.label(), lost.describe());
+                status.connection_lost(connection, lost.label(), lost.describe());
             }
-        }
+        })
     }
 
     pub(crate) fn set_held_orders(&self, n: usize) {
