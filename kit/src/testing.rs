@@ -303,8 +303,14 @@ async fn pump(
             Flow::Swallowed => {
                 // Dropping the server's half ends its session; the client's stays open.
                 return match side {
-                    Side::FromClient => hold(from).await,
-                    Side::FromServer => hold(to).await,
+                    Side::FromClient => {
+                        drop(to);
+                        hold(from).await
+                    }
+                    Side::FromServer => {
+                        drop(from);
+                        hold(to).await
+                    }
                 };
             }
         }

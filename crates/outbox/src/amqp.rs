@@ -273,12 +273,25 @@ pub fn watch(conn: &Connection, on_change: impl Fn(&Change) + Send + 'static) ->
         check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let lost = loop {
             let event = tokio::select! {
+                biased;
                 event = events.next() => event,
                 _ = check.tick() => {
                     if status.connected() || status.connecting() {
                         continue;
                     }
-                    break Lost::Closed;
+                    // lapin sets the state just before it sends the error: give it a moment,
+                    // so the loss is reported with its reason.
+                    let reason = async {
+                        while let Some(event) = events.next().await {
+                            if let Event::Error(e) = event {
+                                return Lost::of(&e);
+                            }
+                        }
+                        Lost::Closed
+                    };
+                    break tokio::time::timeout(Duration::from_millis(200), reason)
+                        .await
+                        .unwrap_or(Lost::Closed);
                 }
             };
             match event {
@@ -314,15 +327,26 @@ pub fn watch(conn: &Connection, on_change: impl Fn(&Change) + Send + 'static) ->
     });
     Watch {
         state: receiver,
+        status: conn.status().clone(),
         task: Arc::new(Mutex::new(Some(task))),
     }
 }
 
 /// What [`watch`] knows about one connection, live. Dropping the last clone stops the watch.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Watch {
     state: tokio_watch::Receiver<State>,
+    /// The connection's state: one that is already lost is left to report its loss.
+    status: lapin::ConnectionStatus,
     task: Arc<Mutex<Option<JoinHandle<()>>>>,
+}
+
+impl fmt::Debug for Watch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Watch")
+            .field("state", &*self.state.borrow())
+            .finish()
+    }
 }
 
 impl Watch {
@@ -360,8 +384,13 @@ impl Watch {
         }
     }
 
-    /// Stops watching (a close on purpose follows).
+    /// Stops watching a connection that is still up (a close on purpose follows). A connection
+    /// already lost is left to report its loss (the task then ends by itself), however its
+    /// owner learnt of it first.
     pub fn stop(&self) {
+        if !(self.status.connected() || self.status.connecting()) {
+            return;
+        }
         if let Some(task) = self.task.lock().unwrap_or_else(|e| e.into_inner()).take() {
             task.abort();
         }
