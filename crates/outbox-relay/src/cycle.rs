@@ -747,11 +747,13 @@ impl Relay {
             if publisher.blocked().is_some() {
                 tokio::select! {
                     _ = publisher.unblocked() => {}
-                    _ = self.shutdown.cancelled() => {
-                        out.interrupted = true;
-                        out.undelivered += messages.len();
-                        continue;
-                    }
+                    _ = self.shutdown.cancelled() => {}
+                }
+                // The wait may have been long: the lease must still be proven.
+                if self.shutdown.is_cancelled() || lease.check().is_err() {
+                    out.interrupted = true;
+                    out.undelivered += messages.len();
+                    continue;
                 }
             }
             let timeout = self.cfg.confirm_timeout;

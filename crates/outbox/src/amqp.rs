@@ -313,7 +313,10 @@ pub fn watch(conn: &Connection, on_change: impl Fn(&Change) + Send + 'static) ->
                     }
                     state.send_modify(|s| s.blocked = None);
                 }
-                Some(Event::Error(e)) => break Lost::of(&e),
+                // lapin reports a channel's close (a refused publish, a failed declare) the
+                // same way: only an error that took the connection down is a loss.
+                Some(Event::Error(e)) if !status.connected() => break Lost::of(&e),
+                Some(Event::Error(_)) => {}
                 Some(_) => {}
                 None => break Lost::Closed,
             }
