@@ -7,6 +7,10 @@
 //! `AMQP_CA_FILE`, and its host name against the URL's host. A client certificate is sent when
 //! both `AMQP_CLIENT_CERT_FILE` and `AMQP_CLIENT_KEY_FILE` are set; with
 //! `?auth_mechanism=external` in the URL the broker takes the user from that certificate.
+//!
+//! `AMQP_HEARTBEAT` ([`parse_heartbeat`]) is how soon a silent connection is noticed (about two
+//! heartbeats; see `outbox::amqp`); [`watch`] reports what the broker says about a connection
+//! (blocked by a resource alarm, lost).
 
 use std::{path::PathBuf, str::FromStr};
 
@@ -18,7 +22,29 @@ use lapin::{
     tcp::{OwnedIdentity, OwnedTLSConfig},
     uri::{AMQPScheme, AMQPUri},
 };
-pub use outbox::amqp::{Tls, connect};
+pub use outbox::amqp::{
+    Blocked, Change, DEFAULT_HEARTBEAT, Lost, MAX_HEARTBEAT, Tls, Watch, connect, heartbeat_of,
+    watch,
+};
+
+/// The help text every service gives `AMQP_HEARTBEAT`.
+pub const HEARTBEAT_HELP: &str = "AMQP heartbeat, whole seconds from 1s to 600s: a connection \
+     that receives nothing for two of them (a silent network, a frozen broker) is closed and \
+     replaced, with the next address of AMQP_URL. An address's own `?heartbeat=` wins.";
+
+/// Parses `AMQP_HEARTBEAT`: a duration (`10s`, `1m`) of whole seconds between 1 s and
+/// [`MAX_HEARTBEAT`] (AMQP carries seconds; `0` would turn the check off: an address can still
+/// say `?heartbeat=0`).
+pub fn parse_heartbeat(s: &str) -> Result<std::time::Duration, String> {
+    let d = crate::config::parse_duration(s)?;
+    if d.subsec_nanos() != 0 {
+        return Err(format!("{s:?} is not a whole number of seconds"));
+    }
+    if d.is_zero() || d > MAX_HEARTBEAT {
+        return Err(format!("{s:?} must be between 1s and {MAX_HEARTBEAT:?}"));
+    }
+    Ok(d)
+}
 
 /// The TLS settings of `amqps://` connections, flattened into each service's command line.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -111,6 +137,18 @@ mod tests {
             amqp_ca_file: ca.map(PathBuf::from),
             amqp_client_cert_file: cert.map(PathBuf::from),
             amqp_client_key_file: key.map(PathBuf::from),
+        }
+    }
+
+    #[test]
+    fn heartbeats_are_whole_seconds_in_range() {
+        assert_eq!(
+            parse_heartbeat("10s"),
+            Ok(std::time::Duration::from_secs(10))
+        );
+        assert_eq!(parse_heartbeat("2"), Ok(std::time::Duration::from_secs(2)));
+        for bad in ["0s", "1500ms", "11m", "soon"] {
+            assert!(parse_heartbeat(bad).is_err(), "{bad}");
         }
     }
 

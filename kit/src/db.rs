@@ -74,12 +74,102 @@ pub async fn connect_for(setting: &str, url: &str, max_connections: u32) -> anyh
 }
 
 /// A pool that connects on first use, so that a service can start while its database is away.
+///
+/// A connection handed back is checked within [`RELEASE_CHECK_TIMEOUT`] and closed when the
+/// check gets no answer: sqlx checks every returned connection with a round trip (and first
+/// waits for the rest of a statement whose caller gave up), which on a socket gone silent would
+/// wait forever and keep the pool's slot taken for good. An idle connection is checked before
+/// use within [`ACQUIRE_CHECK_TIMEOUT`] (sqlx's own check is bounded only by the whole
+/// acquire's 5 s, one silent idle connection at a time).
 pub fn lazy_pool(options: &PgConnectOptions, max_connections: u32) -> PgPool {
     PgPoolOptions::new()
         .max_connections(max_connections)
         // As in `connect`: a caller waits at most this long while the database is away.
         .acquire_timeout(Duration::from_secs(5))
+        .test_before_acquire(false)
+        .before_acquire(|conn, _| {
+            Box::pin(async move {
+                match tokio::time::timeout(ACQUIRE_CHECK_TIMEOUT, conn.ping()).await {
+                    Ok(Ok(())) => Ok(true),
+                    Ok(Err(e)) => Err(e),
+                    Err(_) => Err(sqlx::Error::PoolTimedOut),
+                }
+            })
+        })
+        .after_release(|conn, _| {
+            Box::pin(async move {
+                match tokio::time::timeout(RELEASE_CHECK_TIMEOUT, conn.ping()).await {
+                    Ok(Ok(())) => Ok(true),
+                    Ok(Err(e)) => Err(e),
+                    Err(_) => {
+                        tracing::warn!(
+                            "a database connection gave no answer within \
+                             {RELEASE_CHECK_TIMEOUT:?}; closing it (a silent network?)"
+                        );
+                        Err(sqlx::Error::PoolTimedOut)
+                    }
+                }
+            })
+        })
         .connect_lazy_with(options.clone())
+}
+
+/// How long [`lazy_pool`]'s check of an idle connection before use may take.
+pub const ACQUIRE_CHECK_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long [`lazy_pool`]'s check of a returned connection may take.
+pub const RELEASE_CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// `options` with the server-side time-outs that free what a vanished or silent client holds:
+/// `statement_timeout` (a statement running longer is cancelled), and
+/// `idle_in_transaction_session_timeout` (a session idle inside a transaction for longer is
+/// ended, its locks released: a client whose socket went silent mid-transaction never sends its
+/// commit or rollback), plus TCP keepalives from the server (`tcp_keepalives_*`,
+/// `tcp_user_timeout`: about 11 s) so that PostgreSQL ends the session of a client whose host
+/// or network vanished. Ignored on a Unix socket (the TCP ones).
+pub fn with_session_timeouts(
+    options: &PgConnectOptions,
+    statement: Duration,
+    idle_in_transaction: Duration,
+) -> PgConnectOptions {
+    let ms = |d: Duration| d.as_millis().max(1).to_string();
+    options.clone().options([
+        ("statement_timeout", ms(statement)),
+        (
+            "idle_in_transaction_session_timeout",
+            ms(idle_in_transaction),
+        ),
+        ("tcp_keepalives_idle", "5".to_owned()),
+        ("tcp_keepalives_interval", "2".to_owned()),
+        ("tcp_keepalives_count", "3".to_owned()),
+        ("tcp_user_timeout", "11000".to_owned()),
+    ])
+}
+
+/// The help text every service gives `DB_STATEMENT_TIMEOUT`.
+pub const STATEMENT_TIMEOUT_HELP: &str = "The longest a database statement may run (PostgreSQL's \
+     statement_timeout for the service's sessions), and how long the service waits for one \
+     database step (a statement, a commit) before it counts the connection as dead, closes it \
+     and retries: a socket gone silent (a firewall, a NAT) must not hang a cycle. From 1s to \
+     1h.";
+
+/// `DB_STATEMENT_TIMEOUT`'s default.
+pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Parses `DB_STATEMENT_TIMEOUT` (1 s to 1 h).
+pub fn parse_statement_timeout(s: &str) -> Result<Duration, String> {
+    let d = crate::config::parse_duration(s)?;
+    if d < Duration::from_secs(1) || d > Duration::from_secs(3600) {
+        return Err(format!("{s:?} must be between 1s and 1h"));
+    }
+    Ok(d)
+}
+
+/// How long a client waits for one database step under a statement time-out of `statement`:
+/// a second more, so that PostgreSQL's own cancel (an error the caller can read) comes first
+/// when the server is merely slow.
+pub fn step_timeout(statement: Duration) -> Duration {
+    statement + Duration::from_secs(1)
 }
 
 /// Why [`prepare`] failed.

@@ -72,6 +72,16 @@ pub struct Config {
     #[command(flatten)]
     pub amqp_tls: outbox_kit::amqp::TlsSettings,
 
+    #[arg(long, env = "AMQP_HEARTBEAT", default_value = "10s",
+          value_parser = outbox_kit::amqp::parse_heartbeat,
+          help = outbox_kit::amqp::HEARTBEAT_HELP)]
+    pub amqp_heartbeat: Duration,
+
+    #[arg(long, env = "DB_STATEMENT_TIMEOUT", default_value = "30s",
+          value_parser = outbox_kit::db::parse_statement_timeout,
+          help = outbox_kit::db::STATEMENT_TIMEOUT_HELP)]
+    pub db_statement_timeout: Duration,
+
     /// The topic exchange relay-svc publishes order events to (declared here too, durable, so
     /// either service may start first).
     #[arg(long, env = "AMQP_EXCHANGE", default_value = "orders.events")]
@@ -220,6 +230,22 @@ pub struct Hooks {
 }
 
 impl Config {
+    /// The options of the service's pool on `pg`: DB_STATEMENT_TIMEOUT for its statements, and
+    /// for a session idle inside a transaction that plus the longest an SMTP round may keep its
+    /// claiming transaction open between two statements (one mail's session, retried once), so
+    /// that PostgreSQL frees what a client whose socket went silent holds (the claims, the
+    /// orders' locks) without cutting a slow SMTP server's round short.
+    pub fn pool_options(
+        &self,
+        pg: &sqlx::postgres::PgConnectOptions,
+    ) -> sqlx::postgres::PgConnectOptions {
+        outbox_kit::db::with_session_timeouts(
+            pg,
+            self.db_statement_timeout,
+            self.db_statement_timeout + crate::mailer::LONGEST_SEND,
+        )
+    }
+
     /// Checks what clap cannot: the error names the setting to fix.
     pub fn validate(&self) -> anyhow::Result<()> {
         outbox_kit::db::options(&self.database_url)?;
@@ -340,6 +366,37 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn liveness_settings_take_durations_in_range_and_name_themselves() {
+        let cfg = Config::parse_from(["mail-svc"]);
+        assert_eq!(cfg.amqp_heartbeat, Duration::from_secs(10));
+        assert_eq!(cfg.db_statement_timeout, Duration::from_secs(30));
+        let cfg = Config::parse_from([
+            "mail-svc",
+            "--amqp-heartbeat",
+            "2s",
+            "--db-statement-timeout",
+            "1m",
+        ]);
+        assert_eq!(cfg.amqp_heartbeat, Duration::from_secs(2));
+        assert_eq!(cfg.db_statement_timeout, Duration::from_secs(60));
+        for (flag, bad) in [
+            ("--amqp-heartbeat", "0s"),
+            ("--amqp-heartbeat", "1500ms"),
+            ("--amqp-heartbeat", "11m"),
+            ("--db-statement-timeout", "500ms"),
+            ("--db-statement-timeout", "2h"),
+        ] {
+            let err = Config::try_parse_from(["mail-svc", flag, bad])
+                .expect_err(bad)
+                .to_string();
+            assert!(
+                err.contains(flag) && err.contains(bad),
+                "{flag} {bad}: {err}"
+            );
+        }
+    }
 
     #[test]
     fn durations() {

@@ -9,17 +9,30 @@ use outbox_proto::mail::v1::{
 use sqlx::PgPool;
 use tonic::{Request, Response, Status};
 
-use crate::{db, error::Error};
+use std::sync::Arc;
 
-/// Serves `ListMails` and `GetStatus` from the pool.
+use crate::{amqp::consumer::BrokerState, db, error::Error};
+
+/// Serves `ListMails` and `GetStatus` from the pool (and what the broker says about this
+/// instance's consumer connection).
 #[derive(Debug, Clone)]
 pub struct MailGrpc {
     pool: PgPool,
+    broker: Arc<BrokerState>,
 }
 
 impl MailGrpc {
     pub fn new(pool: PgPool) -> Self {
-        Self { pool }
+        Self {
+            pool,
+            broker: Arc::default(),
+        }
+    }
+
+    /// Reports what the broker says about the consumer's connection (blocked) from `broker`.
+    pub fn with_broker(mut self, broker: Arc<BrokerState>) -> Self {
+        self.broker = broker;
+        self
     }
 }
 
@@ -88,7 +101,10 @@ impl MailService for MailGrpc {
     ) -> Result<Response<MailStatus>, Status> {
         let s = db::stats(&self.pool).await.map_err(Error::from)?;
         let u = |v: i64| v.max(0) as u64;
+        let (broker_blocked_reason, blocked_for) = self.broker.blocked().unwrap_or_default();
         Ok(Response::new(MailStatus {
+            broker_blocked_reason,
+            broker_blocked_ms: blocked_for.as_millis() as u64,
             processed: u(s.processed),
             skipped: u(s.skipped),
             held: u(s.held),

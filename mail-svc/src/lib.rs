@@ -101,7 +101,8 @@ impl App {
         let pg = outbox_kit::db::options(&cfg.database_url)?;
         // Lazy: the service runs (and answers NOT_SERVING, and UNAVAILABLE to MailService
         // calls) while its database is away.
-        let pool = outbox_kit::db::lazy_pool(&pg, cfg.db_max_connections);
+        let pool = outbox_kit::db::lazy_pool(&cfg.pool_options(&pg), cfg.db_max_connections);
+        let db_step_timeout = outbox_kit::db::step_timeout(cfg.db_statement_timeout);
         // One attempt now: when the database is there, everything is migrated before `build`
         // returns; when it is unreachable, the workers wait for it in the background.
         let prepared = match outbox_kit::db::prepare(&pg, &db::MIGRATOR).await {
@@ -128,6 +129,7 @@ impl App {
             .with_file(cfg.admin_tokens_file.as_deref())?;
         let amqp_tls = cfg.amqp_tls.load(&cfg.amqp_url)?;
         let (ready, consuming) = watch::channel(false);
+        let broker = Arc::new(amqp::consumer::BrokerState::default());
 
         // SERVING while the database answers and the consumer is consuming.
         let (health, health_service) =
@@ -140,8 +142,11 @@ impl App {
 
         let workers = Workers {
             consumer: amqp::Consumer {
-                broker: outbox_kit::amqp_failover::Failover::new(cfg.amqp_url.clone()),
+                broker_urls: outbox_kit::amqp_failover::Failover::new(cfg.amqp_url.clone()),
                 amqp_tls: amqp_tls.clone(),
+                heartbeat: cfg.amqp_heartbeat,
+                broker: broker.clone(),
+                db_step_timeout,
                 topology: topology.clone(),
                 prefetch: cfg.prefetch,
                 concurrency: usize::from(cfg.consumer_concurrency),
@@ -159,14 +164,16 @@ impl App {
             mailer_batch: usize::from(cfg.batch_size),
             mail_hold_alert: cfg.mail_hold_alert,
             retention: cfg.retention(),
+            db_step_timeout,
             pg,
         };
         let workers = tokio::spawn(workers.run(prepared, shutdown.clone()));
 
-        let service = MailServiceServer::new(grpc::MailGrpc::new(pool.clone()));
+        let service = MailServiceServer::new(grpc::MailGrpc::new(pool.clone()).with_broker(broker));
         let admin = MailAdminServer::new(admin::MailAdminGrpc::new(
             pool.clone(),
-            admin::dead_letters::DeadLetters::new(cfg.amqp_url.clone(), amqp_tls, topology.clone()),
+            admin::dead_letters::DeadLetters::new(cfg.amqp_url.clone(), amqp_tls, topology.clone())
+                .with_heartbeat(cfg.amqp_heartbeat),
             admin_token.clone(),
             cfg.trusted_publishers.clone(),
         ));
@@ -239,6 +246,8 @@ struct Workers {
     mailer_batch: usize,
     mail_hold_alert: std::time::Duration,
     retention: retention::Retention,
+    /// How long one database step may go unanswered (`DB_STATEMENT_TIMEOUT` + 1 s).
+    db_step_timeout: std::time::Duration,
     pg: sqlx::postgres::PgConnectOptions,
 }
 
@@ -271,7 +280,8 @@ impl Workers {
         let consumer = tokio::spawn(self.consumer.run(shutdown.clone()));
         let mailer = Arc::new(
             mailer::Mailer::new(pool.clone(), self.transport, mailer_wake)
-                .with_batch_size(self.mailer_batch),
+                .with_batch_size(self.mailer_batch)
+                .with_db_step_timeout(self.db_step_timeout),
         );
         let mailers: Vec<_> = (0..self.mailer_concurrency)
             .map(|_| tokio::spawn(mailer.clone().run(shutdown.clone())))
@@ -279,6 +289,7 @@ impl Workers {
         let watcher = tokio::spawn(mailer::watch_holds(
             pool,
             self.mail_hold_alert,
+            self.db_step_timeout,
             shutdown.clone(),
         ));
         consumer.await.context("consumer task")?;

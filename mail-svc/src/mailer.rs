@@ -59,7 +59,7 @@ use tracing::Instrument;
 use crate::{
     config::{Config, MailerKind},
     db::{self, MailRow},
-    mail, process,
+    mail, process, retry,
 };
 
 /// How long the mailer sleeps when there is nothing to send and nobody woke it: the fallback
@@ -73,6 +73,10 @@ const SMTP_IO_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The limit for a whole session (connect to the reply after the message).
 const SMTP_SESSION_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The longest an SMTP round keeps its claiming transaction idle between two statements: one
+/// mail's session, and its one retry on a fresh session.
+pub const LONGEST_SEND: Duration = Duration::from_secs(2 * SMTP_SESSION_TIMEOUT.as_secs());
 
 /// A deferred mail's first retry; each further deferral doubles it, up to [`RETRY_MAX`].
 const RETRY_MIN: Duration = Duration::from_secs(1);
@@ -445,6 +449,9 @@ pub struct Mailer {
     circuit: Circuit,
     /// Mails claimed, sent (one SMTP session) and recorded in one transaction.
     batch_size: usize,
+    /// How long one database step may go unanswered before the round fails (and its
+    /// connection is closed): a socket gone silent must not hold a mailer loop.
+    db_step_timeout: Duration,
 }
 
 /// What one round of the loop did.
@@ -484,7 +491,16 @@ impl Mailer {
             wake,
             circuit: Circuit::new(),
             batch_size: 1,
+            db_step_timeout: outbox_kit::db::step_timeout(
+                outbox_kit::db::DEFAULT_STATEMENT_TIMEOUT,
+            ),
         }
+    }
+
+    /// How long one database step may go unanswered (`DB_STATEMENT_TIMEOUT` + 1 s).
+    pub fn with_db_step_timeout(mut self, limit: Duration) -> Self {
+        self.db_step_timeout = limit;
+        self
     }
 
     /// Up to `n` mails per round (`BATCH_SIZE`): claimed and recorded in one transaction, and
@@ -573,11 +589,15 @@ impl Mailer {
     /// One round: the next due mails, up to the batch size (at most one per order, see
     /// [`db::claim_batch`]), claimed, delivered and recorded in one transaction.
     async fn deliver_next(&self) -> anyhow::Result<Round> {
-        let mut tx = self.pool.begin().await?;
         let limit = i64::try_from(self.batch_size).unwrap_or(i64::MAX);
-        let mails = db::claim_batch(&mut tx, limit).await?;
+        let (tx, mails) = retry::within(self.db_step_timeout, async {
+            let mut tx = self.pool.begin().await?;
+            let mails = db::claim_batch(&mut tx, limit).await?;
+            Ok::<_, sqlx::Error>((tx, mails))
+        })
+        .await?;
         if mails.is_empty() {
-            tx.rollback().await?;
+            retry::within(self.db_step_timeout, tx.rollback()).await?;
             return Ok(Round::Idle);
         }
         match &self.transport {
@@ -632,10 +652,17 @@ impl Mailer {
             if verdict == Verdict::Permanent {
                 failed.push(m);
             }
-            if self
+            let recorded = self
                 .record_failure(&mut tx, m, &failure, verdict)
-                .instrument(span)
-                .await?
+                .instrument(span);
+            if tokio::time::timeout(self.db_step_timeout, recorded)
+                .await
+                .map_err(|_| {
+                    anyhow::anyhow!(
+                        "no answer from the database within {:?}",
+                        self.db_step_timeout
+                    )
+                })??
             {
                 session_failure = Some(failure);
                 break;
@@ -672,15 +699,18 @@ impl Mailer {
             .chain(failed)
             .map(|m| (m.shard, m.order_id))
             .collect();
-        if !left.is_empty() {
-            let orders: Vec<i64> = left.iter().map(|c| c.1).collect();
-            process::INBOX.lock_aggregates(&mut tx, &orders).await?;
-        }
-        if !sent.is_empty() {
-            db::mark_all_sent(&mut tx, sent).await?;
-        }
-        db::promote_next(&mut tx, &left).await?;
-        tx.commit().await?;
+        retry::within(self.db_step_timeout, async {
+            if !left.is_empty() {
+                let orders: Vec<i64> = left.iter().map(|c| c.1).collect();
+                process::INBOX.lock_aggregates(&mut tx, &orders).await?;
+            }
+            if !sent.is_empty() {
+                db::mark_all_sent(&mut tx, sent).await?;
+            }
+            db::promote_next(&mut tx, &left).await?;
+            tx.commit().await
+        })
+        .await?;
         metrics::counter!(crate::metrics::SENT).increment(sent.len() as u64);
         for m in sent {
             tracing::info!(
@@ -960,7 +990,12 @@ fn build_message(m: &MailRow, from: &Mailbox) -> Result<(lettre::Address, Messag
 
 /// The stuck-hold watch: refreshes the gauges and warns while the oldest held event is older
 /// than `alert` (its predecessor may be lost: dead-lettered, or never published).
-pub async fn watch_holds(pool: PgPool, alert: Duration, shutdown: CancellationToken) {
+pub async fn watch_holds(
+    pool: PgPool,
+    alert: Duration,
+    db_step_timeout: Duration,
+    shutdown: CancellationToken,
+) {
     let period = (alert / 2).clamp(Duration::from_millis(200), Duration::from_secs(5));
     let mut last_warning: Option<tokio::time::Instant> = None;
     loop {
@@ -968,7 +1003,7 @@ pub async fn watch_holds(pool: PgPool, alert: Duration, shutdown: CancellationTo
             _ = shutdown.cancelled() => return,
             _ = tokio::time::sleep(period) => {}
         }
-        let stats = match db::stats(&pool).await {
+        let stats = match crate::retry::within(db_step_timeout, db::stats(&pool)).await {
             Ok(s) => s,
             Err(e) => {
                 tracing::debug!(error = %e, "cannot read the hold statistics");
@@ -984,7 +1019,8 @@ pub async fn watch_holds(pool: PgPool, alert: Duration, shutdown: CancellationTo
         let due = last_warning.is_none_or(|t| t.elapsed() >= alert);
         if stuck
             && due
-            && let Ok(Some((seq, order, prev, age_ms))) = db::oldest_held(&pool).await
+            && let Ok(Some((seq, order, prev, age_ms))) =
+                crate::retry::within(db_step_timeout, db::oldest_held(&pool)).await
         {
             tracing::warn!(
                 held = stats.held,

@@ -34,6 +34,13 @@ pub const PRUNED_MAILS: &str = "mail_pruned_mails_total";
 /// Counter: audit rows deleted by retention (ADMIN_ACTIONS_RETENTION).
 pub const PRUNED_ADMIN_ACTIONS: &str = "mail_pruned_admin_actions_total";
 
+/// Gauge: 1 while the broker blocks the consumer's connection (a RabbitMQ resource alarm).
+pub const BROKER_BLOCKED: &str = "mail_broker_blocked";
+/// Counter: broker connections replaced after they were lost, by `reason`.
+pub const AMQP_RECONNECTS: &str = "mail_amqp_reconnects_total";
+/// The values of `mail_amqp_reconnects_total{reason}` (see `outbox::amqp::Lost`).
+pub const RECONNECT_REASONS: &[&str] = &["heartbeat", "io", "closed", "timeout"];
+
 /// What mail-svc exports, with HELP texts.
 pub const METRICS: &[Metric] = &[
     Metric::counter(
@@ -90,9 +97,20 @@ pub const METRICS: &[Metric] = &[
         PRUNED_ADMIN_ACTIONS,
         "Audit rows (admin_actions) this instance deleted because they were older than ADMIN_ACTIONS_RETENTION.",
     ),
+    Metric::gauge(
+        BROKER_BLOCKED,
+        "1 while the broker blocks the consumer's connection (a RabbitMQ resource alarm), else 0.",
+    ),
+    Metric::labelled_counter(
+        AMQP_RECONNECTS,
+        "Broker connections replaced after they were lost, by reason: heartbeat, io, closed, timeout.",
+        "reason",
+        RECONNECT_REASONS,
+    ),
 ];
 
 /// Describes every metric, starts the counters at 0 and sets `build_info`.
 pub fn register() {
     outbox_kit::metrics::register("mail-svc", env!("CARGO_PKG_VERSION"), METRICS);
+    metrics::gauge!(BROKER_BLOCKED).set(0.0);
 }

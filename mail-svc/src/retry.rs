@@ -93,6 +93,23 @@ pub fn classify_sqlstate(code: &str) -> Failure {
     }
 }
 
+/// Bounds one database attempt: no answer within `limit` is an IO error (the connection is
+/// counted as dead: [`Failure::Reconnect`]). A socket gone silent (a firewall, a NAT) gives no
+/// error at all; only this frees the attempt, whose connection the pool then closes.
+pub async fn within<T, E: From<sqlx::Error>>(
+    limit: Duration,
+    attempt: impl Future<Output = Result<T, E>>,
+) -> Result<T, E> {
+    tokio::time::timeout(limit, attempt)
+        .await
+        .unwrap_or_else(|_| {
+            Err(E::from(sqlx::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no answer from the database within {limit:?}"),
+            ))))
+        })
+}
+
 /// The shortest and longest wait between attempts at one delivery. The cap keeps recovery after
 /// an outage within seconds; the growth keeps a long outage from costing more than a few attempts
 /// per delivery per cap interval (no busy loop).

@@ -121,8 +121,9 @@ impl Instance {
                         j["published_total"] = json!(r.published_total);
                         j["consecutive_failures"] = json!(r.consecutive_failures);
                         j["last_published_seq"] = json!(r.last_published_seq);
+                        let blocked = blocked(&r.broker_blocked_reason, r.broker_blocked_ms, j);
                         format!(
-                            "{}, published {}{}",
+                            "{}, published {}{}{blocked}",
                             if r.active { "LEADER" } else { "standby" },
                             r.published_total,
                             if r.consecutive_failures > 0 {
@@ -144,13 +145,33 @@ impl Instance {
                         j["processed"] = json!(r.processed);
                         j["unsent_mails"] = json!(r.unsent_mails);
                         j["dead_lettered_total"] = json!(r.dead_lettered);
-                        format!("processed {}, unsent {}", r.processed, r.unsent_mails)
+                        let blocked = blocked(&r.broker_blocked_reason, r.broker_blocked_ms, j);
+                        format!(
+                            "processed {}, unsent {}{blocked}",
+                            r.processed, r.unsent_mails
+                        )
                     }
                     Err(e) => format!("status: {}", e.message()),
                 }
             }
         }
     }
+}
+
+/// `, broker blocked: <reason>, since 14s` while the broker blocks the instance (a RabbitMQ
+/// resource alarm), recorded in `j` too; empty otherwise.
+fn blocked(reason: &str, ms: u64, j: &mut Value) -> String {
+    if reason.is_empty() {
+        return String::new();
+    }
+    j["broker_blocked"] = json!(reason);
+    j["broker_blocked_ms"] = json!(ms);
+    format!(", {}", blocked_text(reason, ms))
+}
+
+/// `broker blocked: low on memory, since 14s`.
+fn blocked_text(reason: &str, ms: u64) -> String {
+    format!("broker blocked: {reason}, since {}", age(ms))
 }
 
 /// `outboxctl status`.
@@ -202,6 +223,20 @@ async fn status(s: &Services) -> Result<Output> {
     }
     let (mails_json, admin_mail) = instances.pop().unwrap_or_default();
     let (relays_json, admin_relay) = instances.pop().unwrap_or_default();
+    for (service, rows) in [("relay-svc", &relays_json), ("mail-svc", &mails_json)] {
+        for j in rows {
+            if let Some(reason) = j["broker_blocked"].as_str() {
+                let ms = j["broker_blocked_ms"].as_u64().unwrap_or(0);
+                todo.push(format!(
+                    "{service} {}: {}: a RabbitMQ resource alarm (memory or disk) stops \
+                     publishing; free the broker's memory or disk (docs/OPERATIONS.md, \
+                     runbook OutboxBrokerBlocked)",
+                    j["address"].as_str().unwrap_or("?"),
+                    blocked_text(reason, ms)
+                ));
+            }
+        }
+    }
     let leaders = relays_json.iter().filter(|j| j["leader"] == true).count();
     if !reachable_any {
         return Err(Failure::new(
@@ -936,6 +971,21 @@ mod tests {
             ));
         }
         t.render()
+    }
+
+    #[test]
+    fn a_blocked_broker_is_named_with_its_reason_and_age() {
+        let mut j = json!({});
+        assert_eq!(blocked("", 0, &mut j), "");
+        assert_eq!(j, json!({}));
+        assert_eq!(
+            blocked("low on memory", 14_200, &mut j),
+            ", broker blocked: low on memory, since 14s"
+        );
+        assert_eq!(
+            j,
+            json!({ "broker_blocked": "low on memory", "broker_blocked_ms": 14_200 })
+        );
     }
 
     #[test]

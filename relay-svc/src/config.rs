@@ -64,6 +64,16 @@ pub struct Config {
     #[command(flatten)]
     pub amqp_tls: outbox_kit::amqp::TlsSettings,
 
+    #[arg(long, env = "AMQP_HEARTBEAT", default_value = "10s",
+          value_parser = outbox_kit::amqp::parse_heartbeat,
+          help = outbox_kit::amqp::HEARTBEAT_HELP)]
+    pub amqp_heartbeat: Duration,
+
+    #[arg(long, env = "DB_STATEMENT_TIMEOUT", default_value = "30s",
+          value_parser = outbox_kit::db::parse_statement_timeout,
+          help = outbox_kit::db::STATEMENT_TIMEOUT_HELP)]
+    pub db_statement_timeout: Duration,
+
     /// The durable topic exchange events are published to (declared at connect).
     #[arg(long, env = "AMQP_EXCHANGE", default_value = "orders.events")]
     pub amqp_exchange: String,
@@ -275,6 +285,17 @@ impl Config {
         outbox_kit::db::options(&self.database_url)
     }
 
+    /// The options of the relay's pool on a shard's database `pg`: DB_STATEMENT_TIMEOUT for its
+    /// statements and for a session idle inside a transaction (the relay's transactions run
+    /// their statements back to back), so that PostgreSQL frees what a silent client holds.
+    pub fn pool_options(&self, pg: &PgConnectOptions) -> PgConnectOptions {
+        outbox_kit::db::with_session_timeouts(
+            pg,
+            self.db_statement_timeout,
+            self.db_statement_timeout,
+        )
+    }
+
     /// Each shard's database, shard 0 first, with the setting it came from (for errors):
     /// `RELAY_SHARDS`, or `DATABASE_URL` alone when it is unset.
     pub fn shards(&self) -> anyhow::Result<Vec<(String, SecretUrl, PgConnectOptions)>> {
@@ -311,6 +332,8 @@ impl Config {
             self.amqp_exchange.clone(),
         );
         s.amqp_tls = self.amqp_tls.load(&self.amqp_url)?;
+        s.amqp_heartbeat = self.amqp_heartbeat;
+        s.db_step_timeout = outbox_kit::db::step_timeout(self.db_statement_timeout);
         s.batch_size = self.batch_size;
         s.backoff_min = t.backoff_min.value;
         s.backoff_max = t.backoff_max.value;
@@ -335,6 +358,37 @@ struct Timings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn liveness_settings_take_durations_in_range_and_name_themselves() {
+        let cfg = Config::parse_from(["relay-svc"]);
+        assert_eq!(cfg.amqp_heartbeat, Duration::from_secs(10));
+        assert_eq!(cfg.db_statement_timeout, Duration::from_secs(30));
+        let cfg = Config::parse_from([
+            "relay-svc",
+            "--amqp-heartbeat",
+            "2s",
+            "--db-statement-timeout",
+            "1m",
+        ]);
+        assert_eq!(cfg.amqp_heartbeat, Duration::from_secs(2));
+        assert_eq!(cfg.db_statement_timeout, Duration::from_secs(60));
+        for (flag, bad) in [
+            ("--amqp-heartbeat", "0s"),
+            ("--amqp-heartbeat", "1500ms"),
+            ("--amqp-heartbeat", "11m"),
+            ("--db-statement-timeout", "500ms"),
+            ("--db-statement-timeout", "2h"),
+        ] {
+            let err = Config::try_parse_from(["relay-svc", flag, bad])
+                .expect_err(bad)
+                .to_string();
+            assert!(
+                err.contains(flag) && err.contains(bad),
+                "{flag} {bad}: {err}"
+            );
+        }
+    }
 
     #[test]
     fn the_lease_is_a_duration_and_is_range_checked() {

@@ -47,11 +47,14 @@ pub fn combine(shards: &[Snapshot]) -> Snapshot {
         quarantined_total: a.quarantined_total + s.quarantined_total,
         refused_total: a.refused_total + s.refused_total,
         oldest_writer_age_ms: a.oldest_writer_age_ms.max(s.oldest_writer_age_ms),
+        broker_blocked_ms: a.broker_blocked_ms.max(s.broker_blocked_ms),
+        amqp_reconnects: a.amqp_reconnects + s.amqp_reconnects,
     })
 }
 
-/// The `GetStatus` answer from the live figures.
-pub fn to_proto(s: Snapshot) -> RelayStatus {
+/// The `GetStatus` answer from the live figures, and the reason the broker gave while it
+/// blocks publishing (empty when it does not).
+pub fn to_proto(s: Snapshot, broker_blocked_reason: String) -> RelayStatus {
     RelayStatus {
         backlog: s.backlog,
         oldest_unsent_age_ms: s.oldest_unsent_age_ms,
@@ -59,6 +62,8 @@ pub fn to_proto(s: Snapshot) -> RelayStatus {
         active: s.active,
         consecutive_failures: s.consecutive_failures,
         published_total: s.published_total,
+        broker_blocked_reason,
+        broker_blocked_ms: s.broker_blocked_ms,
     }
 }
 
@@ -71,7 +76,14 @@ impl RelayService for RelayGrpc {
         _request: Request<GetStatusRequest>,
     ) -> Result<Response<RelayStatus>, GrpcStatus> {
         let mut snapshots = Vec::with_capacity(self.shards.len());
+        // The longest-blocked shard's reason (every shard's relay talks to the same broker).
+        let mut blocked: Option<(String, Duration)> = None;
         for (pool, status) in &self.shards {
+            if let Some((reason, for_)) = status.broker_blocked()
+                && blocked.as_ref().is_none_or(|(_, longest)| for_ > *longest)
+            {
+                blocked = Some((reason, for_));
+            }
             match tokio::time::timeout(FRESH_BACKLOG_TIMEOUT, db::backlog(&self.queries, pool))
                 .await
             {
@@ -81,6 +93,7 @@ impl RelayService for RelayGrpc {
             }
             snapshots.push(status.snapshot());
         }
-        Ok(Response::new(to_proto(combine(&snapshots))))
+        let reason = blocked.map(|(reason, _)| reason).unwrap_or_default();
+        Ok(Response::new(to_proto(combine(&snapshots), reason)))
     }
 }

@@ -14,8 +14,11 @@
 //!
 //! **Health** (`grpc.health.v1`, `""` and `relay.v1.RelayService`): SERVING while the orders
 //! database (every shard's) answers a ping, leader or standby alike (a standby is ready to take over);
-//! NOT_SERVING while it does not, and from the moment shutdown starts. The broker is not part of
-//! it: a relay that cannot publish still serves its status and catches up by itself.
+//! NOT_SERVING while it does not, and from the moment shutdown starts. Of the broker, only a
+//! leader's lost connection counts ([`BrokerProbe`]): NOT_SERVING from its loss (missed
+//! heartbeats, a failed socket, a close) until a new one is open. A broker that is merely
+//! unreachable at start, or that blocks publishing (a resource alarm: `relay_broker_blocked`,
+//! `GetStatus.broker_blocked_reason`), leaves it SERVING: the relay catches up by itself.
 //!
 //! Layout: [`config`] (settings → `outbox_relay::Settings`), [`grpc`] (`GetStatus`), [`admin`]
 //! (`relay.admin.v1.RelayAdmin`: backlog and quarantine for operators, `outboxctl`), [`amqp`]
@@ -32,14 +35,14 @@ pub mod grpc;
 pub mod hook;
 pub mod status;
 
-use std::{net::SocketAddr, sync::Arc, time::Duration};
+use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
 use outbox_kit::health::{AllOf, DbProbe, Health, Probe};
 use outbox_proto::relay::{
     admin::v1::relay_admin_server::RelayAdminServer, v1::relay_service_server::RelayServiceServer,
 };
-use sqlx::postgres::PgPoolOptions;
+use outbox_relay::status::Status as RelayStatus;
 use tokio::{net::TcpListener, task::AbortHandle, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
@@ -68,12 +71,7 @@ impl App {
         // Lazy: the relay must start (and report) while the database is still away.
         let pools: Vec<_> = shards
             .iter()
-            .map(|(_, _, pg)| {
-                PgPoolOptions::new()
-                    .max_connections(4)
-                    .acquire_timeout(Duration::from_secs(5))
-                    .connect_lazy_with(pg.clone())
-            })
+            .map(|(_, _, pg)| outbox_kit::db::lazy_pool(&cfg.pool_options(pg), 4))
             .collect();
 
         let listener = TcpListener::bind(cfg.grpc_addr)
@@ -120,11 +118,14 @@ impl App {
         let (health, health_service) =
             Health::new::<RelayServiceServer<grpc::RelayGrpc>>(shutdown.clone()).await;
         // The first answer is already true: probe once before serving, then keep probing.
-        let mut probe = AllOf(
-            shards
-                .iter()
-                .map(|(setting, _, pg)| (setting.clone(), DbProbe::new(pg.clone())))
-                .collect(),
+        let mut probe = (
+            AllOf(
+                shards
+                    .iter()
+                    .map(|(setting, _, pg)| (setting.clone(), DbProbe::new(pg.clone())))
+                    .collect(),
+            ),
+            BrokerProbe(statuses.clone()),
         );
         health.set(probe.check().await).await;
         let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
@@ -202,6 +203,20 @@ impl App {
         self.health.await.context("health monitor task")?;
         tracing::info!("relay-svc stopped");
         Ok(())
+    }
+}
+
+/// NOT_SERVING from the loss of a leader's broker connection (any shard's) until a new one is
+/// open; see the crate docs' Health.
+#[derive(Debug)]
+pub struct BrokerProbe(pub Vec<Arc<RelayStatus>>);
+
+impl Probe for BrokerProbe {
+    async fn check(&mut self) -> Result<(), String> {
+        match self.0.iter().find_map(|s| s.broker_lost()) {
+            Some(why) => Err(format!("broker: connection lost ({why}); reconnecting")),
+            None => Ok(()),
+        }
     }
 }
 

@@ -210,6 +210,7 @@ impl Relay {
     /// shutdown.
     pub(crate) async fn run(mut self) {
         self.status.set_active(false);
+        self.status.set_broker_blocked(None);
         while let Some(lock) = self.acquire_lock().await {
             self.status.set_active(true);
             tracing::info!("relay: active (holding the leader lock)");
@@ -217,6 +218,8 @@ impl Relay {
             self.reader.reset().await;
             let lost = self.lead(lock).await;
             self.status.set_active(false);
+            // A standby publishes nothing: its broker connection is no concern of its health.
+            self.status.broker_connection_ok(0);
             // A new term starts with no holds and no read-ahead: the next leader's read decides
             // afresh.
             self.held.clear();
@@ -339,6 +342,8 @@ impl Relay {
                         tokio::select! {
                             _ = self.wait(&mut listener) => {}
                             e = lease.lost() => break Some(e),
+                            // Replaced at once (the next cycle), not at the next event.
+                            _ = connection_lost(&publisher) => {}
                         }
                     }
                 }
@@ -377,6 +382,11 @@ impl Relay {
                     if (broken || publisher.as_ref().is_some_and(|p| !p.is_open()))
                         && let Some(p) = publisher.take()
                     {
+                        if let Error::ConfirmTimeout(_) = e {
+                            let lost = outbox::amqp::Lost::Timeout;
+                            self.status
+                                .broker_connection_lost(lost.label(), lost.describe());
+                        }
                         tokio::spawn(p.close());
                     }
                     tokio::select! {
@@ -442,6 +452,14 @@ impl Relay {
         publisher: &mut Option<Publisher>,
         lease: &Lease,
     ) -> Result<Cycle, Error> {
+        if publisher.as_ref().is_some_and(|p| !p.is_open()) {
+            *publisher = None;
+        }
+        // A lost connection is replaced now, batch or not: the relay is not healthy until it
+        // can publish again.
+        if publisher.is_none() && self.status.broker_lost().is_some() {
+            self.connect(publisher, 0).await?;
+        }
         let held = self.held_orders();
         // A read-ahead left out the orders of the batch before it: more rows may be waiting.
         let (batch, read_ahead) = match self.prefetched.take() {
@@ -476,26 +494,7 @@ impl Relay {
         }
         let publisher = match publisher {
             Some(p) => p,
-            None => {
-                let cfg = &self.cfg;
-                let (exchange, timeout, tls) =
-                    (&cfg.amqp_exchange, cfg.confirm_timeout, &cfg.amqp_tls);
-                match self
-                    .broker
-                    .connect(|url| Publisher::connect(url, tls, exchange, timeout))
-                    .await
-                {
-                    Ok((p, _)) => {
-                        tracing::info!(exchange = %self.cfg.amqp_exchange, "relay: connected to the broker");
-                        publisher.insert(p)
-                    }
-                    Err(e) => {
-                        self.status.failed("unreachable", batch.len());
-                        let _ = self.refresh_backlog(true).await;
-                        return Err(e);
-                    }
-                }
-            }
+            None => self.connect(publisher, batch.len()).await?,
         };
 
         let full = batch.len() >= self.cfg.batch_size as usize;
@@ -558,8 +557,17 @@ impl Relay {
             // duplicate, never a loss.
             let pool = self.pool.clone();
             let queries = self.queries.clone();
+            // Bounded: a delete on a socket gone silent would hold its pool connection (and the
+            // next read, which waits for it) forever.
+            let after = self.cfg.db_step_timeout;
             self.deleting = Some(tokio::spawn(async move {
-                match db::delete(&queries, &pool, &seqs).await {
+                let deleted = tokio::time::timeout(after, db::delete(&queries, &pool, &seqs))
+                    .await
+                    .unwrap_or(Err(Error::DbTimeout {
+                        what: "deleting a confirmed batch",
+                        after,
+                    }));
+                match deleted {
                     Ok(_) => (Vec::new(), None),
                     Err(e) => {
                         tracing::warn!(
@@ -659,6 +667,43 @@ impl Relay {
         self.last_backlog_refresh = Some(Instant::now());
     }
 
+    /// Connects to the first broker address that answers, starting after the one last
+    /// connected to. On failure the `unsent` rows of the batch in hand count as unreachable.
+    async fn connect<'p>(
+        &mut self,
+        publisher: &'p mut Option<Publisher>,
+        unsent: usize,
+    ) -> Result<&'p mut Publisher, Error> {
+        let cfg = &self.cfg;
+        let (exchange, timeout, tls, heartbeat) = (
+            &cfg.amqp_exchange,
+            cfg.confirm_timeout,
+            &cfg.amqp_tls,
+            cfg.amqp_heartbeat,
+        );
+        let status = &self.status;
+        let connected = self
+            .broker
+            .connect(|url| {
+                let (number, on_change) = status.on_broker_change();
+                let connect = Publisher::connect(url, tls, heartbeat, exchange, timeout, on_change);
+                async move { connect.await.map(|p| (number, p)) }
+            })
+            .await;
+        match connected {
+            Ok(((number, p), _)) => {
+                tracing::info!(exchange = %self.cfg.amqp_exchange, "relay: connected to the broker");
+                self.status.broker_connection_ok(number);
+                Ok(publisher.insert(p))
+            }
+            Err(e) => {
+                self.status.failed("unreachable", unsent);
+                let _ = self.refresh_backlog(true).await;
+                Err(e)
+            }
+        }
+    }
+
     /// Publishes `batch` wave by wave (see the module doc) and reports what became of each row.
     async fn publish_in_waves(
         &self,
@@ -697,7 +742,22 @@ impl Relay {
             if messages.is_empty() {
                 continue;
             }
-            match publisher.publish(&messages, self.cfg.confirm_timeout).await {
+            // A broker that blocks publishing (a resource alarm) reads nothing: send nothing
+            // either (lapin would only queue it) until it unblocks; the watch said so once.
+            if publisher.blocked().is_some() {
+                tokio::select! {
+                    _ = publisher.unblocked() => {}
+                    _ = self.shutdown.cancelled() => {}
+                }
+                // The wait may have been long: the lease must still be proven.
+                if self.shutdown.is_cancelled() || lease.check().is_err() {
+                    out.interrupted = true;
+                    out.undelivered += messages.len();
+                    continue;
+                }
+            }
+            let timeout = self.cfg.confirm_timeout;
+            match publisher.publish(&messages, timeout, &self.shutdown).await {
                 Ok(outcomes) => {
                     for (row, outcome) in rows.iter().zip(outcomes) {
                         if let Outcome::Failed(e) = &outcome
@@ -834,6 +894,16 @@ impl Relay {
         }
         self.backoff.reset();
         self.status.set_consecutive_failures(0);
+    }
+}
+
+/// Resolves when the connection of `publisher` is lost (never without one).
+async fn connection_lost(publisher: &Option<Publisher>) {
+    match publisher {
+        Some(p) => {
+            p.lost().await;
+        }
+        None => std::future::pending().await,
     }
 }
 

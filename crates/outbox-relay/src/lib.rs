@@ -86,6 +86,9 @@ pub struct Settings {
     /// TLS material for `amqps://` addresses (default: the system's roots, no client
     /// certificate).
     pub amqp_tls: outbox::amqp::Tls,
+    /// The heartbeat the broker connection asks for unless its URL names one (default
+    /// [`outbox::amqp::DEFAULT_HEARTBEAT`]): a connection silent for two of them is replaced.
+    pub amqp_heartbeat: Duration,
     /// The topic exchange to publish to (declared durable if missing).
     pub amqp_exchange: String,
     /// The outbox table (default `outbox`).
@@ -108,6 +111,11 @@ pub struct Settings {
     pub confirm_timeout: Duration,
     /// A leader silent for this long is replaced (default 10 s).
     pub leader_lease: Duration,
+    /// How long a database step in the background (the delete of a confirmed batch) may go
+    /// unanswered before it counts as failed (default 31 s; relay-svc gives its pool's
+    /// `statement_timeout` plus a second). Steps in the cycle itself are bounded by the lease:
+    /// a database gone silent stops its pings too, and the lost lease ends the cycle.
+    pub db_step_timeout: Duration,
     /// Test hook: stop between confirm and delete.
     #[doc(hidden)]
     pub before_delete: Option<hook::BeforeDelete>,
@@ -124,6 +132,7 @@ impl Settings {
             database_url: SecretUrl::new(database_url),
             amqp_url: amqp_url.into(),
             amqp_tls: outbox::amqp::Tls::default(),
+            amqp_heartbeat: outbox::amqp::DEFAULT_HEARTBEAT,
             amqp_exchange: amqp_exchange.into(),
             table: TableName::parse("outbox").expect("a valid name"),
             leader_lock_key: db::LEADER_LOCK_KEY,
@@ -134,6 +143,7 @@ impl Settings {
             standby_retry: Duration::from_secs(1),
             confirm_timeout: Duration::from_secs(15),
             leader_lease: Duration::from_secs(10),
+            db_step_timeout: Duration::from_secs(31),
             before_delete: None,
         }
     }

@@ -300,11 +300,13 @@ pub fn attribute(seqs: &[i64], answers: &[Answer]) -> Vec<Outcome> {
         .collect()
 }
 
-/// A connection with one confirm-mode channel and the exchange declared.
+/// A connection with one confirm-mode channel and the exchange declared, and what the broker
+/// says about it ([`outbox::amqp::watch`]: blocked, lost).
 #[derive(Debug)]
 pub struct Publisher {
     connection: Connection,
     channel: Channel,
+    watch: outbox::amqp::Watch,
     exchange: ShortString,
     /// The `user_id` property: the connection's own user, which RabbitMQ verifies (it rejects
     /// a `user_id` that is not the authenticated user), so a consumer knows who published.
@@ -323,33 +325,38 @@ pub fn url_user(url: &str) -> Result<Option<String>, String> {
 }
 
 impl Publisher {
-    /// Connects (with `tls` for an `amqps://` URL), enables publisher confirms and declares the
-    /// exchange.
+    /// Connects (with `tls` for an `amqps://` URL, asking for `heartbeat` unless the URL names
+    /// one), enables publisher confirms and declares the exchange. `on_change` hears what the
+    /// broker says about the connection from then on (see [`outbox::amqp::watch`]).
     pub async fn connect(
         url: &str,
         tls: &outbox::amqp::Tls,
+        heartbeat: Duration,
         exchange: &str,
         timeout: Duration,
+        on_change: impl Fn(&outbox::amqp::Change) + Send + 'static,
     ) -> Result<Self, Error> {
         let user_id = url_user(url).map_err(Error::BadUrl)?;
         let connect = async {
             // No lapin auto-recovery: the relay reconnects itself (with its own backoff) and
             // must know that confirms of the old connection are lost.
             let props = ConnectionProperties::default().with_connection_name(APP_ID.into());
-            let connection = outbox::amqp::connect(url, tls, props).await?;
+            let connection = outbox::amqp::connect(url, tls, heartbeat, props).await?;
+            let watch = outbox::amqp::watch(&connection, on_change);
             let channel = connection.create_channel().await?;
             channel
                 .confirm_select(ConfirmSelectOptions::default())
                 .await?;
             declare_exchange(&channel, exchange).await?;
-            Ok::<_, Error>((connection, channel))
+            Ok::<_, Error>((connection, channel, watch))
         };
-        let (connection, channel) = tokio::time::timeout(timeout, connect)
+        let (connection, channel, watch) = tokio::time::timeout(timeout, connect)
             .await
             .map_err(|_| Error::ConnectTimeout(timeout))??;
         Ok(Self {
             connection,
             channel,
+            watch,
             exchange: exchange.into(),
             user_id: user_id.map(Into::into),
         })
@@ -360,19 +367,54 @@ impl Publisher {
         self.connection.status().connected() && self.channel.status().connected()
     }
 
+    /// The broker's reason, while it blocks this connection's publishing (a resource alarm).
+    pub fn blocked(&self) -> Option<outbox::amqp::Blocked> {
+        self.watch.blocked()
+    }
+
+    /// Resolves when the broker does not block this connection (at once when it does not), or
+    /// when the connection is lost.
+    pub async fn unblocked(&self) {
+        self.watch.unblocked().await
+    }
+
+    /// Resolves once the connection is lost, with why.
+    pub async fn lost(&self) -> outbox::amqp::Lost {
+        self.watch.lost_wait().await
+    }
+
     /// Publishes `messages` pipelined (all sent, then all confirms awaited) and returns one
     /// outcome per message, in order. The whole wave, sending included, runs under `timeout`:
-    /// a broker that stops reading (flow control, a stalled network) blocks the sends, not only
-    /// the confirms. An error means the channel broke mid-way or the wave did not finish in
-    /// time: treat every message as undelivered and reconnect.
+    /// a broker that stops reading (a stalled network) blocks the sends, not only the
+    /// confirms. Time during which the broker says it blocks the connection (a resource alarm:
+    /// it reads again once the alarm clears) does not count: the wave waits it out rather than
+    /// replacing a healthy connection, unless `shutdown` comes. An error means the channel
+    /// broke mid-way or the wave did not finish in time: treat every message as undelivered and
+    /// reconnect.
     pub async fn publish(
         &self,
         messages: &[&Outgoing],
         timeout: Duration,
+        shutdown: &tokio_util::sync::CancellationToken,
     ) -> Result<Vec<Outcome>, Error> {
-        tokio::time::timeout(timeout, self.publish_wave(messages))
-            .await
-            .map_err(|_| Error::ConfirmTimeout(timeout))?
+        let wave = self.publish_wave(messages);
+        tokio::pin!(wave);
+        loop {
+            tokio::select! {
+                outcomes = &mut wave => return outcomes,
+                _ = tokio::time::sleep(timeout) => {
+                    if self.watch.blocked().is_none() {
+                        return Err(Error::ConfirmTimeout(timeout));
+                    }
+                    // Blocked: the time-out starts again once the broker reads again.
+                    tokio::select! {
+                        outcomes = &mut wave => return outcomes,
+                        _ = self.watch.unblocked() => {}
+                        _ = shutdown.cancelled() => return Err(Error::ConfirmTimeout(timeout)),
+                    }
+                }
+            }
+        }
     }
 
     async fn publish_wave(&self, messages: &[&Outgoing]) -> Result<Vec<Outcome>, Error> {
@@ -420,8 +462,9 @@ impl Publisher {
         Ok(attribute(&seqs, &answers))
     }
 
-    /// Closes the connection politely (best effort).
+    /// Closes the connection politely (best effort); not reported as a loss.
     pub async fn close(self) {
+        self.watch.stop();
         let _ = self
             .connection
             .close(200, "relay-svc stopping".into())

@@ -1,7 +1,13 @@
 //! What the relay reports: the status snapshot behind `GetStatus`, and every Prometheus metric
 //! name, updated together so the two never disagree.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::{
+    sync::{
+        Mutex,
+        atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed},
+    },
+    time::{Duration, Instant},
+};
 
 use chrono::{DateTime, Utc};
 use outbox::metrics::Metric;
@@ -37,7 +43,16 @@ pub mod names {
     /// Gauge: age of the writer transaction that holds the read floor back, seconds (0 when
     /// none does).
     pub const OLDEST_WRITER_AGE: &str = "relay_oldest_writer_age_seconds";
+    /// Gauge: 1 while the broker blocks this instance's publishing (`connection.blocked`: a
+    /// RabbitMQ resource alarm).
+    pub const BROKER_BLOCKED: &str = "relay_broker_blocked";
+    /// Counter: broker connections replaced after they were lost, by `reason` (heartbeat, io,
+    /// closed, timeout).
+    pub const AMQP_RECONNECTS: &str = "relay_amqp_reconnects_total";
 }
+
+/// The values of `relay_amqp_reconnects_total{reason}` (see `outbox::amqp::Lost`).
+pub const RECONNECT_REASONS: &[&str] = &["heartbeat", "io", "closed", "timeout"];
 
 /// The values of `relay_publish_failed_total{reason}`.
 pub const FAILED_REASONS: &[&str] = &["returned", "nacked", "error", "unreachable", "corrupt"];
@@ -95,6 +110,16 @@ pub const METRICS: &[Metric] = &[
         names::OLDEST_WRITER_AGE,
         "Seconds the writer transaction holding the relay's read floor back has been open (0 when none does).",
     ),
+    Metric::gauge(
+        names::BROKER_BLOCKED,
+        "1 while the broker blocks this instance's publishing (a RabbitMQ resource alarm), else 0.",
+    ),
+    Metric::labelled_counter(
+        names::AMQP_RECONNECTS,
+        "Broker connections replaced after they were lost, by reason: heartbeat, io, closed, timeout.",
+        "reason",
+        RECONNECT_REASONS,
+    ),
 ];
 
 /// The live figures of one relay instance (of one outbox, for a process that relays several).
@@ -115,6 +140,15 @@ pub struct Status {
     quarantined_total: AtomicU64,
     refused_total: AtomicU64,
     oldest_writer_age_ms: AtomicU64,
+    /// The broker's reason and since when, while it blocks this instance's publishing.
+    broker_blocked: Mutex<Option<(String, Instant)>>,
+    /// Set from the loss of the broker connection until a new one is open (health).
+    broker_lost: Mutex<Option<&'static str>>,
+    amqp_reconnects: AtomicU64,
+    /// Numbers the broker connections; the last one opened is the one whose loss counts for
+    /// health (a late report of an older connection's loss must not undo a newer one).
+    connection: AtomicU64,
+    current_connection: AtomicU64,
 }
 
 /// A copy of the figures at one moment.
@@ -143,6 +177,11 @@ pub struct Snapshot {
     /// How long the writer holding the read floor back has been open, milliseconds (0: none
     /// does; not in `GetStatus`).
     pub oldest_writer_age_ms: u64,
+    /// How long the broker has been blocking this instance's publishing, milliseconds (0: it
+    /// does not; the reason is [`Status::broker_blocked`]).
+    pub broker_blocked_ms: u64,
+    /// Broker connections this instance replaced after losing them (not in `GetStatus`).
+    pub amqp_reconnects: u64,
 }
 
 impl Status {
@@ -175,7 +214,95 @@ impl Status {
             quarantined_total: self.quarantined_total.load(Relaxed),
             refused_total: self.refused_total.load(Relaxed),
             oldest_writer_age_ms: self.oldest_writer_age_ms.load(Relaxed),
+            broker_blocked_ms: self
+                .broker_blocked()
+                .map_or(0, |(_, d)| d.as_millis().max(1) as u64),
+            amqp_reconnects: self.amqp_reconnects.load(Relaxed),
         }
+    }
+
+    /// The reason the broker gave and for how long, while it blocks this instance's publishing.
+    pub fn broker_blocked(&self) -> Option<(String, Duration)> {
+        lock(&self.broker_blocked)
+            .as_ref()
+            .map(|(reason, since)| (reason.clone(), since.elapsed()))
+    }
+
+    /// Why publishing is not possible right now for a broker reason (health says NOT_SERVING):
+    /// from the loss of the connection until a new one is open.
+    pub fn broker_lost(&self) -> Option<&'static str> {
+        *lock(&self.broker_lost)
+    }
+
+    /// Records that the broker blocked publishing (with its reason) or unblocked it.
+    pub(crate) fn set_broker_blocked(&self, reason: Option<&str>) {
+        let blocked = reason.is_some();
+        *lock(&self.broker_blocked) = reason.map(|r| (r.to_owned(), Instant::now()));
+        metrics::gauge!(names::BROKER_BLOCKED, self.labels.clone())
+            .set(f64::from(u8::from(blocked)));
+    }
+
+    /// Records the loss of the current broker connection (to be replaced), counted by
+    /// `reason`.
+    pub(crate) fn broker_connection_lost(&self, reason: &'static str, why: &'static str) {
+        self.connection_lost(self.current_connection.load(Relaxed), reason, why);
+    }
+
+    /// Records the loss of broker connection number `connection` (see
+    /// [`Status::broker_connection_ok`]): counted whatever it is, kept for health only while it is
+    /// the current one.
+    fn connection_lost(&self, connection: u64, reason: &'static str, why: &'static str) {
+        {
+            let mut lost = lock(&self.broker_lost);
+            if connection == self.current_connection.load(Relaxed) {
+                *lost = Some(why);
+            }
+        }
+        self.amqp_reconnects.fetch_add(1, Relaxed);
+        let mut labels = self.labels.clone();
+        labels.push(metrics::Label::new("reason", reason));
+        metrics::counter!(names::AMQP_RECONNECTS, labels).increment(1);
+        // A lost connection is no longer blocked.
+        self.set_broker_blocked(None);
+    }
+
+    /// Records that broker connection number `connection` (0: none, this instance no longer
+    /// publishes) is now the current one and works.
+    pub(crate) fn broker_connection_ok(&self, connection: u64) {
+        let mut lost = lock(&self.broker_lost);
+        self.current_connection.store(connection, Relaxed);
+        *lost = None;
+    }
+
+    /// The number of the next broker connection, and what the relay does with what the broker
+    /// says about it (see [`outbox::amqp::watch`]): logs it once, and records it in these figures.
+    pub(crate) fn on_broker_change(
+        self: &std::sync::Arc<Self>,
+    ) -> (u64, impl Fn(&outbox::amqp::Change) + Send + 'static) {
+        use outbox::amqp::Change;
+        let status = self.clone();
+        let connection = self.connection.fetch_add(1, Relaxed) + 1;
+        (connection, move |change: &Change| match change {
+            Change::Blocked(reason) => {
+                tracing::warn!(
+                    reason = %reason,
+                    "relay: the broker blocked publishing ({reason}); sending nothing until it unblocks"
+                );
+                status.set_broker_blocked(Some(reason));
+            }
+            Change::Unblocked { for_ } => {
+                tracing::info!("relay: the broker unblocked publishing after {for_:.1?}");
+                status.set_broker_blocked(None);
+            }
+            Change::Lost(lost) => {
+                tracing::warn!(
+                    reason = lost.label(),
+                    "relay: broker connection lost ({}); reconnecting",
+                    lost.describe()
+                );
+                status.connection_lost(connection, lost.label(), lost.describe());
+            }
+        })
     }
 
     pub(crate) fn set_held_orders(&self, n: usize) {
@@ -260,4 +387,8 @@ impl Status {
             metrics::counter!(names::FAILED, labels).increment(n as u64);
         }
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -171,6 +171,7 @@ async fn relay_and_mail_move_an_event_over_amqps_with_a_private_ca_and_client_ce
     let err = outbox_kit::amqp::connect(
         &url,
         &settings(None, Some(&client)).load(&urls).unwrap(),
+        outbox_kit::amqp::DEFAULT_HEARTBEAT,
         ConnectionProperties::default(),
     )
     .await
@@ -185,6 +186,7 @@ async fn relay_and_mail_move_an_event_over_amqps_with_a_private_ca_and_client_ce
     let refused = outbox_kit::amqp::connect(
         &url,
         &settings(Some(&pki.ca_file()), None).load(&urls).unwrap(),
+        outbox_kit::amqp::DEFAULT_HEARTBEAT,
         ConnectionProperties::default(),
     )
     .await;
@@ -199,6 +201,7 @@ async fn relay_and_mail_move_an_event_over_amqps_with_a_private_ca_and_client_ce
         &settings(Some(&pki.ca_file()), Some(&client))
             .load(&urls)
             .unwrap(),
+        outbox_kit::amqp::DEFAULT_HEARTBEAT,
         ConnectionProperties::default(),
     )
     .await

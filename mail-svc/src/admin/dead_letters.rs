@@ -49,6 +49,8 @@ pub struct DeadLetters {
     /// Shared by the clones (one per call): a connect moves on from the node last used.
     broker: Arc<Failover>,
     amqp_tls: outbox_kit::amqp::Tls,
+    /// `AMQP_HEARTBEAT`.
+    heartbeat: Duration,
     topology: Topology,
     /// This service's broker user: a redriven copy's `user_id` (RabbitMQ refuses any other).
     own_user: Option<String>,
@@ -140,9 +142,16 @@ impl DeadLetters {
         Self {
             broker: Arc::new(Failover::new(urls)),
             amqp_tls,
+            heartbeat: outbox_kit::amqp::DEFAULT_HEARTBEAT,
             topology,
             own_user,
         }
+    }
+
+    /// The heartbeat its connections ask for (`AMQP_HEARTBEAT`).
+    pub fn with_heartbeat(mut self, heartbeat: Duration) -> Self {
+        self.heartbeat = heartbeat;
+        self
     }
 
     async fn connect(&self) -> anyhow::Result<(Connection, Channel)> {
@@ -150,7 +159,8 @@ impl DeadLetters {
             let connect = async {
                 let props =
                     ConnectionProperties::default().with_connection_name("mail-svc-admin".into());
-                let conn = outbox_kit::amqp::connect(url, &self.amqp_tls, props).await?;
+                let conn =
+                    outbox_kit::amqp::connect(url, &self.amqp_tls, self.heartbeat, props).await?;
                 let ch = conn.create_channel().await?;
                 Ok::<_, lapin::Error>((conn, ch))
             };

@@ -2,7 +2,10 @@
 //! batches in flight, each delivery settled (acked or dead-lettered) after its transaction
 //! committed. See the [module docs](super) for batches, sizes and trusted publishers.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
 
 use anyhow::{Context, anyhow};
 use futures::{FutureExt, StreamExt, stream::FuturesUnordered};
@@ -13,7 +16,7 @@ use lapin::{
     types::{AMQPValue, FieldTable},
 };
 use outbox_inbox::amqp::{DeadLetterChannel, Disposition, Topology, Unsettled, ack_together};
-use outbox_kit::{backoff::Backoff, secret::SecretUrl, trace::TraceHeaders};
+use outbox_kit::{amqp::Change, backoff::Backoff, secret::SecretUrl, trace::TraceHeaders};
 use sqlx::PgPool;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
@@ -36,9 +39,15 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct Consumer {
     /// The broker's addresses, shared with nothing else: a reconnect moves on from the node it
     /// lost.
-    pub broker: outbox_kit::amqp_failover::Failover,
+    pub broker_urls: outbox_kit::amqp_failover::Failover,
     /// TLS material for `amqps://` addresses.
     pub amqp_tls: outbox_kit::amqp::Tls,
+    /// The heartbeat the connection asks for unless its URL names one (`AMQP_HEARTBEAT`).
+    pub heartbeat: Duration,
+    /// What the broker says about the connection, for `GetStatus`.
+    pub broker: Arc<BrokerState>,
+    /// How long one database attempt may go unanswered (`DB_STATEMENT_TIMEOUT` + 1 s).
+    pub db_step_timeout: Duration,
     pub topology: Topology,
     pub prefetch: u16,
     /// Batches in processing at once.
@@ -57,6 +66,59 @@ pub struct Consumer {
     /// RabbitMQ users whose messages are processed (`TRUSTED_PUBLISHERS`); empty: everyone's.
     pub trusted_publishers: Vec<String>,
     pub hooks: Hooks,
+}
+
+/// What the broker says about the consumer's connection right now (see
+/// [`outbox_kit::amqp::watch`]), for `GetStatus`.
+#[derive(Debug, Default)]
+pub struct BrokerState {
+    blocked: Mutex<Option<(String, Instant)>>,
+}
+
+impl BrokerState {
+    /// The reason the broker gave and for how long, while it blocks the connection.
+    pub fn blocked(&self) -> Option<(String, Duration)> {
+        self.lock()
+            .as_ref()
+            .map(|(reason, since)| (reason.clone(), since.elapsed()))
+    }
+
+    fn set_blocked(&self, reason: Option<&str>) {
+        *self.lock() = reason.map(|r| (r.to_owned(), Instant::now()));
+        metrics::gauge!(crate::metrics::BROKER_BLOCKED).set(f64::from(u8::from(reason.is_some())));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(String, Instant)>> {
+        self.blocked.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Logs (once each), counts and records what the broker says about a connection.
+    fn on_change(self: &Arc<Self>) -> impl Fn(&Change) + Send + 'static {
+        let state = self.clone();
+        move |change| match change {
+            Change::Blocked(reason) => {
+                tracing::warn!(
+                    reason = %reason,
+                    "[mail] the broker blocked the connection ({reason}): dead letters wait until it unblocks"
+                );
+                state.set_blocked(Some(reason));
+            }
+            Change::Unblocked { for_ } => {
+                tracing::info!("[mail] the broker unblocked the connection after {for_:.1?}");
+                state.set_blocked(None);
+            }
+            Change::Lost(lost) => {
+                tracing::warn!(
+                    reason = lost.label(),
+                    "[mail] broker connection lost ({}); reconnecting",
+                    lost.describe()
+                );
+                metrics::counter!(crate::metrics::AMQP_RECONNECTS, "reason" => lost.label())
+                    .increment(1);
+                state.set_blocked(None);
+            }
+        }
+    }
 }
 
 pub(super) enum End {
@@ -107,20 +169,31 @@ impl Consumer {
         backoff: &mut Backoff,
     ) -> anyhow::Result<End> {
         let connect_one = async move |url: &SecretUrl| {
-            tokio::time::timeout(
-                CONNECT_TIMEOUT,
-                outbox_kit::amqp::connect(url, &self.amqp_tls, ConnectionProperties::default()),
-            )
-            .await
-            .map_err(|_| anyhow!("no answer within {CONNECT_TIMEOUT:?}"))?
-            .map_err(anyhow::Error::from)
+            let connect = async {
+                let conn = outbox_kit::amqp::connect(
+                    url,
+                    &self.amqp_tls,
+                    self.heartbeat,
+                    ConnectionProperties::default(),
+                )
+                .await?;
+                // At once: lapin passes events on only to listeners that exist.
+                let watch = outbox_kit::amqp::watch(&conn, self.broker.on_change());
+                Ok::<_, lapin::Error>((conn, watch))
+            };
+            tokio::time::timeout(CONNECT_TIMEOUT, connect)
+                .await
+                .map_err(|_| anyhow!("no answer within {CONNECT_TIMEOUT:?}"))?
+                .map_err(anyhow::Error::from)
         };
-        let (conn, _) = self
-            .broker
+        let ((conn, watch), _) = self
+            .broker_urls
             .connect(connect_one)
             .await
             .context("AMQP_URL: cannot connect to RabbitMQ")?;
-        let result = self.consume(&conn, shutdown, backoff).await;
+        let result = self.consume(&conn, &watch, shutdown, backoff).await;
+        // A close of our own is no loss.
+        watch.stop();
         // Closing the connection hands every unacked delivery back to the queue.
         let _ = conn.close(200, "bye".into()).await;
         result
@@ -129,6 +202,7 @@ impl Consumer {
     async fn consume(
         &self,
         conn: &Connection,
+        watch: &outbox_kit::amqp::Watch,
         shutdown: &CancellationToken,
         backoff: &mut Backoff,
     ) -> anyhow::Result<End> {
@@ -159,9 +233,9 @@ impl Consumer {
         self.ready.send_replace(true);
         tracing::info!(queue = %self.topology.queue, "[mail] consuming");
         // A connection that dies under us does not always end the delivery stream (seen when
-        // the broker restarts): watch the connection too, and start a new session when it is
-        // gone.
-        let mut watchdog = tokio::time::interval(Duration::from_secs(1));
+        // the broker restarts), and one whose network went silent never does: the watch (missed
+        // heartbeats, the connection's state) ends the session, and the next one connects to
+        // the next address.
         // Deliveries are gathered into batches (up to `batch_size`), and up to `concurrency`
         // batches are processed side by side; a batch's acks may complete before an earlier
         // batch's.
@@ -184,10 +258,8 @@ impl Consumer {
             }
             tokio::select! {
                 _ = shutdown.cancelled() => break End::Shutdown,
-                _ = watchdog.tick() => {
-                    if !conn.status().connected() {
-                        return Err(anyhow!("the broker connection was lost"));
-                    }
+                lost = watch.lost_wait() => {
+                    return Err(anyhow!("the broker connection was lost ({})", lost.describe()));
                 }
                 Some(handled) = in_flight.next(), if !in_flight.is_empty() => {
                     match handled? {
@@ -285,7 +357,10 @@ impl Consumer {
             // Database errors retry the whole batch, unacked, for as long as it takes, unless an
             // event's data caused them (see `retry`).
             let applied = retry::until_done(shutdown, "processing a batch", || {
-                process::apply_batch(&self.pool, &self.instance, &items)
+                retry::within(
+                    self.db_step_timeout,
+                    process::apply_batch(&self.pool, &self.instance, &items),
+                )
             })
             .await;
             drop(items);
@@ -410,7 +485,10 @@ impl Consumer {
         // Database errors are retried for as long as it takes unless the event itself caused
         // them (see `retry`).
         let outcome = retry::until_done(shutdown, "processing an event", || {
-            process::apply(&self.pool, &self.instance, ev, traceparent)
+            retry::within(
+                self.db_step_timeout,
+                process::apply(&self.pool, &self.instance, ev, traceparent),
+            )
         })
         .await;
         match outcome {

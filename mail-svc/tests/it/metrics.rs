@@ -34,14 +34,21 @@ async fn every_metric_has_help_and_the_process_and_build_figures_are_exported() 
     let before = Exposition::parse(&scrape(svc.metrics_addr).await.expect("scrape"));
     assert_eq!(before.hygiene_problems("mail-svc"), Vec::<String>::new());
     for m in METRICS.iter().filter(|m| m.kind == Kind::Counter) {
-        assert!(
-            before
-                .samples
-                .iter()
-                .any(|(n, l, v)| n == m.name && l.is_empty() && *v == 0.0),
-            "{} 0 before anything happened",
-            m.name
-        );
+        // A labelled counter starts at 0 for each of its values.
+        let series: Vec<String> = match m.label {
+            None => vec![String::new()],
+            Some((label, values)) => values.iter().map(|v| format!("{label}=\"{v}\"")).collect(),
+        };
+        for labels in series {
+            assert!(
+                before
+                    .samples
+                    .iter()
+                    .any(|(n, l, v)| n == m.name && *l == labels && *v == 0.0),
+                "{}{{{labels}}} 0 before anything happened",
+                m.name
+            );
+        }
     }
 
     let publisher = Publisher::connect(&names.exchange).await;

@@ -218,8 +218,10 @@ async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
     let publisher = relay_svc::amqp::Publisher::connect(
         &testing::amqp_url(),
         &Default::default(),
+        outbox_kit::amqp::DEFAULT_HEARTBEAT,
         &exchange,
         Duration::from_secs(30),
+        |_| {},
     )
     .await
     .expect("publisher");
@@ -249,7 +251,7 @@ async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
     for wave in messages.chunks(window) {
         let wave: Vec<&relay_svc::amqp::Outgoing> = wave.iter().collect();
         let outcomes = publisher
-            .publish(&wave, Duration::from_secs(30))
+            .publish(&wave, Duration::from_secs(30), &Default::default())
             .await
             .expect("wave");
         assert!(

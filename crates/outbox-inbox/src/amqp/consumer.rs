@@ -113,8 +113,11 @@ impl Consumer {
     /// `judge` refuses (with the reason) an envelope that can never apply, e.g. a payload your
     /// handler cannot decode; `make_handler` makes the handler of one delivery.
     ///
-    /// `Err` is a broker failure (the connection or channel failed, an ack got no answer):
-    /// unacked deliveries go back to the queue; reconnect and run again. Database and handler
+    /// `Err` is a broker failure (the connection or channel failed or was lost, an ack got no
+    /// answer): unacked deliveries go back to the queue; reconnect and run again. Connect with
+    /// [`connect`](super::connect), which asks for a heartbeat ([`DEFAULT_HEARTBEAT`](super::DEFAULT_HEARTBEAT)
+    /// unless you give another or the URL names one): then a connection whose network went
+    /// silent is noticed within about two heartbeats and ends the run. Database and handler
     /// errors are not returned: the delivery is retried (see [`Consumer`]).
     pub async fn run<J, M, H>(
         &self,
@@ -155,12 +158,16 @@ impl Consumer {
             dead_letters: &dead_letters,
             shutdown: shutdown.clone(),
         };
+        // A connection whose network went silent never ends the delivery stream: its loss
+        // (missed heartbeats, a failed socket, a close) ends the run.
+        let watch = outbox::amqp::watch(conn, |_| {});
         let mut in_flight = FuturesUnordered::new();
         let mut result = loop {
             let room = in_flight.len() < self.concurrency.get();
             tokio::select! {
                 biased;
                 () = shutdown.clone() => break Ok(()),
+                lost = watch.lost_wait() => break Err(BrokerError::Lost(lost)),
                 Some(settled) = in_flight.next(), if !in_flight.is_empty() => {
                     if let Err(e) = settled {
                         break Err(e);

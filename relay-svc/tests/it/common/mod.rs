@@ -182,6 +182,8 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         database_url: database_url.into(),
         amqp_url: amqp_url.into(),
         amqp_tls: Default::default(),
+        amqp_heartbeat: outbox_kit::amqp::DEFAULT_HEARTBEAT,
+        db_statement_timeout: outbox_kit::db::DEFAULT_STATEMENT_TIMEOUT,
         amqp_exchange: exchange.to_owned(),
         grpc_addr: "127.0.0.1:0".parse().expect("addr"),
         metrics_addr: "127.0.0.1:0".parse().expect("addr"),
@@ -306,7 +308,12 @@ pub struct Consumer {
 impl Consumer {
     /// Declares `exchange` (as the relay does) and, with `binding`, a queue bound to it.
     pub async fn start(exchange: &str, binding: Option<&str>) -> Self {
-        let connection = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+        Self::start_at(&testing::amqp_url(), exchange, binding).await
+    }
+
+    /// [`Consumer::start`] on the broker at `amqp_url` (a node of the test's own).
+    pub async fn start_at(amqp_url: &str, exchange: &str, binding: Option<&str>) -> Self {
+        let connection = Connection::connect(amqp_url, ConnectionProperties::default())
             .await
             .expect("consumer connects to RabbitMQ");
         let channel = connection.create_channel().await.expect("channel");
