@@ -4,6 +4,7 @@
 
 mod batch;
 mod bench;
+mod blackhole;
 mod common;
 mod crash;
 mod dedupe;

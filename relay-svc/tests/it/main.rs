@@ -3,7 +3,9 @@
 //! `cargo test -p relay-svc --test it publish::`.
 
 mod admin_tokens;
+mod alarm;
 mod bench;
+mod blackhole;
 mod common;
 mod concurrency;
 mod generic;

@@ -6,12 +6,11 @@
 //!
 //! The figures are printed (`--nocapture`); the bounds asserted are loose on purpose.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
 use outbox_kit::testing::{self, Proxy};
+
+use crate::common::*;
 
 /// A short heartbeat, so the test does not wait for the default's 20 s.
 const HEARTBEAT: Duration = Duration::from_secs(2);
