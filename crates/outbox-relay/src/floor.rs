@@ -16,7 +16,7 @@
 //! still running (`xmin`), a fresh id of its own (`xid`, greater than every id handed out
 //! before), and the last seq handed out. A seq handed out before look k-1 belongs to a writer
 //! whose id is below look k's `xid`; once a later look's `xmin` reaches that `xid`, every such
-//! writer has ended, and every seq up to look k-1's figure is final ([`Checkpoint`]).
+//! writer has ended, and every seq up to look k-1's figure is final (a checkpoint).
 //!
 //! The floor then moves to the lowest of: the first seq not yet final, the first row the read
 //! returned, and the lowest seq the relay still has in flight. Rows it passes that are still
