@@ -81,8 +81,17 @@ impl Msg {
         };
         Self {
             routing_key: "invoice.issued".into(),
+            // An invoice's, as the relay marks every event (the inbox chains by type and id).
             properties: BasicProperties::default()
-                .with_content_type(wire::CONTENT_TYPE_PROTOBUF.into()),
+                .with_content_type(wire::CONTENT_TYPE_PROTOBUF.into())
+                .with_headers({
+                    let mut h = lapin::types::FieldTable::default();
+                    h.insert(
+                        wire::HEADER_AGGREGATE_TYPE.into(),
+                        lapin::types::AMQPValue::LongString("invoice".into()),
+                    );
+                    h
+                }),
             body: envelope.encode_to_vec(),
         }
     }
