@@ -4,11 +4,6 @@
 use std::{sync::Arc, time::Duration};
 
 use futures::StreamExt;
-use lapin::{
-    Connection, ConnectionProperties,
-    options::{BasicConsumeOptions, QueueBindOptions, QueueDeclareOptions},
-    types::FieldTable,
-};
 use outbox::{NewEvent, Outbox, wire::Envelope};
 use outbox_kit::testing;
 use outbox_relay::{Relay, Settings, Status};
@@ -25,47 +20,8 @@ async fn a_named_outbox_is_relayed_in_chain_order_and_emptied() {
     outbox.table().migrator().run(&pool).await.expect("migrate");
 
     // A queue bound before anything is published (an unroutable event would stay).
-    let exchange = testing::unique("outbox_relay_ex");
-    let queue = testing::unique("outbox_relay_q");
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-        .await
-        .expect("broker");
-    let channel = conn.create_channel().await.expect("channel");
-    outbox_relay::publisher::declare_exchange(&channel, &exchange)
-        .await
-        .expect("exchange");
-    let exclusive = QueueDeclareOptions {
-        exclusive: true,
-        auto_delete: true,
-        ..Default::default()
-    };
-    channel
-        .queue_declare(queue.as_str().into(), exclusive, FieldTable::default())
-        .await
-        .expect("queue");
-    channel
-        .queue_bind(
-            queue.as_str().into(),
-            exchange.as_str().into(),
-            "invoice.#".into(),
-            QueueBindOptions::default(),
-            FieldTable::default(),
-        )
-        .await
-        .expect("bind");
-    let no_ack = BasicConsumeOptions {
-        no_ack: true,
-        ..Default::default()
-    };
-    let mut deliveries = channel
-        .basic_consume(
-            queue.as_str().into(),
-            "".into(),
-            no_ack,
-            FieldTable::default(),
-        )
-        .await
-        .expect("consume");
+    let (exchange, conn, mut deliveries) =
+        crate::broker::consume_all("outbox_relay", "invoice.#").await;
 
     // Two invoices, three events each, appended in one transaction.
     let mut events = Vec::new();

@@ -6,11 +6,7 @@
 use std::{collections::HashSet, sync::Arc, time::Duration};
 
 use futures::StreamExt;
-use lapin::{
-    Connection, ConnectionProperties,
-    options::{BasicConsumeOptions, QueueBindOptions, QueueDeclareOptions},
-    types::FieldTable,
-};
+use lapin::Connection;
 use outbox::{NewEvent, Outbox, wire::Envelope};
 use outbox_kit::testing;
 use outbox_relay::{Relay, Settings, Status, db::Queries};
@@ -38,48 +34,7 @@ impl Setup {
             .expect("database");
         let outbox = Outbox::new("outbox").expect("name");
         outbox.table().migrator().run(&pool).await.expect("migrate");
-        let exchange = testing::unique("outbox_floor_ex");
-        let queue = testing::unique("outbox_floor_q");
-        let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-            .await
-            .expect("broker");
-        let channel = conn.create_channel().await.expect("channel");
-        outbox_relay::publisher::declare_exchange(&channel, &exchange)
-            .await
-            .expect("exchange");
-        // Exclusive: the broker drops it with this connection, whatever the test's end.
-        let exclusive = QueueDeclareOptions {
-            exclusive: true,
-            auto_delete: true,
-            ..Default::default()
-        };
-        channel
-            .queue_declare(queue.as_str().into(), exclusive, FieldTable::default())
-            .await
-            .expect("queue");
-        channel
-            .queue_bind(
-                queue.as_str().into(),
-                exchange.as_str().into(),
-                "#".into(),
-                QueueBindOptions::default(),
-                FieldTable::default(),
-            )
-            .await
-            .expect("bind");
-        let no_ack = BasicConsumeOptions {
-            no_ack: true,
-            ..Default::default()
-        };
-        let deliveries = channel
-            .basic_consume(
-                queue.as_str().into(),
-                "".into(),
-                no_ack,
-                FieldTable::default(),
-            )
-            .await
-            .expect("consume");
+        let (exchange, conn, deliveries) = crate::broker::consume_all("outbox_floor", "#").await;
         Self {
             database_url,
             pool,
@@ -158,6 +113,16 @@ impl Setup {
             let envelope = Envelope::decode(d.data.as_slice()).expect("an envelope");
             self.received.push(envelope.seq);
         }
+    }
+
+    /// Waits until the relay counted `n` events published (its confirms may come after the
+    /// deliveries), then asserts exactly `n`.
+    async fn published(&self, status: &Status, n: u64) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while status.snapshot().published_total < n && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(status.snapshot().published_total, n);
     }
 
     /// The floor the relay persisted for the figures.
@@ -266,12 +231,7 @@ async fn reads_and_figures_cost_a_batch_not_the_dead_rows_behind_a_pinned_horizo
     let more = s.append(5_000, 10, 1).await;
     s.receive(more.len()).await;
     // The broker may deliver before the relay has taken the last confirm.
-    let want = (seqs.len() + more.len()) as u64;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while status.snapshot().published_total < want && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(status.snapshot().published_total, want);
+    s.published(&status, (seqs.len() + more.len()) as u64).await;
     let unique: HashSet<u64> = s.received.iter().copied().collect();
     assert_eq!(
         unique.len(),
@@ -386,7 +346,8 @@ async fn a_database_restored_from_a_dump_is_relayed_without_a_skip_or_a_stall() 
     let got: HashSet<u64> = s.received.iter().copied().collect();
     assert_eq!(got, want);
     assert_eq!(s.received.len(), want.len(), "an event was published twice");
-    assert_eq!(status.snapshot().published_total, want.len() as u64);
+    // The broker may deliver before the relay has taken the last confirm.
+    s.published(&status, want.len() as u64).await;
     s.floor_passes(*after.iter().max().expect("after")).await;
     shutdown.cancel();
     relay.await.expect("relay stops");

@@ -2,4 +2,5 @@
 //! test binary links the whole dependency tree), one module per concern.
 
 mod any_outbox;
+mod broker;
 mod floor;
