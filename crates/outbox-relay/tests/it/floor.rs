@@ -226,6 +226,11 @@ async fn reads_and_figures_cost_a_batch_not_the_dead_rows_behind_a_pinned_horizo
         figures <= 20,
         "the backlog figures walk relayed rows: {figures}\n{plan}"
     );
+    // Not compiled either: the seq scan penalty must not buy a JIT that costs more than the walk.
+    assert!(
+        !plan.contains("\"JIT\""),
+        "the backlog figures' plan is JIT-compiled:\n{plan}"
+    );
 
     // New rows are still read (and counted) from the floor.
     let more = s.append(5_000, 10, 1).await;
