@@ -7,7 +7,7 @@
 //!   `LEADER_LEASE`.
 //! - **Cycle**: read the oldest `BATCH_SIZE` rows present (leaving out held and quarantined
 //!   orders), publish them in *waves* (wave k holds the k-th event of every order in the batch,
-//!   in seq order, planned by [`crate::waves::plan`]; all messages of a wave are pipelined on one
+//!   in seq order, planned by [`outbox::rounds::of`]; all messages of a wave are pipelined on one
 //!   confirm channel), delete the
 //!   delivered seqs. An order's next event is only sent once its previous one was confirmed
 //!   delivered, so a nack or a return can never let a later event of an order reach a queue
@@ -711,7 +711,7 @@ impl Relay {
         batch: &[Prepared],
         lease: &Lease,
     ) -> Delivery {
-        let waves = crate::waves::plan(batch.iter().map(|(row, _)| row.aggregate_id));
+        let waves = outbox::rounds::of(batch.iter().map(|(row, _)| row.aggregate_id));
 
         let mut out = Delivery::default();
         // Orders with an undelivered event in this batch: their later events wait.

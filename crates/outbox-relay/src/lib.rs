@@ -60,7 +60,6 @@ pub mod hook;
 mod lease;
 pub mod publisher;
 pub mod status;
-pub mod waves;
 
 use std::{sync::Arc, time::Duration};
 

@@ -65,6 +65,7 @@ pub mod amqp;
 pub mod backoff;
 pub mod failover;
 pub mod metrics;
+pub mod rounds;
 pub mod schema;
 pub mod secret;
 pub mod trace;
@@ -320,16 +321,7 @@ impl Outbox {
             .collect();
 
         // rounds[k]: indices (into `events`) of each aggregate's k-th event.
-        let mut rounds: Vec<Vec<usize>> = Vec::new();
-        let mut per_aggregate: HashMap<(&str, i64), usize> = HashMap::new();
-        for (i, e) in events.iter().enumerate() {
-            let k = per_aggregate.entry(e.aggregate()).or_default();
-            if rounds.len() <= *k {
-                rounds.push(Vec::new());
-            }
-            rounds[*k].push(i);
-            *k += 1;
-        }
+        let rounds = rounds::of(events.iter().map(NewEvent::aggregate));
 
         let mut out: Vec<Option<Appended>> = vec![None; events.len()];
         for round in rounds {
