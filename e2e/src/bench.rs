@@ -98,7 +98,20 @@ pub struct BenchOptions {
     #[arg(long, value_delimiter = ',', default_value = "2,8,32",
           value_parser = at_least_one)]
     pub model_cores: Vec<usize>,
-    /// Sections to run (1-6).
+    /// Events the cost section (7) drains behind a pinned horizon, and soaks through the stack.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub cost_events: u64,
+    /// The cost section's rounds (7a) and chunks (7b): rates, CPU and sizes are per round.
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub cost_round: u64,
+    /// Seconds of the cost section's light probe load, before the first round and after the last.
+    #[arg(long, default_value_t = 10.0)]
+    pub probe_secs: f64,
+    /// Events pre-loaded for mail-svc's backlog drain (7c); its steady rate is measured on a
+    /// tenth of them.
+    #[arg(long, default_value_t = 50_000)]
+    pub mail_backlog: u64,
+    /// Sections to run (1-7; 7, cost vs work done, takes the longest and is not in the default).
     #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,5,6")]
     pub sections: Vec<u8>,
     /// Where to write the JSON results.
@@ -123,6 +136,10 @@ impl BenchOptions {
         self.e2e_secs = 1.0;
         self.idle_secs = 1.0;
         self.max_writers = 16;
+        self.cost_events = 20_000;
+        self.cost_round = 5_000;
+        self.probe_secs = 1.0;
+        self.mail_backlog = 2_000;
         self
     }
 }
@@ -138,6 +155,7 @@ pub struct BenchReport {
     pub end_to_end: Vec<EndToEnd>,
     pub idle: Option<Idle>,
     pub scaling: Option<Scaling>,
+    pub cost: Option<crate::cost::Cost>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -362,6 +380,9 @@ pub async fn run(opts: &BenchOptions) -> anyhow::Result<BenchReport> {
     if on(6) {
         report.scaling = Some(scaling_section(&opts, report.machine.cores).await?);
     }
+    if on(7) {
+        report.cost = Some(crate::cost::run(&opts).await?);
+    }
     Ok(report)
 }
 
@@ -536,7 +557,7 @@ async fn write_service(c: usize, secs: f64) -> anyhow::Result<(Summary, CpuUse)>
 
 /// A fresh stack with `relays` relay-svc and `mails` mail-svc, logging warnings only (a benchmark
 /// measures the services, not their log output).
-async fn bench_stack(relays: usize, mails: usize) -> anyhow::Result<Stack> {
+pub(crate) async fn bench_stack(relays: usize, mails: usize) -> anyhow::Result<Stack> {
     let mut cfg = StackConfig::new("bench");
     cfg.relays = relays;
     cfg.mails = mails;
@@ -718,6 +739,61 @@ async fn publish_ceiling(events: u64, window: usize) -> anyhow::Result<(Summary,
     Ok((summary, cpu))
 }
 
+/// Appends `events` rows in the outbox's format in one transaction, as a writer would: event `i`
+/// belongs to order `first_order + i % orders`, each order's events chained by `prev_seq`. The
+/// seqs are reserved up front, after the transaction took its xid (the order the outbox's
+/// trigger keeps for every writer, which the relay's read floor relies on), so the chains are
+/// written by the insert itself and no dead row versions are left behind. No other writer may
+/// run meanwhile.
+pub(crate) async fn fill_outbox(
+    pool: &PgPool,
+    events: u64,
+    orders: u64,
+    first_order: i64,
+) -> anyhow::Result<()> {
+    let payload = sample_event(1, 1, Some(1))
+        .payload
+        .unwrap_or_default()
+        .encode_to_vec();
+    let mut tx = pool.begin().await?;
+    sqlx::query("select pg_current_xact_id()")
+        .execute(&mut *tx)
+        .await?;
+    let last: i64 = sqlx::query_scalar(
+        "select setval(pg_get_serial_sequence('outbox', 'seq'),
+                       nextval(pg_get_serial_sequence('outbox', 'seq')) + $1 - 1)",
+    )
+    .bind(events as i64)
+    .fetch_one(&mut *tx)
+    .await?;
+    sqlx::query(
+        "insert into outbox (seq, aggregate_id, event_type, prev_seq, payload)
+         overriding system value
+         select $4 + g, $5 + (g % $2),
+                case when g < $2 then 'OrderCreated' else 'OrderStatusChanged' end,
+                case when g >= $2 then $4 + g - $2 end, $3
+           from generate_series(0, $1 - 1) g",
+    )
+    .bind(events as i64)
+    .bind(orders as i64)
+    .bind(&payload)
+    .bind(last - events as i64 + 1)
+    .bind(first_order)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Wakes the relay now rather than at its next poll.
+pub(crate) async fn notify_relay(pool: &PgPool) -> anyhow::Result<()> {
+    sqlx::query("select pg_notify($1, '')")
+        .bind(outbox_kit::outbox::NOTIFY_CHANNEL)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
 /// relay-svc draining `events` rows committed at once (`orders` chains, in chain order).
 async fn relay_drain(events: u64, orders: u64) -> anyhow::Result<(Summary, CpuUse)> {
     let mut stack = bench_stack(1, 0).await?;
@@ -726,40 +802,11 @@ async fn relay_drain(events: u64, orders: u64) -> anyhow::Result<(Summary, CpuUs
     let queue = outbox_kit::testing::unique("bench.drain");
     topic_to_queue(&ch, &stack.exchange, &queue).await?;
     let pool = PgPool::connect(&stack.orders_db_url).await?;
-    let payload = sample_event(1, 1, Some(1))
-        .payload
-        .unwrap_or_default()
-        .encode_to_vec();
-    // One transaction: event i belongs to order i % orders; prev_seq chains are filled in by
-    // position (identity values of one insert are handed out in row order).
-    let mut tx = pool.begin().await?;
-    let first: i64 = sqlx::query_scalar(
-        "with ins as (
-             insert into outbox (aggregate_id, event_type, prev_seq, payload)
-             select 1 + (g % $2), case when g < $2 then 'OrderCreated' else 'OrderStatusChanged' end,
-                    null, $3
-               from generate_series(0, $1 - 1) g
-             returning seq)
-         select min(seq) from ins",
-    )
-    .bind(events as i64)
-    .bind(orders as i64)
-    .bind(&payload)
-    .fetch_one(&mut *tx)
-    .await?;
-    sqlx::query("update outbox set prev_seq = seq - $1 where seq >= $2 + $1")
-        .bind(orders as i64)
-        .bind(first)
-        .execute(&mut *tx)
-        .await?;
-    tx.commit().await?;
+    fill_outbox(&pool, events, orders, 1).await?;
     let meter = stack.cpu_meter();
     let before = meter.sample();
     let started = Instant::now();
-    sqlx::query("select pg_notify($1, '')")
-        .bind(outbox_kit::outbox::NOTIFY_CHANNEL)
-        .execute(&pool)
-        .await?;
+    notify_relay(&pool).await?;
     let mut last_report = Instant::now();
     loop {
         let left: i64 = sqlx::query_scalar("select count(*) from outbox")
@@ -889,6 +936,37 @@ async fn mail_consume(
     prefetch: u16,
     instances: usize,
 ) -> anyhow::Result<ScalingRun> {
+    mail_consume_until(events, orders, prefetch, instances, Done::Processed).await
+}
+
+/// One mail-svc from `events` pre-loaded events until every mail is sent (its mailer included):
+/// the rate of the whole consume side.
+pub(crate) async fn mail_consume_until_sent(
+    events: u64,
+    orders: u64,
+    prefetch: u16,
+) -> anyhow::Result<Summary> {
+    Ok(mail_consume_until(events, orders, prefetch, 1, Done::Sent)
+        .await?
+        .through)
+}
+
+/// When a mail-svc run is done.
+#[derive(Clone, Copy, PartialEq)]
+enum Done {
+    /// Every event turned into a queued mail.
+    Processed,
+    /// And every mail sent.
+    Sent,
+}
+
+async fn mail_consume_until(
+    events: u64,
+    orders: u64,
+    prefetch: u16,
+    instances: usize,
+    done: Done,
+) -> anyhow::Result<ScalingRun> {
     let mut cfg = StackConfig::new("bench");
     cfg.relays = 0;
     cfg.mails = instances;
@@ -931,7 +1009,7 @@ async fn mail_consume(
             .get_status(outbox_proto::mail::v1::GetStatusRequest {})
             .await?
             .into_inner();
-        if status.processed >= events {
+        if status.processed >= events && (done == Done::Processed || status.unsent_mails == 0) {
             break;
         }
         if last_report.elapsed() > Duration::from_secs(2) {
@@ -1349,6 +1427,9 @@ pub fn table(r: &BenchReport) -> String {
     }
     if let Some(s) = &r.scaling {
         out.push_str(&scaling::table(s));
+    }
+    if let Some(c) = &r.cost {
+        out.push_str(&crate::cost::table(c));
     }
     out
 }

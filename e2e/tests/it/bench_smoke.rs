@@ -26,7 +26,11 @@ async fn every_section_runs_with_tiny_sizes() {
         mail_instances: vec![1, 2],
         shards: vec![1, 2],
         model_cores: vec![2, 8],
-        sections: vec![1, 2, 3, 4, 5, 6],
+        cost_events: 600,
+        cost_round: 300,
+        probe_secs: 0.3,
+        mail_backlog: 300,
+        sections: vec![1, 2, 3, 4, 5, 6, 7],
         json: std::env::temp_dir().join("unused.json"),
     };
     let report = bench::run(&opts).await.expect("the bench runs");
@@ -86,6 +90,20 @@ async fn every_section_runs_with_tiny_sizes() {
         assert_eq!(c.runs[0].through.ops, 300);
     }
 
+    // Cost vs work done: two rounds behind the pin, each published in full; both probes'
+    // events arrived; the soak's sizes name the outbox; mail-svc sent every mail.
+    let cost = report.cost.as_ref().expect("cost measured");
+    assert_eq!(cost.pinned.rounds.len(), 2);
+    assert!(cost.pinned.rounds.iter().all(|r| r.per_sec > 0.0));
+    assert!(cost.pinned.rounds[1].cpu.0["postgres"] > 0.0);
+    assert!(cost.pinned.probe_unpinned.ops > 0 && cost.pinned.probe_pinned.ops > 0);
+    // Every row of the rounds was relayed and deleted, and the pin kept every one from vacuum.
+    assert!(cost.pinned.dead_rows >= 600, "{}", cost.pinned.dead_rows);
+    assert_eq!(cost.soak.events, 600);
+    let outbox = cost.soak.sizes.iter().find(|t| t.table == "outbox");
+    assert!(outbox.is_some_and(|t| t.after_first > 0 && t.at_end > 0));
+    assert_eq!((cost.mail.steady.ops, cost.mail.backlog.ops), (30, 300));
+
     let table = bench::table(&report);
     for heading in [
         "1. write path",
@@ -96,6 +114,9 @@ async fn every_section_runs_with_tiny_sizes() {
         "6a. scaling",
         "6b. scaling",
         "capacity model",
+        "7a. cost vs work done",
+        "7b. cost vs work done",
+        "7c. mail-svc",
         "cpu s per 1,000",
     ] {
         assert!(table.contains(heading), "{heading} missing in\n{table}");
