@@ -29,7 +29,7 @@ use lapin::{
     },
     types::{AMQPValue, FieldTable},
 };
-use orders_svc::{db as orders_db, order::UpsertCommand};
+use orders_svc::{batch as orders_batch, db as orders_db, order::UpsertCommand, shard::Shard};
 use outbox_proto::orders::{
     events::v1::{ORDER_CREATED, ORDER_STATUS_CHANGED, OrderEvent, OrderPayload},
     v1::{OrderStatus, UpsertOrderRequest},
@@ -503,6 +503,9 @@ where
 const EMAIL: &str = "bench@example.com";
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
+/// The write path's database ceiling: orders-svc's own transaction for one call
+/// (`batch::apply_one`, the code a batch of any size runs), one call per transaction, straight on
+/// a pool.
 async fn write_ceiling(c: usize, secs: f64) -> anyhow::Result<(Summary, CpuUse)> {
     let url = outbox_kit::testing::fresh_database_url("bench_test_ceiling");
     let pool = outbox_kit::db::connect(&url, c as u32).await?;
@@ -515,7 +518,8 @@ async fn write_ceiling(c: usize, secs: f64) -> anyhow::Result<(Summary, CpuUse)>
         let (pool, trace) = (pool.clone(), trace.clone());
         async move {
             let cmd = UpsertCommand::parse(id, status as i32, EMAIL)?;
-            orders_db::upsert(&pool, &cmd, Some(&trace)).await?;
+            // The write path's transaction for one call, straight on the pool: no queue, no gRPC.
+            orders_batch::apply_one(&pool, Shard::ONLY, &cmd, Some(&trace)).await?;
             Ok(())
         }
     })

@@ -1,10 +1,13 @@
-//! Group commit of `Upsert` calls: calls that arrive while a transaction is in flight are applied
-//! together in the next one, so one WAL flush and one sequence of round trips serve many calls.
+//! The one write path of orders-svc: [`apply`] writes a batch of `Upsert` calls (one call or
+//! many, the same code) in ONE transaction, and the group commit ([`GroupCommit`]) feeds it the
+//! calls that arrive while a transaction is in flight, so one WAL flush and one sequence of round
+//! trips serve many calls.
 //!
 //! [`WRITERS`] writer tasks share one queue. A writer that becomes free takes whatever is queued
-//! (up to [`MAX_BATCH`]) and applies it in ONE transaction; there is no timer, so a call on a quiet
-//! service starts its transaction at once. A batch of one runs exactly the single-call
-//! transaction ([`db::upsert`]), so at low load nothing changes. Each call keeps its own outcome:
+//! (up to [`MAX_BATCH`]) and applies it with [`apply`]; there is no timer, so a call on a quiet
+//! service starts its transaction at once, as a batch of one through the same lock, plan and
+//! write statements as a batch of many ([`apply_one`] runs that transaction straight on a pool,
+//! for the benchmark's ceiling and for tests). Each call keeps its own outcome:
 //!
 //! - validation happens before a call is queued (`UpsertCommand::parse`), so bad input never
 //!   reaches a batch;
@@ -13,15 +16,15 @@
 //!   creation without email fails that call only; several calls on one order are applied in order,
 //!   each with its own event and seq, chained by `prev_seq`;
 //! - a database error fails every call of the batch: nothing of it committed (or, for an error on
-//!   COMMIT itself, nobody knows — reported as UNAVAILABLE/INTERNAL exactly like the single-call
-//!   path), and no call is ever answered with success before its change committed.
+//!   COMMIT itself, nobody knows — reported as UNAVAILABLE when the database is unreachable,
+//!   INTERNAL otherwise), and no call is ever answered with success before its change committed.
 //!
 //! Two writers let one batch build while the other waits for its commit (WAL flush). Their
-//! batches may touch the same orders: [`db::lock_orders`] locks in id order and new orders are
-//! inserted in id order, so they wait for each other and never deadlock; two batches creating the
-//! same order settle like two single calls do (the loser rolls back and goes again as an update).
-//! Calls in different batches are concurrent calls: like two concurrent single calls, whichever
-//! locks the order first is applied first.
+//! batches may touch the same orders (so may another replica's): [`db::lock_orders`] locks in id
+//! order and new orders are inserted in id order, so they wait for each other and never deadlock;
+//! of two batches creating the same order, the loser rolls back (its outbox rows with it) and
+//! goes again, the order then existing, as an update. Calls in different batches are concurrent
+//! calls: whichever batch locks the order first is applied first.
 //!
 //! One `NOTIFY` (through the relay waker) per committed batch that appended events.
 //!
@@ -148,20 +151,8 @@ async fn writer(
             return; // every handle is gone: the service stopped
         }
         metrics::histogram!(crate::metrics::UPSERT_BATCH_SIZE).record(jobs.len() as f64);
-        let calls: Vec<(&UpsertCommand, Option<&TraceHeaders>)> =
-            jobs.iter().map(|j| (&j.cmd, j.trace.as_ref())).collect();
-        let applied = if let [(cmd, trace)] = calls[..] {
-            Ok(vec![db::upsert_in(&pool, shard, cmd, trace).await])
-        } else {
-            apply(&pool, shard, &calls).await
-        };
-        let results = match applied {
-            Ok(results) => results,
-            Err(e) => {
-                tracing::warn!(error = %e, calls = calls.len(), "group commit failed");
-                calls.iter().map(|_| Err(copy_for_call(&e))).collect()
-            }
-        };
+        let calls: Vec<Call<'_>> = jobs.iter().map(|j| (&j.cmd, j.trace.as_ref())).collect();
+        let results = apply(&pool, shard, &calls).await;
         if results
             .iter()
             .any(|r| matches!(r, Ok(o) if o.event_seq.is_some()))
@@ -175,6 +166,56 @@ async fn writer(
     }
 }
 
+/// One call of a batch: the validated command and the trace its event is stored with.
+pub type Call<'a> = (&'a UpsertCommand, Option<&'a TraceHeaders>);
+
+/// Applies `calls` in ONE transaction of `shard`'s database `pool` and returns one outcome per
+/// call, in call order. THE write path: the group commit's writers call it with whatever is
+/// queued, a quiet service's call is a batch of one.
+///
+/// Each call is decided in arrival order against the locked orders and the batch's own earlier
+/// calls (`plan`): a forbidden change or a creation without email fails that call only. An
+/// error of the transaction itself fails every call, none of them committed (an error on COMMIT:
+/// unknown). A batch of one gets that error as it is (so its gRPC code and log line are those of
+/// any failed call); a batch of several gets a copy per call (`sqlx::Error` cannot be cloned),
+/// and the original is logged once here.
+///
+/// The orders' row locks serialise all writers of one order, and the outbox crate chains its
+/// events under the order's head lock, so an order's events get increasing seqs, each committed
+/// before the next is appended: `prev_seq` chains are gap-free and in commit order.
+pub async fn apply(
+    pool: &PgPool,
+    shard: Shard,
+    calls: &[Call<'_>],
+) -> Vec<Result<UpsertOutcome, Error>> {
+    if calls.is_empty() {
+        return Vec::new();
+    }
+    match transaction(pool, shard, calls).await {
+        Ok(results) => results,
+        Err(e) if calls.len() == 1 => vec![Err(e)],
+        Err(e) => {
+            tracing::warn!(error = %e, calls = calls.len(), "group commit failed");
+            calls.iter().map(|_| Err(copy_for_call(&e))).collect()
+        }
+    }
+}
+
+/// [`apply`] for one call: the same transaction, straight on a pool (no queue, no gRPC). The
+/// benchmark's one-transaction-per-call ceiling; tests that need the write path without the
+/// service.
+pub async fn apply_one(
+    pool: &PgPool,
+    shard: Shard,
+    cmd: &UpsertCommand,
+    trace: Option<&TraceHeaders>,
+) -> Result<UpsertOutcome, Error> {
+    apply(pool, shard, &[(cmd, trace)])
+        .await
+        .pop()
+        .expect("one outcome per call")
+}
+
 /// A batch-wide error, once for each call (`sqlx::Error` cannot be cloned). Keeps the mapping to
 /// gRPC codes: an unreachable database stays UNAVAILABLE, anything else INTERNAL.
 fn copy_for_call(e: &Error) -> Error {
@@ -186,18 +227,19 @@ fn copy_for_call(e: &Error) -> Error {
     }
 }
 
-/// Applies a batch in one transaction. `Err` when the transaction failed: nothing committed (or,
-/// on COMMIT, unknown).
-async fn apply(
+/// The transaction of [`apply`]. `Err` when the transaction failed: nothing committed (or, on
+/// COMMIT, unknown).
+async fn transaction(
     pool: &PgPool,
     shard: Shard,
-    calls: &[(&UpsertCommand, Option<&TraceHeaders>)],
+    calls: &[Call<'_>],
 ) -> Result<Vec<Result<UpsertOutcome, Error>>, Error> {
     let mut ids: Vec<i64> = calls.iter().map(|(c, _)| c.id).collect();
     ids.sort_unstable();
     ids.dedup();
     // Each lost creation race leaves one more of the batch's orders existing for good (orders are
-    // never deleted), so after at most one retry per order every creation has settled.
+    // never deleted), so after at most one retry per order every creation has settled (a batch of
+    // one: at most two attempts, the second an update).
     'attempt: for _ in 0..=ids.len() {
         let mut tx = pool.begin().await?;
         let locked: HashMap<i64, Result<OrderRow, String>> =
@@ -305,10 +347,7 @@ struct Sim {
 
 /// Decides every call of a batch in arrival order, against the locked rows and the effect of the
 /// batch's earlier calls. Pure: the transition rules are `Status::can_change_to` (order.rs).
-fn plan(
-    locked: &HashMap<i64, Result<OrderRow, String>>,
-    calls: &[(&UpsertCommand, Option<&TraceHeaders>)],
-) -> Plan {
+fn plan(locked: &HashMap<i64, Result<OrderRow, String>>, calls: &[Call<'_>]) -> Plan {
     let mut sims: HashMap<i64, Sim> = HashMap::new();
     let mut steps = Vec::with_capacity(calls.len());
     let mut rounds: Vec<Vec<EventWrite>> = Vec::new();
@@ -464,8 +503,7 @@ mod tests {
             cmd(3, Paid, None),                     // unreadable row
             cmd(2, Delivered, None),                // same as locked
         ];
-        let with_trace: Vec<(&UpsertCommand, Option<&TraceHeaders>)> =
-            calls.iter().map(|c| (c, None)).collect();
+        let with_trace: Vec<Call<'_>> = calls.iter().map(|c| (c, None)).collect();
         let plan = plan(&locked, &with_trace);
         assert_eq!(
             kinds(&plan),
@@ -508,8 +546,7 @@ mod tests {
     fn a_batch_of_no_ops_writes_nothing() {
         let locked = HashMap::from([(1, Ok(row(1, Paid)))]);
         let calls = [cmd(1, Paid, None), cmd(1, Pending, None)];
-        let with_trace: Vec<(&UpsertCommand, Option<&TraceHeaders>)> =
-            calls.iter().map(|c| (c, None)).collect();
+        let with_trace: Vec<Call<'_>> = calls.iter().map(|c| (c, None)).collect();
         let plan = plan(&locked, &with_trace);
         assert_eq!(kinds(&plan), ["same@None", "forbidden"]);
         assert!(plan.rounds.is_empty());

@@ -1,24 +1,17 @@
-//! Queries and migrations. Two ways to write an `Upsert`:
-//!
-//! - [`upsert`]: one call, one transaction — the benchmark's "one transaction per call" ceiling;
-//! - [`lock_orders`] + [`write_round`]: the statements of a group commit (see `crate::batch`),
-//!   set-based so that one transaction and a fixed number of round trips serve many calls.
+//! Queries and migrations. The statements of the one write path (`crate::batch::apply`, for a
+//! batch of one call as for a batch of many): [`lock_orders`], then the outbox crate's append,
+//! then [`write_round`] per round — set-based, so that one transaction and a fixed number of round
+//! trips serve any number of calls.
 
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
 use outbox::{Appended, NewEvent, Outbox, trace::TraceHeaders};
-use outbox_proto::orders::events::v1::{
-    self as events, ORDER_CREATED, ORDER_STATUS_CHANGED, OrderPayload,
-};
+use outbox_proto::orders::events::v1::{self as events, OrderPayload};
 use prost::Message;
 use sqlx::{PgPool, Postgres, Transaction};
 
-use crate::{
-    error::Error,
-    order::{Status, UpsertCommand},
-    shard::Shard,
-};
+use crate::{error::Error, order::Status};
 
 /// The embedded migrations (the `orders` table and the `outbox`; 0003 brings the outbox to the
 /// `outbox` crate's shape).
@@ -117,159 +110,6 @@ pub fn order_event(
         Some(trace) => event.trace(trace.clone()),
         None => event,
     }
-}
-
-/// Creates or changes the order and appends its event, in ONE transaction.
-///
-/// The order's row lock (`for update`) serialises all writers of one order, and the outbox crate
-/// chains its events under the order's head lock, so its events get increasing seqs and each one
-/// commits before the next is even appended: `prev_seq` chains are gap-free and in commit order.
-/// Two creators of the same new order race on the primary key; the loser rolls back (its outbox
-/// row with it) and retries as an update.
-pub async fn upsert(
-    pool: &PgPool,
-    cmd: &UpsertCommand,
-    trace: Option<&TraceHeaders>,
-) -> Result<UpsertOutcome, Error> {
-    upsert_in(pool, Shard::ONLY, cmd, trace).await
-}
-
-/// [`upsert`] in one shard of several: the same transaction, the event tagged with `shard`.
-pub async fn upsert_in(
-    pool: &PgPool,
-    shard: Shard,
-    cmd: &UpsertCommand,
-    trace: Option<&TraceHeaders>,
-) -> Result<UpsertOutcome, Error> {
-    // One retry is enough: after a lost creation race the row exists and stays existing.
-    for _ in 0..2 {
-        let mut tx = pool.begin().await?;
-        let current: Option<RawRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "select {ORDER_COLUMNS} from orders where id = $1 for update"
-        )))
-        .bind(cmd.id)
-        .fetch_optional(&mut *tx)
-        .await?;
-
-        let outcome = match current {
-            None => create(&mut tx, shard, cmd, trace).await?,
-            Some(raw) => Some(change(&mut tx, shard, cmd, to_row(raw)?, trace).await?),
-        };
-        match outcome {
-            Some(outcome) => {
-                if outcome.event_seq.is_some() {
-                    tx.commit().await?;
-                } else {
-                    // Nothing was written: release the row lock without a commit record.
-                    tx.rollback().await?;
-                }
-                return Ok(outcome);
-            }
-            // Lost the creation race: roll back our outbox row and go again as an update.
-            None => tx.rollback().await?,
-        }
-    }
-    Err(Error::CreationRace { id: cmd.id })
-}
-
-/// Inserts the order and its `OrderCreated` event. `None` when a concurrent creator won.
-async fn create(
-    tx: &mut Transaction<'_, Postgres>,
-    shard: Shard,
-    cmd: &UpsertCommand,
-    trace: Option<&TraceHeaders>,
-) -> Result<Option<UpsertOutcome>, Error> {
-    let email = cmd
-        .customer_email
-        .as_deref()
-        .ok_or(Error::EmailRequiredOnCreate { id: cmd.id })?;
-    let payload = OrderPayload {
-        id: cmd.id,
-        status: cmd.status.to_proto() as i32,
-        customer_email: email.to_owned(),
-        previous_status: 0,
-    };
-    let ev = outbox()
-        .append(
-            tx,
-            shard.tag(order_event(cmd.id, ORDER_CREATED, &payload, trace)),
-        )
-        .await?;
-    // `on conflict do nothing` waits for a concurrent creator to finish and then returns no row.
-    let raw: Option<RawRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "insert into orders ({ORDER_COLUMNS})
-         values ($1, $2, $3, 1, $4, $5, $5)
-         on conflict (id) do nothing
-         returning {ORDER_COLUMNS}"
-    )))
-    .bind(cmd.id)
-    .bind(cmd.status.as_str())
-    .bind(email)
-    .bind(ev.seq)
-    .bind(ev.created_at)
-    .fetch_optional(&mut **tx)
-    .await?;
-    let Some(raw) = raw else { return Ok(None) };
-    let order = to_row(raw)?;
-    Ok(Some(UpsertOutcome {
-        event_seq: Some(order.last_event_seq),
-        order,
-        created: true,
-    }))
-}
-
-/// Applies a status change to a locked order and appends its `OrderStatusChanged` event.
-async fn change(
-    tx: &mut Transaction<'_, Postgres>,
-    shard: Shard,
-    cmd: &UpsertCommand,
-    current: OrderRow,
-    trace: Option<&TraceHeaders>,
-) -> Result<UpsertOutcome, Error> {
-    if current.status == cmd.status {
-        return Ok(UpsertOutcome {
-            order: current,
-            created: false,
-            event_seq: None,
-        });
-    }
-    if !current.status.can_change_to(cmd.status) {
-        return Err(Error::ForbiddenTransition {
-            id: cmd.id,
-            from: current.status.as_str(),
-            to: cmd.status.as_str(),
-        });
-    }
-    let payload = OrderPayload {
-        id: cmd.id,
-        status: cmd.status.to_proto() as i32,
-        customer_email: current.customer_email.clone(),
-        previous_status: current.status.to_proto() as i32,
-    };
-    let ev = outbox()
-        .append(
-            tx,
-            shard.tag(order_event(cmd.id, ORDER_STATUS_CHANGED, &payload, trace)),
-        )
-        .await?;
-    let raw: RawRow = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "update orders
-            set status = $2, version = version + 1, last_event_seq = $3, updated_at = $4
-          where id = $1
-         returning {ORDER_COLUMNS}"
-    )))
-    .bind(cmd.id)
-    .bind(cmd.status.as_str())
-    .bind(ev.seq)
-    .bind(ev.created_at)
-    .fetch_one(&mut **tx)
-    .await?;
-    let order = to_row(raw)?;
-    Ok(UpsertOutcome {
-        event_seq: Some(order.last_event_seq),
-        order,
-        created: false,
-    })
 }
 
 /// Locks the orders a batch touches and reads them, in ONE statement. The rows are locked in id

@@ -21,14 +21,11 @@ pub enum Error {
     /// A row in the database that this version cannot read (e.g. an unknown status).
     #[error("order {id}: corrupt row: {reason}")]
     Corrupt { id: i64, reason: String },
-    /// Two creators of the order kept winning the race against this call (never seen: after a
-    /// lost race the order exists, and the retry is an update).
-    #[error("order {id}: the creation race did not settle")]
-    CreationRace { id: i64 },
     /// The outbox refused an event (a bug: orders-svc builds every field itself).
     #[error("outbox: {0}")]
     Outbox(outbox::Error),
-    /// A batch-wide failure, reported to each call of the batch (see `batch::copy_for_call`).
+    /// A batch-wide failure: the batch's creation races did not settle, or an error of the
+    /// batch's transaction copied for each call of a batch of several (see `batch::apply`).
     #[error("group commit failed: {0}")]
     Batch(String),
     #[error(transparent)]
@@ -61,10 +58,7 @@ impl From<Error> for GrpcStatus {
             }
             Error::NotFound(_) => GrpcStatus::not_found(err.to_string()),
             Error::ForbiddenTransition { .. } => GrpcStatus::failed_precondition(err.to_string()),
-            Error::Corrupt { .. }
-            | Error::CreationRace { .. }
-            | Error::Outbox(_)
-            | Error::Batch(_) => {
+            Error::Corrupt { .. } | Error::Outbox(_) | Error::Batch(_) => {
                 tracing::error!(error = %err, "call failed on an internal error");
                 GrpcStatus::internal("internal error")
             }

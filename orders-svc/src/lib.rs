@@ -6,8 +6,9 @@
 //!
 //! - [`config`]: flags and environment variables;
 //! - [`order`]: statuses, the transition table, request validation;
-//! - [`db`]: migrations and the `Upsert` transaction;
-//! - [`batch`]: the group commit that applies concurrent `Upsert`s in one transaction;
+//! - [`db`]: migrations and the statements of the `Upsert` transaction;
+//! - [`batch`]: the one write path (`batch::apply`: a batch of `Upsert`s, one call or many, in one
+//!   transaction) and the group commit that feeds it the concurrent calls;
 //! - [`shard`]: which of the `SHARDS` databases an order lives in;
 //! - [`grpc`]: the tonic service;
 //! - [`metrics`]: every Prometheus metric it exports, with its HELP text;

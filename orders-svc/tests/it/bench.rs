@@ -1,6 +1,7 @@
 //! A small write-path benchmark that prints figures and asserts none (the machine is noisy):
 //! Upsert over gRPC at C=1 and C=32 next to the one-transaction-per-call SQL ceiling
-//! (`db::upsert` straight on a pool, as `e2e/src/bench.rs` measures it), both in the same run.
+//! (`batch::apply_one`, the write path's transaction for one call straight on a pool, as
+//! `e2e/src/bench.rs` measures it), both in the same run.
 //!
 //! `cargo test -p orders-svc --test it bench:: -- --nocapture` shows the table.
 
@@ -12,7 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use orders_svc::{db, order::UpsertCommand};
+use orders_svc::{batch, db, order::UpsertCommand, shard::Shard};
 use outbox_kit::testing::{fresh_database_url, pg_server_url};
 use outbox_proto::orders::v1::{
     OrderStatus, UpsertOrderRequest, order_service_client::OrderServiceClient,
@@ -86,7 +87,7 @@ async fn ceiling(c: usize) -> (Figures, String) {
         let (pool, trace) = (p.clone(), trace.clone());
         async move {
             let cmd = UpsertCommand::parse(id, status as i32, EMAIL).expect("valid");
-            db::upsert(&pool, &cmd, Some(&trace))
+            batch::apply_one(&pool, Shard::ONLY, &cmd, Some(&trace))
                 .await
                 .expect("ceiling upsert");
         }

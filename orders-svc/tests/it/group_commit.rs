@@ -44,7 +44,7 @@ async fn send_in_order(t: &TestOrders, requests: Vec<UpsertOrderRequest>) -> Vec
 }
 
 /// Waits until `n` sessions of this database wait for a lock (the parked writers).
-async fn wait_blocked(direct: &PgPool, n: i64) {
+pub(crate) async fn wait_blocked(direct: &PgPool, n: i64) {
     for _ in 0..200 {
         let blocked: i64 = sqlx::query_scalar(
             "select count(*) from pg_stat_activity
@@ -143,7 +143,7 @@ async fn chain(direct: &PgPool, id: i64) -> Vec<(i64, Option<i64>, i32, i32)> {
 }
 
 /// Each event chains to the one before it (gap-free), and the order row points at the last.
-async fn assert_chain(direct: &PgPool, id: i64) -> Vec<(i64, Option<i64>, i32, i32)> {
+pub(crate) async fn assert_chain(direct: &PgPool, id: i64) -> Vec<(i64, Option<i64>, i32, i32)> {
     let events = chain(direct, id).await;
     let mut previous: Option<(i64, i32)> = None;
     for &(seq, prev, status, previous_status) in &events {

@@ -14,3 +14,4 @@ mod reflection;
 mod secrets;
 mod shards;
 mod upsert;
+mod write_path;
