@@ -6,7 +6,7 @@
 //!   (`OTEL_EXPORTER_OTLP_ENDPOINT`);
 //! - [`shutdown`]: one cancellation token fed by SIGTERM and ctrl-c;
 //! - [`config`]: the one duration format of every setting (`200ms`, `1s`, `2m`), and the
-//!   deprecated `*_MS` settings it replaced;
+//!   refusal of removed settings (the `*_MS` ones it replaced), naming their replacements;
 //! - [`db`]: connect to PostgreSQL, creating the database when it is missing;
 //! - [`email`]: the one rule for customer mail addresses (orders-svc and mail-svc);
 //! - [`grpc`]: the one gRPC server wiring (service, health, reflection v1 and v1alpha for grpcurl,

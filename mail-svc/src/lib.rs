@@ -93,7 +93,7 @@ impl App {
     /// the consumer keeps retrying the broker. Anything waiting cannot fix (a bad setting,
     /// refused credentials, a failed migration) stops start-up with an error naming the setting.
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
-        cfg.validate_and_warn()?;
+        cfg.validate()?;
         // Install the metrics recorder now: `metrics::counter!` calls made before it exists are
         // dropped (kit's listener only installs it on the first scrape).
         metrics::register();
@@ -154,7 +154,7 @@ impl App {
                 instance: format!("{:016x}", rand::random::<u64>()),
                 mailer_wake: Arc::new(Notify::new()),
                 batch_size: usize::from(cfg.batch_size),
-                batch_window: cfg.batch_window()?,
+                batch_window: cfg.batch_window(),
                 ready,
                 trusted_publishers: cfg.trusted_publishers.clone(),
                 hooks: cfg.hooks.clone(),

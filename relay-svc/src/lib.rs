@@ -65,7 +65,7 @@ impl App {
     /// loop. Neither the database nor the broker has to be up: the relay retries until they are,
     /// while status is served and health says NOT_SERVING until the database answers.
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
-        cfg.validate_and_warn()?;
+        cfg.validate()?;
         let shards = cfg.shards()?;
         let sharded = cfg.relay_shards.is_some();
         // Lazy: the relay must start (and report) while the database is still away.

@@ -371,21 +371,11 @@ async fn bad_urls_fail_startup_naming_the_setting() {
         .expect_err("bad AMQP_URL");
     assert!(err.to_string().contains("AMQP_URL"), "{err:#}");
 
-    let mut cfg = base.clone();
+    let mut cfg = base;
     cfg.backoff_min = Some(std::time::Duration::from_secs(5));
     cfg.backoff_max = Some(std::time::Duration::from_millis(10));
     let err = App::build(cfg, CancellationToken::new())
         .await
         .expect_err("bad backoff");
     assert!(err.to_string().contains("BACKOFF_MIN"), "{err:#}");
-
-    // The deprecated millisecond settings are checked (and named) the same way.
-    let mut cfg = base;
-    (cfg.backoff_min, cfg.backoff_max) = (None, None);
-    cfg.backoff_min_ms = Some(5_000);
-    cfg.backoff_max_ms = Some(10);
-    let err = App::build(cfg, CancellationToken::new())
-        .await
-        .expect_err("bad backoff");
-    assert!(err.to_string().contains("BACKOFF_MIN_MS"), "{err:#}");
 }

@@ -100,7 +100,6 @@ pub fn config(names: &Names) -> Config {
         consumer_concurrency: 8,
         batch_size: 64,
         batch_window: Some(Duration::from_millis(5)),
-        batch_window_ms: None,
         mailer_concurrency: 2,
         mailer: MailerKind::Log,
         smtp_url: "smtp://127.0.0.1:1".into(),
