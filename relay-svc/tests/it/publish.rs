@@ -117,7 +117,7 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
         assert_eq!(*p.timestamp(), Some(row.created_at.timestamp() as u64));
         assert_eq!(p.app_id().as_ref().map(|s| s.as_str()), Some("relay-svc"));
         // The broker checked it against the connection's user: who published is proven.
-        let user = relay_svc::amqp::url_user(&testing::amqp_url()).expect("test AMQP URL");
+        let user = outbox_relay::publisher::url_user(&testing::amqp_url()).expect("test AMQP URL");
         assert!(user.is_some(), "the test URL names its user");
         assert_eq!(
             p.user_id().as_ref().map(|s| s.to_string()),

@@ -210,7 +210,7 @@ pub struct Relay {
     pub metrics_addr: std::net::SocketAddr,
     pub shutdown: CancellationToken,
     /// The in-process figures, including those `GetStatus` does not carry (holds, quarantine).
-    pub live: Arc<relay_svc::Status>,
+    pub live: Arc<outbox_relay::status::Status>,
     crash: CrashHandle,
     pub task: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
@@ -312,7 +312,7 @@ impl Consumer {
             .await
             .expect("consumer connects to RabbitMQ");
         let channel = connection.create_channel().await.expect("channel");
-        relay_svc::amqp::declare_exchange(&channel, exchange)
+        outbox_relay::publisher::declare_exchange(&channel, exchange)
             .await
             .expect("declare exchange");
         let queue = testing::unique("relay_q");
