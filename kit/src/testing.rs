@@ -243,11 +243,6 @@ impl Proxy {
         self.mode.send_replace(Mode::Up);
     }
 
-    /// True while relaying.
-    pub fn is_up(&self) -> bool {
-        *self.mode.borrow() == Mode::Up
-    }
-
     /// Connections relayed so far (a reconnecting client raises it).
     pub fn connections(&self) -> u64 {
         self.accepted.load(Ordering::Relaxed)
