@@ -5,12 +5,11 @@ use std::{collections::BTreeSet, net::SocketAddr, str::FromStr, time::Duration};
 use anyhow::{Context, bail};
 use clap::{Parser, ValueEnum};
 use lettre::message::Mailbox;
+use outbox::{failover::BrokerUrls, secret::SecretUrl};
 use outbox_kit::{
     admin::AdminToken,
-    amqp_failover::BrokerUrls,
     config::{Removed, parse_duration},
     health::Command,
-    secret::SecretUrl,
     telemetry::LogFormat,
 };
 

@@ -53,10 +53,8 @@ pub mod retry;
 use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
-use outbox_kit::{
-    backoff::Backoff,
-    health::{DbProbe, Flag, Health},
-};
+use outbox::backoff::Backoff;
+use outbox_kit::health::{DbProbe, Flag, Health};
 use outbox_proto::mail::{
     admin::v1::mail_admin_server::MailAdminServer, v1::mail_service_server::MailServiceServer,
 };
@@ -142,7 +140,7 @@ impl App {
 
         let workers = Workers {
             consumer: amqp::Consumer {
-                broker_urls: outbox_kit::amqp_failover::Failover::new(cfg.amqp_url.clone()),
+                broker_urls: outbox::failover::Failover::new(cfg.amqp_url.clone()),
                 amqp_tls: amqp_tls.clone(),
                 heartbeat: cfg.amqp_heartbeat,
                 broker: broker.clone(),

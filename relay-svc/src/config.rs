@@ -3,12 +3,11 @@
 use std::{net::SocketAddr, time::Duration};
 
 use clap::Parser;
+use outbox::{failover::BrokerUrls, secret::SecretUrl};
 use outbox_kit::{
     admin::AdminToken,
-    amqp_failover::BrokerUrls,
     config::{Removed, parse_duration},
     health::Command,
-    secret::SecretUrl,
     telemetry::LogFormat,
 };
 use sqlx::postgres::PgConnectOptions;
@@ -79,7 +78,7 @@ pub struct Config {
     /// shard 0 first (as orders-svc's `SHARDS`). One relay per shard, each with its own leader
     /// lock in its own database. Unset: one, `DATABASE_URL`. Printed only with passwords masked.
     #[arg(long, env = "RELAY_SHARDS", hide_env_values = true)]
-    pub relay_shards: Option<outbox_kit::amqp_failover::BrokerUrls>,
+    pub relay_shards: Option<outbox::failover::BrokerUrls>,
 
     /// The RabbitMQ broker, or a cluster's nodes as a comma-separated list tried in order, with
     /// failover when the connection is lost. Printed only with passwords masked.

@@ -2,7 +2,8 @@
 
 use chrono::{DateTime, Utc};
 use lapin::types::AMQPValue;
-use outbox_kit::{testing, trace::TraceHeaders};
+use outbox::trace::TraceHeaders;
+use outbox_kit::testing;
 use outbox_proto::orders::{
     events::v1::{OrderEvent, OrderPayload},
     v1::OrderStatus,
