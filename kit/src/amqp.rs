@@ -1,7 +1,7 @@
-//! Connecting to RabbitMQ: the TLS settings of `amqps://` URLs ([`TlsSettings`]:
-//! `AMQP_CA_FILE`, `AMQP_CLIENT_CERT_FILE`, `AMQP_CLIENT_KEY_FILE`) and [`connect`], the one
-//! place every AMQP connection of the services is opened (defined by `outbox::amqp`, so the outbox
-//! crates open theirs the same way).
+//! The services' AMQP settings: the TLS settings of `amqps://` URLs ([`TlsSettings`]:
+//! `AMQP_CA_FILE`, `AMQP_CLIENT_CERT_FILE`, `AMQP_CLIENT_KEY_FILE`), loaded into the
+//! `outbox::amqp::Tls` that `outbox::amqp::connect` takes (the one place every AMQP connection of
+//! the services and the outbox crates is opened).
 //!
 //! An `amqps://` URL verifies the broker's certificate against the system's trust store plus
 //! `AMQP_CA_FILE`, and its host name against the URL's host. A client certificate is sent when
@@ -9,22 +9,19 @@
 //! `?auth_mechanism=external` in the URL the broker takes the user from that certificate.
 //!
 //! `AMQP_HEARTBEAT` ([`parse_heartbeat`]) is how soon a silent connection is noticed (about two
-//! heartbeats; see `outbox::amqp`); [`watch`] reports what the broker says about a connection
-//! (blocked by a resource alarm, lost).
+//! heartbeats; see `outbox::amqp`); `outbox::amqp::watch` reports what the broker says about a
+//! connection (blocked by a resource alarm, lost).
 
 use std::{path::PathBuf, str::FromStr};
 
-use crate::{
-    amqp_failover::BrokerUrls,
-    tls::{certificates, private_key, read_pem},
-};
+use crate::tls::{certificates, private_key, read_pem};
 use lapin::{
     tcp::{OwnedIdentity, OwnedTLSConfig},
     uri::{AMQPScheme, AMQPUri},
 };
-pub use outbox::amqp::{
-    Blocked, Change, DEFAULT_HEARTBEAT, Lost, MAX_HEARTBEAT, Tls, Watch, connect, heartbeat_of,
-    watch,
+use outbox::{
+    amqp::{MAX_HEARTBEAT, Tls},
+    failover::BrokerUrls,
 };
 
 /// The help text every service gives `AMQP_HEARTBEAT`.

@@ -1,9 +1,10 @@
-//! The one duration format of every setting, and the `*_MS` settings it replaced.
+//! The one duration format of every setting, and the refusal of removed settings.
 //!
 //! Every duration setting of the services (`BACKOFF_MIN`, `POLL_INTERVAL`, `LEADER_LEASE`,
-//! `MAIL_HOLD_ALERT`, …) is parsed by [`parse_duration`] through clap's `value_parser`. The older
-//! millisecond settings (`BACKOFF_MIN_MS`, …) stay accepted: [`renamed_ms`] picks the value, refuses
-//! both names set at once, and says which name to use instead.
+//! `MAIL_HOLD_ALERT`, …) is parsed by [`parse_duration`] through clap's `value_parser`. A removed
+//! setting (the millisecond `BACKOFF_MIN_MS`, …: each service lists its own as a table of
+//! [`Removed`]) still passed stops the service at start-up, naming its replacement
+//! ([`refuse_removed`]).
 
 use std::time::Duration;
 
@@ -23,52 +24,93 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         .map_err(|e| format!("{s:?} is not a duration ({e}); write e.g. 250ms, 1s, 30s, 2m"))
 }
 
-/// The value of a duration setting that replaced a deprecated millisecond one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
-    /// The duration to use.
-    pub value: Duration,
-    /// The variable the value came from (the new name when it is the default), for messages.
-    pub source: &'static str,
-    /// Set when the deprecated variable was used: the warning to log once at start-up.
-    pub deprecation: Option<String>,
+/// A setting that was removed, and the duration setting that replaced it. Every removed setting
+/// so far took milliseconds (`BACKOFF_MIN_MS=50`); its replacement takes a duration
+/// (`BACKOFF_MIN=50ms`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Removed {
+    /// The removed environment variable, e.g. `BACKOFF_MIN_MS`; its flag is the same name in
+    /// kebab case (`--backoff-min-ms`).
+    pub name: &'static str,
+    /// The setting to use instead, e.g. `BACKOFF_MIN`.
+    pub replacement: &'static str,
+    /// A value of the replacement for the message when the removed one's value is not a number
+    /// of milliseconds, e.g. `200ms`.
+    pub example: &'static str,
 }
 
-/// Picks the value of the setting `name` (e.g. `BACKOFF_MIN`, already parsed) or of its
-/// deprecated predecessor `old_name` (e.g. `BACKOFF_MIN_MS`, in milliseconds), else `default`.
-///
-/// Both set is an error naming both: the operator meant one of them, and guessing which would hide
-/// the mistake.
-pub fn renamed_ms(
-    name: &'static str,
-    value: Option<Duration>,
-    old_name: &'static str,
-    old_ms: Option<u64>,
-    default: Duration,
-) -> anyhow::Result<Resolved> {
-    match (value, old_ms) {
-        (Some(_), Some(_)) => anyhow::bail!(
-            "{name} and {old_name} are both set: set only {name} ({old_name} is deprecated)"
-        ),
-        (Some(value), None) => Ok(Resolved {
-            value,
-            source: name,
-            deprecation: None,
-        }),
-        (None, Some(ms)) => Ok(Resolved {
-            value: Duration::from_millis(ms),
-            source: old_name,
-            deprecation: Some(format!(
-                "{old_name} is deprecated: set {name}={} instead",
-                humantime::format_duration(Duration::from_millis(ms))
-            )),
-        }),
-        (None, None) => Ok(Resolved {
-            value: default,
-            source: name,
-            deprecation: None,
-        }),
+impl Removed {
+    /// The setting's flag: `BACKOFF_MIN_MS` → `--backoff-min-ms`.
+    fn flag(name: &str) -> String {
+        format!("--{}", name.to_ascii_lowercase().replace('_', "-"))
     }
+
+    /// What to say when the removed setting is passed as `how` (`BACKOFF_MIN_MS` or
+    /// `--backoff-min-ms`) with `value`.
+    fn refusal(&self, how: &str, value: Option<&str>) -> String {
+        let (name, replacement) = if how.starts_with("--") {
+            (Self::flag(self.name), Self::flag(self.replacement))
+        } else {
+            (self.name.to_owned(), self.replacement.to_owned())
+        };
+        let converted = value
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(|ms| humantime::format_duration(Duration::from_millis(ms)).to_string());
+        match (value, converted) {
+            (Some(v), Some(d)) => format!(
+                "{name} was removed: use {replacement}, a duration ({name}={} is {replacement}={d})",
+                v.trim()
+            ),
+            _ => format!(
+                "{name} was removed: use {replacement}, a duration (e.g. {replacement}={})",
+                self.example
+            ),
+        }
+    }
+}
+
+/// Refuses the removed settings `removed` when they are still passed, as an environment variable
+/// (`env` looks one up) or as a flag among `args` (the command line without the program name):
+/// the error names every one passed and its replacement. A removed setting is never ignored
+/// silently: the operator who set it would believe it in force.
+///
+/// Each service calls it through [`refuse_removed`] first thing in `main`, before clap parses the
+/// command line (clap would call a removed flag merely unknown, and never look at the variable).
+pub fn check_removed<S: AsRef<std::ffi::OsStr>>(
+    removed: &[Removed],
+    args: impl IntoIterator<Item = S>,
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> anyhow::Result<()> {
+    let args: Vec<String> = args
+        .into_iter()
+        .map(|a| a.as_ref().to_string_lossy().into_owned())
+        .collect();
+    let mut refusals = Vec::new();
+    for r in removed {
+        if let Some(value) = env(r.name) {
+            refusals.push(r.refusal(r.name, Some(&value.to_string_lossy())));
+        }
+        let flag = Removed::flag(r.name);
+        for (i, arg) in args.iter().enumerate() {
+            if *arg == flag {
+                refusals.push(r.refusal(&flag, args.get(i + 1).map(String::as_str)));
+            } else if let Some(value) = arg.strip_prefix(&flag).and_then(|v| v.strip_prefix('=')) {
+                refusals.push(r.refusal(&flag, Some(value)));
+            }
+        }
+    }
+    if refusals.is_empty() {
+        Ok(())
+    } else {
+        anyhow::bail!("{}", refusals.join("\n"))
+    }
+}
+
+/// [`check_removed`] on this process's command line and environment.
+pub fn refuse_removed(removed: &[Removed]) -> anyhow::Result<()> {
+    check_removed(removed, std::env::args_os().skip(1), |name| {
+        std::env::var_os(name)
+    })
 }
 
 #[cfg(test)]
@@ -97,41 +139,98 @@ mod tests {
         }
     }
 
+    const REMOVED: &[Removed] = &[
+        Removed {
+            name: "BACKOFF_MIN_MS",
+            replacement: "BACKOFF_MIN",
+            example: "200ms",
+        },
+        Removed {
+            name: "POLL_INTERVAL_MS",
+            replacement: "POLL_INTERVAL",
+            example: "1s",
+        },
+    ];
+
+    fn check(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
+        check_removed(REMOVED, args, |name| {
+            env.iter().find(|(n, _)| *n == name).map(|(_, v)| v.into())
+        })
+        .map_err(|e| e.to_string())
+    }
+
     #[test]
-    fn the_new_name_the_old_one_or_the_default() {
-        let d = Duration::from_millis(200);
-        let r = renamed_ms("BACKOFF_MIN", None, "BACKOFF_MIN_MS", None, d).unwrap();
-        assert_eq!((r.value, r.source, r.deprecation), (d, "BACKOFF_MIN", None));
+    fn a_removed_setting_is_refused_naming_its_replacement() {
+        let no_env: &[(&str, &str)] = &[];
+        // (command line, environment, the refusal)
+        type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+        let refused: [Case; 7] = [
+            (
+                &[],
+                &[("BACKOFF_MIN_MS", "50")],
+                "BACKOFF_MIN_MS was removed: use BACKOFF_MIN, a duration \
+                 (BACKOFF_MIN_MS=50 is BACKOFF_MIN=50ms)",
+            ),
+            (
+                &[],
+                &[("POLL_INTERVAL_MS", "1500")],
+                "POLL_INTERVAL_MS was removed: use POLL_INTERVAL, a duration \
+                 (POLL_INTERVAL_MS=1500 is POLL_INTERVAL=1s 500ms)",
+            ),
+            (
+                &[],
+                &[("BACKOFF_MIN_MS", "")],
+                "BACKOFF_MIN_MS was removed: use BACKOFF_MIN, a duration \
+                 (e.g. BACKOFF_MIN=200ms)",
+            ),
+            (
+                &["--backoff-min-ms", "50"],
+                no_env,
+                "--backoff-min-ms was removed: use --backoff-min, a duration \
+                 (--backoff-min-ms=50 is --backoff-min=50ms)",
+            ),
+            (
+                &["--grpc-addr=x", "--poll-interval-ms=200"],
+                no_env,
+                "--poll-interval-ms was removed: use --poll-interval, a duration \
+                 (--poll-interval-ms=200 is --poll-interval=200ms)",
+            ),
+            (
+                &["--backoff-min-ms"],
+                no_env,
+                "--backoff-min-ms was removed: use --backoff-min, a duration \
+                 (e.g. --backoff-min=200ms)",
+            ),
+            (
+                &["--backoff-min-ms=soon"],
+                no_env,
+                "--backoff-min-ms was removed: use --backoff-min, a duration \
+                 (e.g. --backoff-min=200ms)",
+            ),
+        ];
+        for (args, env, want) in refused {
+            assert_eq!(check(args, env), Err(want.to_owned()), "{args:?} {env:?}");
+        }
 
-        let r = renamed_ms(
-            "BACKOFF_MIN",
-            Some(Duration::from_secs(1)),
-            "BACKOFF_MIN_MS",
-            None,
-            d,
-        )
-        .unwrap();
-        assert_eq!(
-            (r.value, r.source, r.deprecation),
-            (Duration::from_secs(1), "BACKOFF_MIN", None)
-        );
+        // Every one passed is named, not only the first.
+        let err = check(&["--backoff-min-ms=1"], &[("POLL_INTERVAL_MS", "2")]).unwrap_err();
+        assert_eq!(err.lines().count(), 2, "{err}");
+        assert!(err.contains("--backoff-min-ms was removed"), "{err}");
+        assert!(err.contains("POLL_INTERVAL_MS was removed"), "{err}");
+    }
 
-        let r = renamed_ms("BACKOFF_MIN", None, "BACKOFF_MIN_MS", Some(1500), d).unwrap();
-        assert_eq!(
-            (r.value, r.source),
-            (Duration::from_millis(1500), "BACKOFF_MIN_MS")
-        );
-        assert_eq!(
-            r.deprecation.as_deref(),
-            Some("BACKOFF_MIN_MS is deprecated: set BACKOFF_MIN=1s 500ms instead")
-        );
-
-        let err = renamed_ms("BACKOFF_MIN", Some(d), "BACKOFF_MIN_MS", Some(200), d)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("BACKOFF_MIN and BACKOFF_MIN_MS are both set"),
-            "{err}"
-        );
+    #[test]
+    fn the_replacements_and_look_alikes_pass() {
+        for args in [
+            &[][..],
+            &["--backoff-min", "50ms", "--poll-interval=1s"],
+            // A flag that merely starts like a removed one, and a removed name as a value.
+            &["--backoff-min-msx=1"],
+            &["--database-url", "BACKOFF_MIN_MS"],
+        ] {
+            assert_eq!(check(args, &[("BACKOFF_MIN", "50ms")]), Ok(()), "{args:?}");
+        }
+        // Names are exact: another service's removed setting is none of this one's business.
+        assert_eq!(check(&[], &[("BATCH_WINDOW_MS", "5")]), Ok(()));
     }
 }

@@ -1,12 +1,16 @@
-//! What every outbox service shares, so that each rule lives in one place:
+//! What every outbox service shares, so that each rule lives in one place. The support code the
+//! outbox crates share with the services (backoff, secret URLs, broker failover, metric
+//! definitions, the AMQP connect, the trace context, the wire format) is the `outbox` crate's:
+//! import it from there (`outbox::backoff`, `outbox::secret`, `outbox::failover`,
+//! `outbox::metrics`, `outbox::amqp`, `outbox::trace`, `outbox::wire`), not through this crate.
 //!
 //! - [`admin`]: the admin services' token check (`ADMIN_TOKEN`), caller name and field checks;
-//! - [`amqp`]: the one AMQP connect, with the TLS settings of `amqps://` URLs;
+//! - [`amqp`]: the TLS settings of `amqps://` URLs and `AMQP_HEARTBEAT`, for `outbox::amqp::connect`;
 //! - [`telemetry`]: tracing setup (`RUST_LOG`, `LOG_FORMAT=json`) and OpenTelemetry span export
 //!   (`OTEL_EXPORTER_OTLP_ENDPOINT`);
 //! - [`shutdown`]: one cancellation token fed by SIGTERM and ctrl-c;
 //! - [`config`]: the one duration format of every setting (`200ms`, `1s`, `2m`), and the
-//!   deprecated `*_MS` settings it replaced;
+//!   refusal of removed settings (the `*_MS` ones it replaced), naming their replacements;
 //! - [`db`]: connect to PostgreSQL, creating the database when it is missing;
 //! - [`email`]: the one rule for customer mail addresses (orders-svc and mail-svc);
 //! - [`grpc`]: the one gRPC server wiring (service, health, reflection v1 and v1alpha for grpcurl,
@@ -16,11 +20,8 @@
 //! - [`tls`]: TLS of the gRPC port (server and the tools' client side) and the PEM checks of
 //!   every TLS setting;
 //! - [`auth`]: the bearer tokens of `AUTH_TOKENS_FILE` / `ADMIN_TOKENS_FILE`, re-read on SIGHUP;
-//! - [`secret`]: [`secret::SecretUrl`], URLs whose password never reaches a log or an error;
 //! - [`metrics`]: the Prometheus recorder and its `/metrics` listener;
-//! - [`backoff`]: capped exponential backoff with jitter for every retry loop;
-//! - [`outbox`]: the outbox table contract between orders-svc and relay-svc;
-//! - [`trace`]: the W3C trace context carried from the gRPC call through the outbox to the mail.
+//! - [`outbox`]: the outbox table contract between orders-svc and relay-svc.
 
 pub mod admin;
 pub mod amqp;
@@ -35,16 +36,16 @@ pub mod outbox;
 pub mod shutdown;
 pub mod telemetry;
 pub mod tls;
-/// Capped exponential backoff with jitter, shared with the outbox crates' retry loops.
-pub use ::outbox::backoff;
-/// Several broker addresses (`AMQP_URL` as a list) and connecting with failover.
+// Second names of `outbox` modules, kept only for orders-svc/src (config.rs, grpc.rs) and
+// e2e/src/bench.rs, which are being changed on another branch: once they import
+// `outbox::{failover, secret, trace}`, these three and `metrics::Metric` go. Everything else
+// imports from `outbox` already.
+#[doc(hidden)]
 pub use ::outbox::failover as amqp_failover;
-/// URLs whose password never reaches a log or an error, shared with the outbox crates.
+#[doc(hidden)]
 pub use ::outbox::secret;
-/// The W3C trace context, defined by the `outbox` crate (the outbox stores it).
+#[doc(hidden)]
 pub use ::outbox::trace;
-/// The message format of relayed events: header names (e.g. the shard) and their rules.
-pub use ::outbox::wire;
 
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -41,7 +41,9 @@ pub fn handle() -> &'static PrometheusHandle {
     })
 }
 
-pub use outbox::metrics::{Kind, Metric};
+// A second name, kept only for orders-svc/src/metrics.rs (see the crate root's note).
+#[doc(hidden)]
+pub use outbox::metrics::Metric;
 
 /// Installs the recorder, gives every metric of `metrics` its HELP text, starts every counter
 /// at 0 and sets `build_info{service, version}` to 1. Call once from `App::build`, before

@@ -243,11 +243,6 @@ impl Proxy {
         self.mode.send_replace(Mode::Up);
     }
 
-    /// True while relaying.
-    pub fn is_up(&self) -> bool {
-        *self.mode.borrow() == Mode::Up
-    }
-
     /// Connections relayed so far (a reconnecting client raises it).
     pub fn connections(&self) -> u64 {
         self.accepted.load(Ordering::Relaxed)
@@ -461,7 +456,7 @@ impl Exposition {
 
     /// Which metrics of a service's declared list are not exported, or are exported with a HELP
     /// text other than the list's.
-    pub fn declared_problems(&self, declared: &[crate::metrics::Metric]) -> Vec<String> {
+    pub fn declared_problems(&self, declared: &[outbox::metrics::Metric]) -> Vec<String> {
         let families = self.families();
         let mut problems = Vec::new();
         for m in declared {

@@ -5,14 +5,24 @@ use std::{collections::BTreeSet, net::SocketAddr, str::FromStr, time::Duration};
 use anyhow::{Context, bail};
 use clap::{Parser, ValueEnum};
 use lettre::message::Mailbox;
+use outbox::{failover::BrokerUrls, secret::SecretUrl};
 use outbox_kit::{
     admin::AdminToken,
-    amqp_failover::BrokerUrls,
-    config::{Resolved, parse_duration, renamed_ms},
+    config::{Removed, parse_duration},
     health::Command,
-    secret::SecretUrl,
     telemetry::LogFormat,
 };
+
+/// The settings removed from mail-svc, refused at start-up naming their replacements (see
+/// [`outbox_kit::config::refuse_removed`]).
+pub const REMOVED: &[Removed] = &[Removed {
+    name: "BATCH_WINDOW_MS",
+    replacement: "BATCH_WINDOW",
+    example: "5ms",
+}];
+
+/// The BATCH_WINDOW when it is not set: short enough not to show as latency.
+const DEFAULT_BATCH_WINDOW: Duration = Duration::from_millis(5);
 
 /// The longest BATCH_WINDOW: a longer wait would show as latency, not throughput.
 const MAX_BATCH_WINDOW: Duration = Duration::from_secs(1);
@@ -117,10 +127,6 @@ pub struct Config {
     /// ready (no added latency at low load). 0: never wait; at most 1s. [default: 5ms]
     #[arg(long, env = "BATCH_WINDOW", value_parser = parse_duration)]
     pub batch_window: Option<Duration>,
-
-    /// Deprecated: BATCH_WINDOW in milliseconds.
-    #[arg(long, env = "BATCH_WINDOW_MS", value_parser = clap::value_parser!(u64))]
-    pub batch_window_ms: Option<u64>,
 
     /// Delivery loops sending mails side by side (each mail is one transaction; one order's mails
     /// still go out one after another, in order).
@@ -279,13 +285,9 @@ impl Config {
             // The mailer's own parser: what passes here is what the mailer uses.
             self.smtp_server()?;
         }
-        let window = self.resolved_batch_window()?;
-        if window.value > MAX_BATCH_WINDOW {
-            bail!(
-                "{} must be at most {MAX_BATCH_WINDOW:?} (it is {:?})",
-                window.source,
-                window.value
-            );
+        let window = self.batch_window();
+        if window > MAX_BATCH_WINDOW {
+            bail!("BATCH_WINDOW must be at most {MAX_BATCH_WINDOW:?} (it is {window:?})");
         }
         if self.mail_hold_alert.is_zero() {
             bail!("MAIL_HOLD_ALERT must be greater than zero");
@@ -312,38 +314,9 @@ impl Config {
         Ok(())
     }
 
-    /// Checks the settings (as [`Config::validate`]) and logs, once, a warning for each
-    /// deprecated `*_MS` setting in use. Called once at start-up.
-    pub fn validate_and_warn(&self) -> anyhow::Result<()> {
-        self.validate()?;
-        for warning in self.deprecations()? {
-            tracing::warn!("{warning}");
-        }
-        Ok(())
-    }
-
-    /// The warnings for the deprecated `*_MS` settings in use, naming the settings to use instead.
-    pub fn deprecations(&self) -> anyhow::Result<Vec<String>> {
-        Ok(self
-            .resolved_batch_window()?
-            .deprecation
-            .into_iter()
-            .collect())
-    }
-
-    /// BATCH_WINDOW (or the deprecated BATCH_WINDOW_MS, or the default 5ms).
-    pub fn batch_window(&self) -> anyhow::Result<Duration> {
-        Ok(self.resolved_batch_window()?.value)
-    }
-
-    fn resolved_batch_window(&self) -> anyhow::Result<Resolved> {
-        renamed_ms(
-            "BATCH_WINDOW",
-            self.batch_window,
-            "BATCH_WINDOW_MS",
-            self.batch_window_ms,
-            Duration::from_millis(5),
-        )
+    /// BATCH_WINDOW, or its default 5ms.
+    pub fn batch_window(&self) -> Duration {
+        self.batch_window.unwrap_or(DEFAULT_BATCH_WINDOW)
     }
 
     /// The SMTP server of SMTP_URL and SMTP_CA_FILE (the file read and checked).
@@ -409,15 +382,16 @@ mod tests {
     }
 
     #[test]
-    fn batch_window_takes_humantime_and_the_old_ms_setting_warns() {
+    fn batch_window_takes_humantime_and_the_old_ms_setting_is_refused() {
         let cfg = Config::parse_from(["mail-svc"]);
-        assert_eq!(cfg.batch_window().unwrap(), Duration::from_millis(5));
-        assert!(cfg.deprecations().unwrap().is_empty());
+        assert_eq!(cfg.batch_window(), Duration::from_millis(5));
 
         let cfg = Config::parse_from(["mail-svc", "--batch-window", "20ms"]);
         cfg.validate().expect("valid");
-        assert_eq!(cfg.batch_window().unwrap(), Duration::from_millis(20));
-        assert!(cfg.deprecations().unwrap().is_empty());
+        assert_eq!(cfg.batch_window(), Duration::from_millis(20));
+        let cfg = Config::parse_from(["mail-svc", "--batch-window", "0"]);
+        cfg.validate().expect("valid");
+        assert_eq!(cfg.batch_window(), Duration::ZERO);
 
         let err = Config::try_parse_from(["mail-svc", "--batch-window", "soonish"])
             .expect_err("garbage")
@@ -432,32 +406,24 @@ mod tests {
             .to_string();
         assert!(err.contains("BATCH_WINDOW must be at most 1s"), "{err}");
 
-        let cfg = Config::parse_from(["mail-svc", "--batch-window-ms", "0"]);
-        cfg.validate().expect("valid");
-        assert_eq!(cfg.batch_window().unwrap(), Duration::ZERO);
-        let cfg = Config::parse_from(["mail-svc", "--batch-window-ms", "12"]);
-        assert_eq!(cfg.batch_window().unwrap(), Duration::from_millis(12));
-        assert_eq!(
-            cfg.deprecations().unwrap(),
-            ["BATCH_WINDOW_MS is deprecated: set BATCH_WINDOW=12ms instead"]
-        );
-        let err = Config::parse_from(["mail-svc", "--batch-window-ms", "1001"])
-            .validate()
-            .expect_err("too long")
+        assert!(Config::try_parse_from(["mail-svc", "--batch-window-ms", "12"]).is_err());
+        let err = outbox_kit::config::check_removed(REMOVED, ["--batch-window-ms", "12"], |_| None)
+            .expect_err("removed")
             .to_string();
-        assert!(err.contains("BATCH_WINDOW_MS must be at most 1s"), "{err}");
-
-        let cfg = Config::parse_from([
-            "mail-svc",
-            "--batch-window",
-            "5ms",
-            "--batch-window-ms",
-            "5",
-        ]);
-        let err = cfg.validate().expect_err("both").to_string();
-        assert!(
-            err.contains("BATCH_WINDOW and BATCH_WINDOW_MS are both set"),
-            "{err}"
+        assert_eq!(
+            err,
+            "--batch-window-ms was removed: use --batch-window, a duration \
+             (--batch-window-ms=12 is --batch-window=12ms)"
+        );
+        let err = outbox_kit::config::check_removed(REMOVED, [""; 0], |name| {
+            (name == "BATCH_WINDOW_MS").then(|| "12".into())
+        })
+        .expect_err("removed")
+        .to_string();
+        assert_eq!(
+            err,
+            "BATCH_WINDOW_MS was removed: use BATCH_WINDOW, a duration \
+             (BATCH_WINDOW_MS=12 is BATCH_WINDOW=12ms)"
         );
     }
 

@@ -118,11 +118,11 @@ pub fn check_aggregate_type(header: Option<&str>) -> Result<(), Poison> {
 }
 
 /// The message header orders-svc sets on each event when it writes to several shards (`SHARDS`).
-pub const SHARD_HEADER: &str = outbox_kit::wire::HEADER_SHARD;
+pub const SHARD_HEADER: &str = outbox::wire::HEADER_SHARD;
 
 /// The shard an event's header names (absent: 0), by the outbox crates' one rule.
 pub fn shard(header: Option<&str>) -> Result<i32, Poison> {
-    outbox_kit::wire::parse_shard(header).map_err(Poison)
+    outbox::wire::parse_shard(header).map_err(Poison)
 }
 
 /// Decodes and validates one message body. `content_type` absent means protobuf (relay-svc's

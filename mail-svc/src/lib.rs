@@ -53,10 +53,8 @@ pub mod retry;
 use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
-use outbox_kit::{
-    backoff::Backoff,
-    health::{DbProbe, Flag, Health},
-};
+use outbox::backoff::Backoff;
+use outbox_kit::health::{DbProbe, Flag, Health};
 use outbox_proto::mail::{
     admin::v1::mail_admin_server::MailAdminServer, v1::mail_service_server::MailServiceServer,
 };
@@ -93,7 +91,7 @@ impl App {
     /// the consumer keeps retrying the broker. Anything waiting cannot fix (a bad setting,
     /// refused credentials, a failed migration) stops start-up with an error naming the setting.
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
-        cfg.validate_and_warn()?;
+        cfg.validate()?;
         // Install the metrics recorder now: `metrics::counter!` calls made before it exists are
         // dropped (kit's listener only installs it on the first scrape).
         metrics::register();
@@ -142,7 +140,7 @@ impl App {
 
         let workers = Workers {
             consumer: amqp::Consumer {
-                broker_urls: outbox_kit::amqp_failover::Failover::new(cfg.amqp_url.clone()),
+                broker_urls: outbox::failover::Failover::new(cfg.amqp_url.clone()),
                 amqp_tls: amqp_tls.clone(),
                 heartbeat: cfg.amqp_heartbeat,
                 broker: broker.clone(),
@@ -154,7 +152,7 @@ impl App {
                 instance: format!("{:016x}", rand::random::<u64>()),
                 mailer_wake: Arc::new(Notify::new()),
                 batch_size: usize::from(cfg.batch_size),
-                batch_window: cfg.batch_window()?,
+                batch_window: cfg.batch_window(),
                 ready,
                 trusted_publishers: cfg.trusted_publishers.clone(),
                 hooks: cfg.hooks.clone(),

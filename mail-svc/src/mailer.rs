@@ -44,11 +44,8 @@ use lettre::{
         extension::{ClientId, Extension, MailBodyParameter, MailParameter},
     },
 };
-use outbox_kit::{
-    backoff::Backoff,
-    tls::{certificates, read_pem},
-    trace::TraceHeaders,
-};
+use outbox::{backoff::Backoff, trace::TraceHeaders};
+use outbox_kit::tls::{certificates, read_pem};
 use rand::Rng;
 use rustls_pki_types::CertificateDer;
 use sqlx::PgPool;

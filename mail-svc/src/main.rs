@@ -6,6 +6,8 @@ use outbox_kit::health::Command;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<ExitCode> {
+    // Before clap, which would call a removed flag merely unknown and never read the variable.
+    outbox_kit::config::refuse_removed(mail_svc::config::REMOVED)?;
     let cli = Cli::parse();
     if let Some(Command::Healthcheck(args)) = &cli.command {
         return Ok(

@@ -1,7 +1,7 @@
 //! Every Prometheus metric mail-svc exports: its name, type and HELP text, in one list that
 //! [`register`] hands to the recorder at start-up.
 
-use outbox_kit::metrics::Metric;
+use outbox::metrics::Metric;
 
 /// Counter: events processed (their mails queued).
 pub const PROCESSED: &str = "mail_processed_total";

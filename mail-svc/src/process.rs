@@ -16,8 +16,8 @@
 
 use std::{borrow::Cow, sync::LazyLock};
 
+use outbox::trace::TraceHeaders;
 use outbox_inbox::{Chain, Conflict, Envelope, Handler, Inbox, Tables};
-use outbox_kit::trace::TraceHeaders;
 use prost::Message;
 use sqlx::{Connection, PgConnection, PgPool};
 

@@ -1,14 +1,13 @@
-//! The messages relay-svc publishes: everything of [`outbox_relay::publisher`] (topology,
-//! envelope messages, confirms, return matching), plus [`OrdersEncoder`] for the rows of the
-//! first orders outbox.
+//! The messages relay-svc publishes: [`outbox_relay::publisher`]'s (topology, envelope messages,
+//! confirms, return matching), plus [`OrdersEncoder`] for the rows of the first orders outbox.
 
 use lapin::types::FieldTable;
 use outbox_proto::orders::events::v1::{self as events, OrderEvent, OrderPayload};
-pub use outbox_proto::orders::events::v1::{ROUTING_KEY_CREATED, ROUTING_KEY_STATUS_CHANGED};
-pub use outbox_relay::publisher::*;
+use outbox_relay::{
+    db::OutboxRow,
+    publisher::{Encoder, Outgoing},
+};
 use prost::Message;
-
-use crate::db::OutboxRow;
 
 /// Encodes every row of the orders database: a row written through the `outbox` crate as
 /// [`Outgoing::from_row`] does; a row of the first orders outbox (no routing key: written before

@@ -3,17 +3,46 @@
 use std::{net::SocketAddr, time::Duration};
 
 use clap::Parser;
+use outbox::{failover::BrokerUrls, secret::SecretUrl};
 use outbox_kit::{
     admin::AdminToken,
-    amqp_failover::BrokerUrls,
-    config::{Resolved, parse_duration, renamed_ms},
+    config::{Removed, parse_duration},
     health::Command,
-    secret::SecretUrl,
     telemetry::LogFormat,
 };
 use sqlx::postgres::PgConnectOptions;
 
 use crate::hook::BeforeDelete;
+
+/// The settings removed from relay-svc, refused at start-up naming their replacements (see
+/// [`outbox_kit::config::refuse_removed`]).
+pub const REMOVED: &[Removed] = &[
+    Removed {
+        name: "BACKOFF_MIN_MS",
+        replacement: "BACKOFF_MIN",
+        example: "200ms",
+    },
+    Removed {
+        name: "BACKOFF_MAX_MS",
+        replacement: "BACKOFF_MAX",
+        example: "30s",
+    },
+    Removed {
+        name: "POLL_INTERVAL_MS",
+        replacement: "POLL_INTERVAL",
+        example: "1s",
+    },
+    Removed {
+        name: "STANDBY_RETRY_MS",
+        replacement: "STANDBY_RETRY",
+        example: "1s",
+    },
+    Removed {
+        name: "CONFIRM_TIMEOUT_MS",
+        replacement: "CONFIRM_TIMEOUT",
+        example: "15s",
+    },
+];
 
 /// A shorter lease would let a standby terminate a leader that is merely busy for a moment.
 const MIN_LEADER_LEASE: Duration = Duration::from_secs(2);
@@ -49,7 +78,7 @@ pub struct Config {
     /// shard 0 first (as orders-svc's `SHARDS`). One relay per shard, each with its own leader
     /// lock in its own database. Unset: one, `DATABASE_URL`. Printed only with passwords masked.
     #[arg(long, env = "RELAY_SHARDS", hide_env_values = true)]
-    pub relay_shards: Option<outbox_kit::amqp_failover::BrokerUrls>,
+    pub relay_shards: Option<outbox::failover::BrokerUrls>,
 
     /// The RabbitMQ broker, or a cluster's nodes as a comma-separated list tried in order, with
     /// failover when the connection is lost. Printed only with passwords masked.
@@ -120,26 +149,6 @@ pub struct Config {
     #[arg(long, env = "CONFIRM_TIMEOUT", value_parser = parse_duration)]
     pub confirm_timeout: Option<Duration>,
 
-    /// Deprecated: BACKOFF_MIN in milliseconds.
-    #[arg(long, env = "BACKOFF_MIN_MS", value_parser = clap::value_parser!(u64))]
-    pub backoff_min_ms: Option<u64>,
-
-    /// Deprecated: BACKOFF_MAX in milliseconds.
-    #[arg(long, env = "BACKOFF_MAX_MS", value_parser = clap::value_parser!(u64))]
-    pub backoff_max_ms: Option<u64>,
-
-    /// Deprecated: POLL_INTERVAL in milliseconds.
-    #[arg(long, env = "POLL_INTERVAL_MS", value_parser = clap::value_parser!(u64))]
-    pub poll_interval_ms: Option<u64>,
-
-    /// Deprecated: STANDBY_RETRY in milliseconds.
-    #[arg(long, env = "STANDBY_RETRY_MS", value_parser = clap::value_parser!(u64))]
-    pub standby_retry_ms: Option<u64>,
-
-    /// Deprecated: CONFIRM_TIMEOUT in milliseconds.
-    #[arg(long, env = "CONFIRM_TIMEOUT_MS", value_parser = clap::value_parser!(u64))]
-    pub confirm_timeout_ms: Option<u64>,
-
     /// Leader lease: the leader proves it is alive every second; a standby that sees the
     /// leader's lock session silent for longer than this terminates it and takes over (a frozen
     /// or vanished leader). Accepts `10s`, `2m`, `500ms` or plain seconds; at least 2s.
@@ -185,99 +194,42 @@ impl Config {
             );
         }
         self.admin_token.validate()?;
-        let t = self.timings()?;
-        for (r, min) in [
-            (&t.backoff_min, Duration::from_millis(1)),
-            (&t.backoff_max, Duration::from_millis(1)),
-            (&t.poll_interval, Duration::from_millis(50)),
-            (&t.standby_retry, Duration::from_millis(50)),
-            (&t.confirm_timeout, Duration::from_millis(100)),
+        let t = self.timings();
+        for (name, value, min) in [
+            ("BACKOFF_MIN", t.backoff_min, Duration::from_millis(1)),
+            ("BACKOFF_MAX", t.backoff_max, Duration::from_millis(1)),
+            ("POLL_INTERVAL", t.poll_interval, Duration::from_millis(50)),
+            ("STANDBY_RETRY", t.standby_retry, Duration::from_millis(50)),
+            (
+                "CONFIRM_TIMEOUT",
+                t.confirm_timeout,
+                Duration::from_millis(100),
+            ),
         ] {
-            if r.value < min {
-                anyhow::bail!(
-                    "{} must be at least {min:?} (it is {:?})",
-                    r.source,
-                    r.value
-                );
+            if value < min {
+                anyhow::bail!("{name} must be at least {min:?} (it is {value:?})");
             }
         }
-        if t.backoff_min.value > t.backoff_max.value {
+        if t.backoff_min > t.backoff_max {
             anyhow::bail!(
-                "{} ({:?}) must not exceed {} ({:?})",
-                t.backoff_min.source,
-                t.backoff_min.value,
-                t.backoff_max.source,
-                t.backoff_max.value
+                "BACKOFF_MIN ({:?}) must not exceed BACKOFF_MAX ({:?})",
+                t.backoff_min,
+                t.backoff_max
             );
         }
         Ok(())
     }
 
-    /// Checks the settings (as [`Config::validate`]) and logs, once, a warning for each
-    /// deprecated `*_MS` setting in use. Called once at start-up.
-    pub fn validate_and_warn(&self) -> anyhow::Result<()> {
-        self.validate()?;
-        for warning in self.deprecations()? {
-            tracing::warn!("{warning}");
+    /// Each duration from its setting or its default.
+    fn timings(&self) -> Timings {
+        let ms = Duration::from_millis;
+        Timings {
+            backoff_min: self.backoff_min.unwrap_or(ms(200)),
+            backoff_max: self.backoff_max.unwrap_or(ms(30_000)),
+            poll_interval: self.poll_interval.unwrap_or(ms(1_000)),
+            standby_retry: self.standby_retry.unwrap_or(ms(1_000)),
+            confirm_timeout: self.confirm_timeout.unwrap_or(ms(15_000)),
         }
-        Ok(())
-    }
-
-    /// The warnings for the deprecated `*_MS` settings in use, naming the settings to use instead.
-    pub fn deprecations(&self) -> anyhow::Result<Vec<String>> {
-        let t = self.timings()?;
-        Ok([
-            t.backoff_min,
-            t.backoff_max,
-            t.poll_interval,
-            t.standby_retry,
-            t.confirm_timeout,
-        ]
-        .into_iter()
-        .filter_map(|r| r.deprecation)
-        .collect())
-    }
-
-    /// Each duration from its setting, its deprecated `*_MS` predecessor or its default; both
-    /// names set is an error naming both.
-    fn timings(&self) -> anyhow::Result<Timings> {
-        Ok(Timings {
-            backoff_min: renamed_ms(
-                "BACKOFF_MIN",
-                self.backoff_min,
-                "BACKOFF_MIN_MS",
-                self.backoff_min_ms,
-                Duration::from_millis(200),
-            )?,
-            backoff_max: renamed_ms(
-                "BACKOFF_MAX",
-                self.backoff_max,
-                "BACKOFF_MAX_MS",
-                self.backoff_max_ms,
-                Duration::from_secs(30),
-            )?,
-            poll_interval: renamed_ms(
-                "POLL_INTERVAL",
-                self.poll_interval,
-                "POLL_INTERVAL_MS",
-                self.poll_interval_ms,
-                Duration::from_secs(1),
-            )?,
-            standby_retry: renamed_ms(
-                "STANDBY_RETRY",
-                self.standby_retry,
-                "STANDBY_RETRY_MS",
-                self.standby_retry_ms,
-                Duration::from_secs(1),
-            )?,
-            confirm_timeout: renamed_ms(
-                "CONFIRM_TIMEOUT",
-                self.confirm_timeout,
-                "CONFIRM_TIMEOUT_MS",
-                self.confirm_timeout_ms,
-                Duration::from_secs(15),
-            )?,
-        })
     }
 
     /// The parsed `DATABASE_URL` (the error names it and never shows the password).
@@ -325,7 +277,7 @@ impl Config {
 
     /// The relay library's settings: the table `outbox` of the orders database.
     pub fn settings(&self) -> anyhow::Result<outbox_relay::Settings> {
-        let t = self.timings()?;
+        let t = self.timings();
         let mut s = outbox_relay::Settings::new(
             self.database_url.expose(),
             self.amqp_url.clone(),
@@ -335,24 +287,24 @@ impl Config {
         s.amqp_heartbeat = self.amqp_heartbeat;
         s.db_step_timeout = outbox_kit::db::step_timeout(self.db_statement_timeout);
         s.batch_size = self.batch_size;
-        s.backoff_min = t.backoff_min.value;
-        s.backoff_max = t.backoff_max.value;
-        s.poll_interval = t.poll_interval.value;
-        s.standby_retry = t.standby_retry.value;
-        s.confirm_timeout = t.confirm_timeout.value;
+        s.backoff_min = t.backoff_min;
+        s.backoff_max = t.backoff_max;
+        s.poll_interval = t.poll_interval;
+        s.standby_retry = t.standby_retry;
+        s.confirm_timeout = t.confirm_timeout;
         s.leader_lease = self.leader_lease;
         s.before_delete = self.before_delete.clone();
         Ok(s)
     }
 }
 
-/// The resolved durations (see [`Config::timings`]).
+/// The durations, defaults applied (see [`Config::timings`]).
 struct Timings {
-    backoff_min: Resolved,
-    backoff_max: Resolved,
-    poll_interval: Resolved,
-    standby_retry: Resolved,
-    confirm_timeout: Resolved,
+    backoff_min: Duration,
+    backoff_max: Duration,
+    poll_interval: Duration,
+    standby_retry: Duration,
+    confirm_timeout: Duration,
 }
 
 #[cfg(test)]
@@ -426,7 +378,6 @@ mod tests {
     fn defaults_are_unchanged() {
         let cfg = Config::parse_from(["relay-svc"]);
         cfg.validate().expect("defaults are valid");
-        assert!(cfg.deprecations().unwrap().is_empty());
         let ms = Duration::from_millis;
         assert_eq!(
             durations(&cfg),
@@ -463,31 +414,35 @@ mod tests {
     }
 
     #[test]
-    fn the_old_ms_settings_still_work_and_warn() {
-        for (i, (name, flag)) in NEW.into_iter().enumerate() {
-            let old_flag = format!("{flag}-ms");
-            let cfg = Config::try_parse_from(["relay-svc", &old_flag, "3000"]).expect(name);
-            cfg.validate().expect(name);
-            assert_eq!(durations(&cfg)[i], Duration::from_secs(3), "{name}");
+    fn every_removed_ms_setting_is_refused_naming_its_replacement() {
+        assert_eq!(REMOVED.len(), NEW.len());
+        for (r, (name, _)) in REMOVED.iter().zip(NEW) {
             assert_eq!(
-                cfg.deprecations().unwrap(),
-                [format!("{name}_MS is deprecated: set {name}=3s instead")]
+                (r.name, r.replacement),
+                (format!("{name}_MS").as_str(), name)
             );
         }
-    }
-
-    #[test]
-    fn the_old_and_the_new_name_together_are_refused() {
         for (name, flag) in NEW {
             let old_flag = format!("{flag}-ms");
-            let cfg =
-                Config::try_parse_from(["relay-svc", flag, "3s", &old_flag, "3000"]).expect(name);
-            let err = cfg.validate().expect_err(name).to_string();
+            // clap alone no longer knows the flag; the check before it names the replacement.
+            assert!(Config::try_parse_from(["relay-svc", &old_flag, "3000"]).is_err());
+            let err = outbox_kit::config::check_removed(REMOVED, [&old_flag, "3000"], |_| None)
+                .expect_err(name)
+                .to_string();
             assert!(
-                err.contains(&format!("{name} and {name}_MS are both set")),
+                err.contains(&format!("{old_flag} was removed: use {flag}")),
                 "{name}: {err}"
             );
-            assert!(cfg.settings().is_err(), "{name}");
+            let old = format!("{name}_MS");
+            let err = outbox_kit::config::check_removed(REMOVED, [""; 0], |n| {
+                (n == old).then(|| "3000".into())
+            })
+            .expect_err(name)
+            .to_string();
+            assert_eq!(
+                err,
+                format!("{old} was removed: use {name}, a duration ({old}=3000 is {name}=3s)")
+            );
         }
     }
 }

@@ -1,7 +1,7 @@
-//! The relay's error type, from [`outbox_relay::error`] (`GetStatus` itself never fails), and
-//! how it answers the admin service's calls.
+//! How the relay library's [`Error`] answers the admin service's calls (`GetStatus` itself
+//! never fails).
 
-pub use outbox_relay::error::*;
+use outbox_relay::error::Error;
 
 /// How a relay error answers a gRPC call (the admin service's database work): an outage is
 /// UNAVAILABLE (retry later), a missing outbox UNAVAILABLE with the reason, anything else

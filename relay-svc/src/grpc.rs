@@ -6,7 +6,7 @@ use outbox_proto::relay::v1::{GetStatusRequest, RelayStatus, relay_service_serve
 use sqlx::PgPool;
 use tonic::{Request, Response, Status as GrpcStatus};
 
-use crate::{
+use outbox_relay::{
     db::{self, Queries},
     status::{Snapshot, Status},
 };

@@ -22,18 +22,16 @@
 //!
 //! Layout: [`config`] (settings → `outbox_relay::Settings`), [`grpc`] (`GetStatus`), [`admin`]
 //! (`relay.admin.v1.RelayAdmin`: backlog and quarantine for operators, `outboxctl`), [`amqp`]
-//! (the library's publisher and the orders encoder); [`db`], [`status`], [`error`] re-export the
-//! library's modules under their former paths.
+//! (the orders encoder), [`error`] (the library's errors as gRPC statuses). The relay's SQL,
+//! figures, metric names and errors are the library's: `outbox_relay::{db, status, error}`.
 
 pub mod admin;
 pub mod amqp;
 pub mod config;
-pub mod db;
 pub mod error;
 pub mod grpc;
 #[doc(hidden)]
 pub mod hook;
-pub mod status;
 
 use std::{net::SocketAddr, sync::Arc};
 
@@ -42,12 +40,14 @@ use outbox_kit::health::{AllOf, DbProbe, Health, Probe};
 use outbox_proto::relay::{
     admin::v1::relay_admin_server::RelayAdminServer, v1::relay_service_server::RelayServiceServer,
 };
-use outbox_relay::status::Status as RelayStatus;
+use outbox_relay::{
+    db::Queries,
+    status::{METRICS, Status},
+};
 use tokio::{net::TcpListener, task::AbortHandle, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
 pub use config::Config;
-pub use status::{Snapshot, Status};
 
 /// A running relay-svc: its bound addresses, live status, and the tasks to wait for.
 #[derive(Debug)]
@@ -65,7 +65,7 @@ impl App {
     /// loop. Neither the database nor the broker has to be up: the relay retries until they are,
     /// while status is served and health says NOT_SERVING until the database answers.
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
-        cfg.validate_and_warn()?;
+        cfg.validate()?;
         let shards = cfg.shards()?;
         let sharded = cfg.relay_shards.is_some();
         // Lazy: the relay must start (and report) while the database is still away.
@@ -79,7 +79,7 @@ impl App {
             .with_context(|| format!("GRPC_ADDR: cannot listen on {}", cfg.grpc_addr))?;
         let grpc_addr = listener.local_addr()?;
         // Install the recorder now: figures recorded before the first scrape must not be lost.
-        status::register();
+        outbox_kit::metrics::register("relay-svc", env!("CARGO_PKG_VERSION"), METRICS);
         let metrics_addr =
             outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
 
@@ -89,7 +89,7 @@ impl App {
             .clone()
             .with_file(cfg.admin_tokens_file.as_deref())?;
         let settings = cfg.settings()?;
-        let queries = db::Queries::new(&settings.table);
+        let queries = Queries::new(&settings.table);
         let mut statuses = Vec::with_capacity(shards.len());
         let mut relays = Vec::with_capacity(shards.len());
         for (index, ((_, url, pg), pool)) in shards.iter().zip(&pools).enumerate() {
@@ -209,7 +209,7 @@ impl App {
 /// NOT_SERVING from the loss of a leader's broker connection (any shard's) until a new one is
 /// open; see the crate docs' Health.
 #[derive(Debug)]
-pub struct BrokerProbe(pub Vec<Arc<RelayStatus>>);
+pub struct BrokerProbe(pub Vec<Arc<Status>>);
 
 impl Probe for BrokerProbe {
     async fn check(&mut self) -> Result<(), String> {

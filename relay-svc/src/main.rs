@@ -6,6 +6,8 @@ use relay_svc::{App, config::Cli};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<ExitCode> {
+    // Before clap, which would call a removed flag merely unknown and never read the variable.
+    outbox_kit::config::refuse_removed(relay_svc::config::REMOVED)?;
     let cli = Cli::parse();
     if let Some(Command::Healthcheck(args)) = &cli.command {
         return Ok(

@@ -156,7 +156,7 @@ fn every_alert_reads_exported_metrics_and_is_in_the_readme() {
         .collect();
     for list in [
         orders_svc::metrics::METRICS,
-        relay_svc::status::METRICS,
+        outbox_relay::status::METRICS,
         mail_svc::metrics::METRICS,
     ] {
         exported.extend(list.iter().map(|m| m.name));

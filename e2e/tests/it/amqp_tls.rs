@@ -15,10 +15,9 @@ use std::{
 
 use e2e::stack::{Stack, StackConfig};
 use lapin::ConnectionProperties;
+use outbox::{failover::BrokerUrls, secret::SecretUrl};
 use outbox_kit::{
     amqp::TlsSettings,
-    amqp_failover::BrokerUrls,
-    secret::SecretUrl,
     testing::pki::{CertFiles, TestPki},
 };
 use outbox_proto::orders::v1::OrderStatus;
@@ -168,10 +167,10 @@ async fn relay_and_mail_move_an_event_over_amqps_with_a_private_ca_and_client_ce
     let urls = BrokerUrls::from(url.clone());
 
     // Without the CA: the broker's certificate does not verify.
-    let err = outbox_kit::amqp::connect(
+    let err = outbox::amqp::connect(
         &url,
         &settings(None, Some(&client)).load(&urls).unwrap(),
-        outbox_kit::amqp::DEFAULT_HEARTBEAT,
+        outbox::amqp::DEFAULT_HEARTBEAT,
         ConnectionProperties::default(),
     )
     .await
@@ -183,10 +182,10 @@ async fn relay_and_mail_move_an_event_over_amqps_with_a_private_ca_and_client_ce
     );
 
     // With the CA but no client certificate: the broker refuses.
-    let refused = outbox_kit::amqp::connect(
+    let refused = outbox::amqp::connect(
         &url,
         &settings(Some(&pki.ca_file()), None).load(&urls).unwrap(),
-        outbox_kit::amqp::DEFAULT_HEARTBEAT,
+        outbox::amqp::DEFAULT_HEARTBEAT,
         ConnectionProperties::default(),
     )
     .await;
@@ -196,12 +195,12 @@ async fn relay_and_mail_move_an_event_over_amqps_with_a_private_ca_and_client_ce
     );
 
     // Both: connected.
-    let conn = outbox_kit::amqp::connect(
+    let conn = outbox::amqp::connect(
         &url,
         &settings(Some(&pki.ca_file()), Some(&client))
             .load(&urls)
             .unwrap(),
-        outbox_kit::amqp::DEFAULT_HEARTBEAT,
+        outbox::amqp::DEFAULT_HEARTBEAT,
         ConnectionProperties::default(),
     )
     .await

@@ -15,8 +15,8 @@ use lapin::{
     options::{BasicConsumeOptions, BasicQosOptions},
     types::{AMQPValue, FieldTable},
 };
+use outbox::{amqp::Change, backoff::Backoff, secret::SecretUrl, trace::TraceHeaders};
 use outbox_inbox::amqp::{DeadLetterChannel, Disposition, Topology, Unsettled, ack_together};
-use outbox_kit::{amqp::Change, backoff::Backoff, secret::SecretUrl, trace::TraceHeaders};
 use sqlx::PgPool;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
@@ -39,9 +39,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct Consumer {
     /// The broker's addresses, shared with nothing else: a reconnect moves on from the node it
     /// lost.
-    pub broker_urls: outbox_kit::amqp_failover::Failover,
+    pub broker_urls: outbox::failover::Failover,
     /// TLS material for `amqps://` addresses.
-    pub amqp_tls: outbox_kit::amqp::Tls,
+    pub amqp_tls: outbox::amqp::Tls,
     /// The heartbeat the connection asks for unless its URL names one (`AMQP_HEARTBEAT`).
     pub heartbeat: Duration,
     /// What the broker says about the connection, for `GetStatus`.
@@ -69,7 +69,7 @@ pub struct Consumer {
 }
 
 /// What the broker says about the consumer's connection right now (see
-/// [`outbox_kit::amqp::watch`]), for `GetStatus`.
+/// [`outbox::amqp::watch`]), for `GetStatus`.
 #[derive(Debug, Default)]
 pub struct BrokerState {
     blocked: Mutex<Option<(String, Instant)>>,
@@ -170,7 +170,7 @@ impl Consumer {
     ) -> anyhow::Result<End> {
         let connect_one = async move |url: &SecretUrl| {
             let connect = async {
-                let conn = outbox_kit::amqp::connect(
+                let conn = outbox::amqp::connect(
                     url,
                     &self.amqp_tls,
                     self.heartbeat,
@@ -178,7 +178,7 @@ impl Consumer {
                 )
                 .await?;
                 // At once: lapin passes events on only to listeners that exist.
-                let watch = outbox_kit::amqp::watch(&conn, self.broker.on_change());
+                let watch = outbox::amqp::watch(&conn, self.broker.on_change());
                 Ok::<_, lapin::Error>((conn, watch))
             };
             tokio::time::timeout(CONNECT_TIMEOUT, connect)
@@ -202,7 +202,7 @@ impl Consumer {
     async fn consume(
         &self,
         conn: &Connection,
-        watch: &outbox_kit::amqp::Watch,
+        watch: &outbox::amqp::Watch,
         shutdown: &CancellationToken,
         backoff: &mut Backoff,
     ) -> anyhow::Result<End> {
@@ -463,7 +463,7 @@ impl Consumer {
         let content_type = props.content_type().as_ref().map(|c| c.as_str().to_owned());
         let user_id = props.user_id().as_ref().map(|u| u.as_str());
         let shard = header_str(props, event::SHARD_HEADER);
-        let aggregate_type = header_str(props, outbox_kit::wire::HEADER_AGGREGATE_TYPE);
+        let aggregate_type = header_str(props, outbox::wire::HEADER_AGGREGATE_TYPE);
         let decoded = event::check_publisher(&self.trusted_publishers, user_id)
             .and_then(|()| event::check_aggregate_type(aggregate_type.as_deref()))
             .and_then(|()| event::shard(shard.as_deref()))

@@ -1,5 +1,5 @@
-//! BATCH_WINDOW as an operator meets it on the real binary: the deprecated BATCH_WINDOW_MS still
-//! works and says once, at start-up, to use BATCH_WINDOW; both set refuses to start, naming both.
+//! BATCH_WINDOW as an operator meets it on the real binary: it takes a duration and starts; the
+//! removed BATCH_WINDOW_MS, as a variable or a flag, refuses to start and names BATCH_WINDOW.
 
 use std::{process::Command, time::Duration};
 
@@ -17,25 +17,38 @@ fn mail() -> Command {
 }
 
 #[test]
-fn batch_window_ms_works_and_warns_once() {
-    let (running, all) = run_for(mail().env("BATCH_WINDOW_MS", "7"), Duration::from_secs(2));
-    assert!(running, "starts with the old setting: {all}");
-    let warning = "BATCH_WINDOW_MS is deprecated: set BATCH_WINDOW=7ms instead";
-    assert_eq!(all.matches(warning).count(), 1, "{all}");
+fn batch_window_ms_refuses_to_start_naming_batch_window() {
+    let out = mail()
+        .env("BATCH_WINDOW_MS", "7")
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "refuses to start: {stderr}");
+    let said = "BATCH_WINDOW_MS was removed: use BATCH_WINDOW, a duration \
+                (BATCH_WINDOW_MS=7 is BATCH_WINDOW=7ms)";
+    assert!(stderr.contains(said), "says {said:?}: {stderr}");
 
-    let (running, all) = run_for(mail().env("BATCH_WINDOW", "7ms"), Duration::from_secs(2));
-    assert!(running, "{all}");
-    assert!(!all.contains("deprecated"), "{all}");
-}
-
-#[test]
-fn both_names_or_garbage_refuse_to_start() {
+    // Beside its replacement too, and as a flag.
     assert_refuses(
         mail()
             .env("BATCH_WINDOW", "7ms")
             .env("BATCH_WINDOW_MS", "7"),
-        &["BATCH_WINDOW and BATCH_WINDOW_MS are both set"],
+        &[said],
     );
+    assert_refuses(
+        mail().args(["--batch-window-ms", "7"]),
+        &[
+            "--batch-window-ms was removed: use --batch-window, a duration \
+           (--batch-window-ms=7 is --batch-window=7ms)",
+        ],
+    );
+}
+
+#[test]
+fn batch_window_takes_a_duration_and_garbage_refuses_to_start() {
+    let (running, all) = run_for(mail().env("BATCH_WINDOW", "7ms"), Duration::from_secs(2));
+    assert!(running, "{all}");
+    assert!(!all.contains("removed"), "{all}");
     assert_refuses(
         mail().env("BATCH_WINDOW", "a while"),
         &["--batch-window", "a while"],

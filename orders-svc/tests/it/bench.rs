@@ -82,7 +82,7 @@ async fn ceiling(c: usize) -> (Figures, String) {
     let pool = outbox_kit::db::connect(&url, c as u32).await.expect("pool");
     db::MIGRATOR.run(&pool).await.expect("migrate");
     let p = pool.clone();
-    let trace = outbox_kit::trace::TraceHeaders::parse(TRACEPARENT, None).expect("valid");
+    let trace = outbox::trace::TraceHeaders::parse(TRACEPARENT, None).expect("valid");
     let figures = run(c, move |_, id, status| {
         let (pool, trace) = (p.clone(), trace.clone());
         async move {

@@ -1,7 +1,7 @@
 //! Upsert and GetOrder against a real PostgreSQL: each change appends exactly one outbox event in
 //! the same transaction; no-ops, bad input and forbidden changes write nothing.
 
-use outbox_kit::trace::TraceHeaders;
+use outbox::trace::TraceHeaders;
 use outbox_proto::orders::{
     events::v1::OrderPayload,
     v1::{GetOrderRequest, OrderStatus},

@@ -3,7 +3,7 @@
 
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 
-use crate::error::Error;
+use outbox_relay::error::Error;
 
 /// Every admin mutation takes this transaction-scoped advisory lock first, so that two operators
 /// acting on the same rows at once see each other's result (one moves the row, the other finds

@@ -29,7 +29,9 @@ use outbox_proto::relay::admin::v1::{
 use sqlx::PgPool;
 use tonic::{Request, Response, Status};
 
-use crate::error::{Error, grpc_status};
+use outbox_relay::error::Error;
+
+use crate::error::grpc_status;
 
 /// How long a listing waits for one shard's database before it leaves the shard out (a pool
 /// refuses within its 5 s acquire timeout; this bounds a server that accepts and then hangs).
@@ -40,13 +42,13 @@ pub const SHARD_READ_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct RelayAdminGrpc {
     /// Each shard's pool, shard 0 first (one without `RELAY_SHARDS`).
     shards: Vec<PgPool>,
-    queries: crate::db::Queries,
+    queries: outbox_relay::db::Queries,
     token: AdminToken,
 }
 
 impl RelayAdminGrpc {
     /// Serves the shards' databases, `shards[0]` being shard 0; panics without any.
-    pub fn new(shards: Vec<PgPool>, queries: crate::db::Queries, token: AdminToken) -> Self {
+    pub fn new(shards: Vec<PgPool>, queries: outbox_relay::db::Queries, token: AdminToken) -> Self {
         assert!(!shards.is_empty(), "the admin service needs shard 0");
         Self {
             shards,
@@ -343,7 +345,7 @@ struct BacklogPart {
 
 impl RelayAdminGrpc {
     async fn backlog_of(&self, pool: &PgPool, limit: i64) -> Result<BacklogPart, Error> {
-        let backlog = crate::db::backlog(&self.queries, pool).await?;
+        let backlog = outbox_relay::db::backlog(&self.queries, pool).await?;
         let oldest = db::oldest(pool, limit).await?;
         let (quarantined, held_back) = db::quarantine_counts(pool).await?;
         Ok(BacklogPart {

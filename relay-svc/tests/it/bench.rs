@@ -215,10 +215,10 @@ async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
     )
     .await
     .expect("bind");
-    let publisher = relay_svc::amqp::Publisher::connect(
+    let publisher = outbox_relay::publisher::Publisher::connect(
         &testing::amqp_url(),
         &Default::default(),
-        outbox_kit::amqp::DEFAULT_HEARTBEAT,
+        outbox::amqp::DEFAULT_HEARTBEAT,
         &exchange,
         Duration::from_secs(30),
         |_| {},
@@ -226,11 +226,11 @@ async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
     .await
     .expect("publisher");
     let body = payload(1, OrderStatus::Paid, OrderStatus::Pending);
-    let messages: Vec<relay_svc::amqp::Outgoing> = (0..events)
+    let messages: Vec<outbox_relay::publisher::Outgoing> = (0..events)
         .map(|i| {
-            relay_svc::amqp::Encoder::encode(
+            outbox_relay::publisher::Encoder::encode(
                 &relay_svc::amqp::OrdersEncoder,
-                &relay_svc::db::OutboxRow {
+                &outbox_relay::db::OutboxRow {
                     seq: i + 1,
                     aggregate_type: "order".into(),
                     aggregate_id: 1 + i % 1_000,
@@ -249,7 +249,7 @@ async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
         .collect();
     let started = Instant::now();
     for wave in messages.chunks(window) {
-        let wave: Vec<&relay_svc::amqp::Outgoing> = wave.iter().collect();
+        let wave: Vec<&outbox_relay::publisher::Outgoing> = wave.iter().collect();
         let outcomes = publisher
             .publish(&wave, Duration::from_secs(30), &Default::default())
             .await
@@ -257,7 +257,7 @@ async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
         assert!(
             outcomes
                 .iter()
-                .all(|o| *o == relay_svc::amqp::Outcome::Delivered)
+                .all(|o| *o == outbox_relay::publisher::Outcome::Delivered)
         );
     }
     let rate = events as f64 / started.elapsed().as_secs_f64();

@@ -232,7 +232,7 @@ async fn the_lock_connection_sends_tcp_keepalives() {
     let pg: sqlx::postgres::PgConnectOptions = format!("{}/postgres", testing::pg_server_url())
         .parse()
         .expect("url");
-    let mut conn = sqlx::PgConnection::connect_with(&relay_svc::db::lock_options(&pg))
+    let mut conn = sqlx::PgConnection::connect_with(&outbox_relay::db::lock_options(&pg))
         .await
         .expect("connect");
     for (name, want) in [

@@ -1,5 +1,5 @@
 //! The real `/metrics` answer of a running relay-svc after it published: every family has HELP
-//! text and a TYPE, every metric of `relay_svc::status::METRICS` is there (counters from the
+//! text and a TYPE, every metric of `outbox_relay::status::METRICS` is there (counters from the
 //! start, at 0, one series per failure reason), and the `process_*` figures and `build_info` are
 //! exported. The test runs in a process of its own, so the process-wide recorder holds this
 //! service's metrics (and those of the orders-svc that writes the outbox) only, and no other
@@ -7,7 +7,7 @@
 
 use outbox_kit::testing::{self, Exposition, run_in_own_process, scrape};
 use outbox_proto::orders::v1::OrderStatus;
-use relay_svc::status::{FAILED_REASONS, METRICS, names};
+use outbox_relay::status::{FAILED_REASONS, METRICS, names};
 
 use crate::common::*;
 

@@ -2,7 +2,8 @@
 
 use chrono::{DateTime, Utc};
 use lapin::types::AMQPValue;
-use outbox_kit::{testing, trace::TraceHeaders};
+use outbox::trace::TraceHeaders;
+use outbox_kit::testing;
 use outbox_proto::orders::{
     events::v1::{OrderEvent, OrderPayload},
     v1::OrderStatus,
@@ -117,7 +118,7 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
         assert_eq!(*p.timestamp(), Some(row.created_at.timestamp() as u64));
         assert_eq!(p.app_id().as_ref().map(|s| s.as_str()), Some("relay-svc"));
         // The broker checked it against the connection's user: who published is proven.
-        let user = relay_svc::amqp::url_user(&testing::amqp_url()).expect("test AMQP URL");
+        let user = outbox_relay::publisher::url_user(&testing::amqp_url()).expect("test AMQP URL");
         assert!(user.is_some(), "the test URL names its user");
         assert_eq!(
             p.user_id().as_ref().map(|s| s.to_string()),
@@ -371,21 +372,11 @@ async fn bad_urls_fail_startup_naming_the_setting() {
         .expect_err("bad AMQP_URL");
     assert!(err.to_string().contains("AMQP_URL"), "{err:#}");
 
-    let mut cfg = base.clone();
+    let mut cfg = base;
     cfg.backoff_min = Some(std::time::Duration::from_secs(5));
     cfg.backoff_max = Some(std::time::Duration::from_millis(10));
     let err = App::build(cfg, CancellationToken::new())
         .await
         .expect_err("bad backoff");
     assert!(err.to_string().contains("BACKOFF_MIN"), "{err:#}");
-
-    // The deprecated millisecond settings are checked (and named) the same way.
-    let mut cfg = base;
-    (cfg.backoff_min, cfg.backoff_max) = (None, None);
-    cfg.backoff_min_ms = Some(5_000);
-    cfg.backoff_max_ms = Some(10);
-    let err = App::build(cfg, CancellationToken::new())
-        .await
-        .expect_err("bad backoff");
-    assert!(err.to_string().contains("BACKOFF_MIN_MS"), "{err:#}");
 }

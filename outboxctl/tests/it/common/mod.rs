@@ -129,10 +129,10 @@ pub async fn start_relay(names: &Names, token: Option<&str>) -> Running {
         format!("--database-url={}", names.orders_db),
         format!("--amqp-url={}", testing::amqp_url()),
         format!("--amqp-exchange={}", names.exchange),
-        "--poll-interval-ms=200".into(),
-        "--backoff-min-ms=50".into(),
-        "--backoff-max-ms=1000".into(),
-        "--standby-retry-ms=200".into(),
+        "--poll-interval=200ms".into(),
+        "--backoff-min=50ms".into(),
+        "--backoff-max=1s".into(),
+        "--standby-retry=200ms".into(),
     ];
     if let Some(t) = token {
         args.push(format!("--admin-token={t}"));

@@ -182,7 +182,7 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         database_url: database_url.into(),
         amqp_url: amqp_url.into(),
         amqp_tls: Default::default(),
-        amqp_heartbeat: outbox_kit::amqp::DEFAULT_HEARTBEAT,
+        amqp_heartbeat: outbox::amqp::DEFAULT_HEARTBEAT,
         db_statement_timeout: outbox_kit::db::DEFAULT_STATEMENT_TIMEOUT,
         amqp_exchange: exchange.to_owned(),
         grpc_addr: "127.0.0.1:0".parse().expect("addr"),
@@ -193,11 +193,6 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         poll_interval: Some(Duration::from_millis(500)),
         standby_retry: Some(Duration::from_millis(200)),
         confirm_timeout: Some(Duration::from_secs(5)),
-        backoff_min_ms: None,
-        backoff_max_ms: None,
-        poll_interval_ms: None,
-        standby_retry_ms: None,
-        confirm_timeout_ms: None,
         leader_lease: Duration::from_secs(10),
         log_format: LogFormat::Text,
         admin_token: Default::default(),
@@ -215,7 +210,7 @@ pub struct Relay {
     pub metrics_addr: std::net::SocketAddr,
     pub shutdown: CancellationToken,
     /// The in-process figures, including those `GetStatus` does not carry (holds, quarantine).
-    pub live: Arc<relay_svc::Status>,
+    pub live: Arc<outbox_relay::status::Status>,
     crash: CrashHandle,
     pub task: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
@@ -317,7 +312,7 @@ impl Consumer {
             .await
             .expect("consumer connects to RabbitMQ");
         let channel = connection.create_channel().await.expect("channel");
-        relay_svc::amqp::declare_exchange(&channel, exchange)
+        outbox_relay::publisher::declare_exchange(&channel, exchange)
             .await
             .expect("declare exchange");
         let queue = testing::unique("relay_q");
