@@ -512,8 +512,8 @@ async fn write_ceiling(c: usize, secs: f64) -> anyhow::Result<(Summary, CpuUse)>
     orders_db::MIGRATOR.run(&pool).await?;
     let meter = CpuMeter::new(Vec::new(), vec![db_name(&url)]);
     let before = meter.sample();
-    let trace = outbox_kit::trace::TraceHeaders::parse(TRACEPARENT, None)
-        .context("the bench's traceparent")?;
+    let trace =
+        outbox::trace::TraceHeaders::parse(TRACEPARENT, None).context("the bench's traceparent")?;
     let summary = run_writers(c, secs, move |_, id, status| {
         let (pool, trace) = (pool.clone(), trace.clone());
         async move {

@@ -148,6 +148,8 @@ async fn pinned_rounds(opts: &BenchOptions) -> anyhow::Result<Pinned> {
     let pool = PgPool::connect(&stack.orders_db_url).await?;
     let mut relay = stack.relay_client(0).await?;
 
+    // A fresh stack's first seconds (connections, caches) would count against the unpinned probe.
+    probe(&stack, opts.probe_secs.min(2.0)).await?;
     progress(format!(
         "7a. probe at {}/s for {}s, nothing pinned",
         PROBE_RATE, opts.probe_secs
@@ -510,11 +512,12 @@ pub fn table(c: &Cost) -> String {
          {} dead rows pinned {:.2} / {:.2}",
         a.p50_ms, a.p99_ms, p.dead_rows, b.p50_ms, b.p99_ms
     );
+    // The cost a pinned horizon may add; a faster pinned probe is noise, not a failure.
     let delta = b.p50_ms - a.p50_ms;
     let _ = writeln!(
         out,
-        "   probe p50 pinned − unpinned: {delta:+.2} ms (target within 1 ms): {}",
-        verdict(delta.abs() <= 1.0)
+        "   probe p50 pinned − unpinned: {delta:+.2} ms (target: at most 1 ms slower): {}",
+        verdict(delta <= 1.0)
     );
 
     let s = &c.soak;
@@ -531,8 +534,10 @@ pub fn table(c: &Cost) -> String {
         let ratio = t.at_end as f64 / (t.after_first.max(1)) as f64;
         let target = if t.table == "outbox" {
             format!("(target ≤ 2×): {}", verdict(ratio <= 2.0))
+        } else if ratio > 2.0 {
+            "(one row per order: grows with the orders, by design)".into()
         } else {
-            "(grows with the orders, by design)".into()
+            String::new()
         };
         let _ = writeln!(
             out,

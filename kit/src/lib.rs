@@ -36,16 +36,6 @@ pub mod outbox;
 pub mod shutdown;
 pub mod telemetry;
 pub mod tls;
-// Second names of `outbox` modules, kept only for orders-svc/src (config.rs, grpc.rs) and
-// e2e/src/bench.rs, which are being changed on another branch: once they import
-// `outbox::{failover, secret, trace}`, these three and `metrics::Metric` go. Everything else
-// imports from `outbox` already.
-#[doc(hidden)]
-pub use ::outbox::failover as amqp_failover;
-#[doc(hidden)]
-pub use ::outbox::secret;
-#[doc(hidden)]
-pub use ::outbox::trace;
 
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -41,14 +41,10 @@ pub fn handle() -> &'static PrometheusHandle {
     })
 }
 
-// A second name, kept only for orders-svc/src/metrics.rs (see the crate root's note).
-#[doc(hidden)]
-pub use outbox::metrics::Metric;
-
 /// Installs the recorder, gives every metric of `metrics` its HELP text, starts every counter
 /// at 0 and sets `build_info{service, version}` to 1. Call once from `App::build`, before
 /// anything is recorded.
-pub fn register(service: &'static str, version: &'static str, metrics: &[Metric]) {
+pub fn register(service: &'static str, version: &'static str, metrics: &[outbox::metrics::Metric]) {
     handle();
     metrics::describe_gauge!(
         BUILD_INFO,

@@ -3,9 +3,8 @@
 use std::net::SocketAddr;
 
 use clap::Parser;
-use outbox_kit::{
-    amqp_failover::BrokerUrls, health::Command, secret::SecretUrl, telemetry::LogFormat,
-};
+use outbox::{failover::BrokerUrls, secret::SecretUrl};
+use outbox_kit::{health::Command, telemetry::LogFormat};
 
 /// The command line: run the service, or `healthcheck` a running one.
 #[derive(Debug, Clone, Parser)]

@@ -3,7 +3,7 @@
 use std::{sync::Arc, time::Instant};
 
 use chrono::{DateTime, Utc};
-use outbox_kit::trace::TraceHeaders;
+use outbox::trace::TraceHeaders;
 use outbox_proto::orders::v1::{
     GetOrderRequest, Order, UpsertOrderRequest, UpsertOrderResponse,
     order_service_server::OrderService,

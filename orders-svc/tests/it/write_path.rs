@@ -11,7 +11,8 @@ use orders_svc::{
     order::{Status, UpsertCommand},
     shard::Shard,
 };
-use outbox_kit::{testing, trace::TraceHeaders};
+use outbox::trace::TraceHeaders;
+use outbox_kit::testing;
 use outbox_proto::orders::{events::v1::OrderPayload, v1::OrderStatus};
 use prost::Message;
 use sqlx::PgPool;
