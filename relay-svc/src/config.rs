@@ -278,11 +278,7 @@ impl Config {
     /// The relay library's settings: the table `outbox` of the orders database.
     pub fn settings(&self) -> anyhow::Result<outbox_relay::Settings> {
         let t = self.timings();
-        let mut s = outbox_relay::Settings::new(
-            self.database_url.expose(),
-            self.amqp_url.clone(),
-            self.amqp_exchange.clone(),
-        );
+        let mut s = outbox_relay::Settings::new(self.amqp_url.clone(), self.amqp_exchange.clone());
         s.amqp_tls = self.amqp_tls.load(&self.amqp_url)?;
         s.amqp_heartbeat = self.amqp_heartbeat;
         s.db_step_timeout = outbox_kit::db::step_timeout(self.db_statement_timeout);

@@ -92,19 +92,17 @@ impl App {
         let queries = Queries::new(&settings.table);
         let mut statuses = Vec::with_capacity(shards.len());
         let mut relays = Vec::with_capacity(shards.len());
-        for (index, ((_, url, pg), pool)) in shards.iter().zip(&pools).enumerate() {
+        for (index, pool) in pools.iter().enumerate() {
             let status = Arc::new(if sharded {
                 Status::labelled("shard", index.to_string())
             } else {
                 Status::default()
             });
-            // The leader lock is per database: one leader per shard among the instances.
-            let mut settings = settings.clone();
-            settings.database_url = url.clone();
+            // The leader lock is per database: one leader per shard among the instances. The
+            // relay's lock and LISTEN connections use the shard pool's connect options.
             relays.push(tokio::spawn(
                 outbox_relay::Relay::new(
-                    settings,
-                    pg.clone(),
+                    settings.clone(),
                     pool.clone(),
                     status.clone(),
                     shutdown.clone(),

@@ -34,7 +34,7 @@ use chrono::{DateTime, Utc};
 use outbox::{backoff::Backoff, failover::Failover};
 use sqlx::{
     PgConnection, PgPool,
-    postgres::{PgConnectOptions, PgListener},
+    postgres::{PgListener, PgPoolOptions},
 };
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -66,7 +66,8 @@ pub(crate) struct Relay {
     /// Reads from the read floor (see [`crate::floor`]).
     reader: Reader,
     encoder: Arc<dyn Encoder>,
-    pg: PgConnectOptions,
+    /// Its reads, deletes and figures; the lock and LISTEN connections are opened with its
+    /// connect options.
     pool: PgPool,
     status: Arc<Status>,
     shutdown: CancellationToken,
@@ -174,7 +175,6 @@ impl Relay {
     pub(crate) fn new(
         cfg: Settings,
         encoder: Arc<dyn Encoder>,
-        pg: PgConnectOptions,
         pool: PgPool,
         status: Arc<Status>,
         shutdown: CancellationToken,
@@ -189,7 +189,6 @@ impl Relay {
             queries,
             reader,
             encoder,
-            pg,
             pool,
             status,
             shutdown,
@@ -240,7 +239,7 @@ impl Relay {
         let mut conn: Option<PgConnection> = None;
         let mut said_standby = false;
         let lease = self.cfg.leader_lease;
-        let lock_options = db::lock_options(&self.pg);
+        let lock_options = db::lock_options(&self.pool.connect_options());
         loop {
             if self.shutdown.is_cancelled() {
                 return None;
@@ -826,8 +825,15 @@ impl Relay {
     /// A LISTEN connection, or `None` if the database cannot give one now (then the fallback
     /// poll alone wakes the relay, and the next cycle tries again).
     async fn listen(&self) -> Option<PgListener> {
+        // A pool of one connection of its own (outside `self.pool`, whose connections it would
+        // keep forever), which `PgListener` also uses to reconnect.
+        let own = PgPoolOptions::new()
+            .max_connections(1)
+            .max_lifetime(None)
+            .idle_timeout(None)
+            .connect_lazy_with((*self.pool.connect_options()).clone());
         let connect = async {
-            let mut l = PgListener::connect(&self.cfg.database_url).await?;
+            let mut l = PgListener::connect_with(&own).await?;
             l.listen(&self.cfg.table.notify_channel()).await?;
             Ok::<_, sqlx::Error>(l)
         };

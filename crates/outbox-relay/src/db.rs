@@ -397,7 +397,8 @@ const LOCK_KEEPALIVES: [(&str, &str); 3] = [
     ("tcp_keepalives_count", "3"),
 ];
 
-/// The options of the connection that holds the leader lock: `DATABASE_URL` plus keepalives.
+/// The options of the connection that holds the leader lock: the relay pool's options plus
+/// keepalives.
 pub fn lock_options(pg: &PgConnectOptions) -> PgConnectOptions {
     pg.clone().options(LOCK_KEEPALIVES)
 }

@@ -3,19 +3,18 @@
 //! standbys. relay-svc is a thin binary over it.
 //!
 //! ```no_run
-//! # async fn run(pool: sqlx::PgPool, pg: sqlx::postgres::PgConnectOptions) {
+//! # async fn run(pool: sqlx::PgPool) {
 //! use std::sync::Arc;
 //! use outbox_relay::{Relay, Settings, Status};
 //! use tokio_util::sync::CancellationToken;
 //!
-//! let settings = Settings::new(
-//!     "postgres://postgres@127.0.0.1:5432/billing",
-//!     "amqp://guest:guest@127.0.0.1:5672/%2f",
-//!     "billing.events",
-//! );
+//! // The database is the pool's: the relay opens its lock and LISTEN connections with the same
+//! // connect options (`PgPool::connect_options`).
+//! let mut settings = Settings::new("amqp://guest:guest@127.0.0.1:5672/%2f", "billing.events");
+//! settings.table = outbox::TableName::parse("billing.outbox").unwrap(); // your outbox's table
 //! let status = Arc::new(Status::default()); // live figures, also exported as metrics
 //! let shutdown = CancellationToken::new();
-//! let relay = tokio::spawn(Relay::new(settings, pg, pool, status, shutdown.clone()).run());
+//! let relay = tokio::spawn(Relay::new(settings, pool, status, shutdown.clone()).run());
 //! // ... later: shutdown.cancel(); relay.await;
 //! # }
 //! ```
@@ -27,8 +26,9 @@
 //! no return of their wave names (returns are matched by `message_id`, see
 //! [`publisher::attribute`]).
 //!
-//! **Per-aggregate order** ([`waves`]): wave k carries the k-th event of every aggregate in the
-//! batch; an aggregate's next event is sent only after its previous one was confirmed.
+//! **Per-aggregate order** ([`outbox::rounds::of`]): wave k carries the k-th event of every
+//! aggregate in the batch; an aggregate's next event is sent only after its previous one was
+//! confirmed.
 //!
 //! **Per-row problems hold back only their aggregate**: a row the [`Encoder`] refuses moves to
 //! the quarantine table; a returned or nacked row is retried with its aggregate's own backoff.
@@ -39,9 +39,9 @@
 //! terminates it and takes over.
 //!
 //! Layout: `cycle` (the loop: stand by or lead, read, publish, delete; the per-row rule table),
-//! `lease` (taking the leader lock, the heartbeat), [`waves`] (wave planning, pure), [`publisher`] (messages, topology,
-//! confirms, return matching), [`db`] (the SQL), [`status`] (figures and metric names),
-//! [`error`]. The guarantees and failure windows are in the crate README.
+//! `lease` (taking the leader lock, the heartbeat), [`floor`] (the read floor), [`publisher`]
+//! (messages, topology, confirms, return matching), [`db`] (the SQL), [`status`] (figures and
+//! metric names), [`error`]. The guarantees and failure windows are in the crate README.
 
 #![warn(missing_docs)]
 
@@ -64,8 +64,8 @@ pub mod status;
 use std::{sync::Arc, time::Duration};
 
 use outbox::TableName;
-use outbox::{backoff::Backoff, failover::BrokerUrls, secret::SecretUrl};
-use sqlx::{PgPool, postgres::PgConnectOptions};
+use outbox::{backoff::Backoff, failover::BrokerUrls};
+use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
 pub use error::Error;
@@ -73,12 +73,10 @@ pub use publisher::{Encoder, EnvelopeEncoder, Outgoing};
 pub use status::{Snapshot, Status};
 
 /// How a relay runs. [`Settings::new`] gives relay-svc's defaults; set fields to change them.
+/// The database is not among them: it is the pool given to [`Relay::new`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Settings {
-    /// The outbox's database (the LISTEN connection; the pool and lock connection are given to
-    /// [`Relay::new`]).
-    pub database_url: SecretUrl,
     /// The broker: one address, or a cluster's nodes tried in order with failover (see
     /// [`outbox::failover`]).
     pub amqp_url: BrokerUrls,
@@ -90,7 +88,8 @@ pub struct Settings {
     pub amqp_heartbeat: Duration,
     /// The topic exchange to publish to (declared durable if missing).
     pub amqp_exchange: String,
-    /// The outbox table (default `outbox`).
+    /// The outbox table (default `outbox`): set it to the table your [`outbox::Outbox`] appends
+    /// to. A relay of another table finds nothing to publish.
     pub table: TableName,
     /// The advisory-lock key of the leader (default [`db::LEADER_LOCK_KEY`]); relays of different
     /// outboxes in one database need different keys.
@@ -121,14 +120,10 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Settings with relay-svc's defaults for the outbox `outbox`.
-    pub fn new(
-        database_url: impl Into<String>,
-        amqp_url: impl Into<BrokerUrls>,
-        amqp_exchange: impl Into<String>,
-    ) -> Self {
+    /// Settings with relay-svc's defaults for the outbox `outbox`, publishing to the topic
+    /// exchange `amqp_exchange` of the broker at `amqp_url`.
+    pub fn new(amqp_url: impl Into<BrokerUrls>, amqp_exchange: impl Into<String>) -> Self {
         Self {
-            database_url: SecretUrl::new(database_url),
             amqp_url: amqp_url.into(),
             amqp_tls: outbox::amqp::Tls::default(),
             amqp_heartbeat: outbox::amqp::DEFAULT_HEARTBEAT,
@@ -159,26 +154,21 @@ pub struct Relay {
 }
 
 impl Relay {
-    /// A relay over `pool` (its reads, deletes and status; a few connections), taking the leader
-    /// lock on connections of its own made from `pg`, reporting into `status`, stopping when
-    /// `shutdown` is cancelled. Rows are turned into messages by [`EnvelopeEncoder`] unless
+    /// A relay of the outbox in the database `pool` connects to: its reads, deletes and status
+    /// go through the pool (a few connections), and it opens two connections of its own with the
+    /// pool's connect options ([`PgPool::connect_options`](sqlx::Pool::connect_options)): one
+    /// holds the leader lock (with TCP keepalives added, [`db::lock_options`]), one LISTENs for
+    /// the writers' notifications. It reports into `status` and stops when `shutdown` is
+    /// cancelled. Rows are turned into messages by [`EnvelopeEncoder`] unless
     /// [`Relay::with_encoder`] says otherwise.
     pub fn new(
         settings: Settings,
-        pg: PgConnectOptions,
         pool: PgPool,
         status: Arc<Status>,
         shutdown: CancellationToken,
     ) -> Self {
         Self {
-            inner: cycle::Relay::new(
-                settings,
-                Arc::new(EnvelopeEncoder),
-                pg,
-                pool,
-                status,
-                shutdown,
-            ),
+            inner: cycle::Relay::new(settings, Arc::new(EnvelopeEncoder), pool, status, shutdown),
         }
     }
 

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use outbox::{NewEvent, Outbox};
 use outbox_inbox::Inbox;
 use outbox_relay::{Relay, Settings, Status};
-use sqlx::{PgConnection, PgPool, postgres::PgConnectOptions};
+use sqlx::{PgConnection, PgPool};
 use tokio_util::sync::CancellationToken;
 
 pub use event::InvoiceEvent;
@@ -172,27 +172,15 @@ impl Billing {
         Ok(())
     }
 
-    /// The relay of this service's outbox, publishing to `exchange` until `shutdown`; run it with
-    /// `tokio::spawn(relay.run())`. Any number may run: one leads, the others stand by.
-    pub fn relay(
-        &self,
-        database_url: &str,
-        amqp_url: &str,
-        exchange: &str,
-        shutdown: CancellationToken,
-    ) -> Result<Relay, Error> {
-        let mut settings = Settings::new(database_url, amqp_url, exchange);
+    /// The relay of this service's outbox (in the service's database, its pool's), publishing to
+    /// `exchange` until `shutdown`; run it with `tokio::spawn(relay.run())`. Any number may run:
+    /// one leads, the others stand by.
+    pub fn relay(&self, amqp_url: &str, exchange: &str, shutdown: CancellationToken) -> Relay {
+        let mut settings = Settings::new(amqp_url, exchange);
         settings.table = self.outbox.table().clone();
         settings.leader_lock_key = RELAY_LOCK_KEY;
-        let pg: PgConnectOptions = database_url.parse()?;
         let status = Arc::new(Status::default());
-        Ok(Relay::new(
-            settings,
-            pg,
-            self.pool.clone(),
-            status,
-            shutdown,
-        ))
+        Relay::new(settings, self.pool.clone(), status, shutdown)
     }
 }
 

@@ -38,15 +38,13 @@ async fn a_named_outbox_is_relayed_in_chain_order_and_emptied() {
     let appended = outbox.append_all(&mut tx, &events).await.expect("append");
     tx.commit().await.expect("commit");
 
-    let mut settings = Settings::new(database_url.clone(), testing::amqp_url(), exchange);
+    let mut settings = Settings::new(testing::amqp_url(), exchange);
     settings.table = outbox.table().clone();
     settings.leader_lock_key = 0x696e_766f_6963_6573; // "invoices"
-    let pg = outbox_kit::db::options(&database_url.clone().into()).expect("options");
     let status = Arc::new(Status::default());
     let shutdown = CancellationToken::new();
-    let relay = tokio::spawn(
-        Relay::new(settings, pg, pool.clone(), status.clone(), shutdown.clone()).run(),
-    );
+    let relay =
+        tokio::spawn(Relay::new(settings, pool.clone(), status.clone(), shutdown.clone()).run());
 
     let mut received = Vec::new();
     while received.len() < events.len() {

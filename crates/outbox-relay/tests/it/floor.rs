@@ -81,19 +81,13 @@ impl Setup {
     }
 
     fn start_relay(&self) -> (Arc<Status>, CancellationToken, JoinHandle<()>) {
-        let mut settings = Settings::new(
-            self.database_url.clone(),
-            testing::amqp_url(),
-            self.exchange.clone(),
-        );
+        let mut settings = Settings::new(testing::amqp_url(), self.exchange.clone());
         settings.table = self.outbox.table().clone();
         settings.batch_size = 500;
-        let pg = outbox_kit::db::options(&self.database_url.clone().into()).expect("options");
         let status = Arc::new(Status::default());
         let shutdown = CancellationToken::new();
         let relay = Relay::new(
             settings,
-            pg,
             self.pool.clone(),
             status.clone(),
             shutdown.clone(),

@@ -23,13 +23,13 @@ use prost::Message;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
-async fn billing() -> (String, PgPool, Billing) {
+async fn billing() -> (PgPool, Billing) {
     let database_url = testing::fresh_database_url("outbox_invoices");
     let pool = outbox_kit::db::connect(&database_url, 8)
         .await
         .expect("a fresh database");
     let billing = Billing::new(pool.clone()).await.expect("migrated");
-    (database_url, pool, billing)
+    (pool, billing)
 }
 
 async fn count(pool: &PgPool, table: &str) -> i64 {
@@ -153,7 +153,7 @@ async fn ledger(pool: &PgPool) -> Vec<(i64, i64, String, i64)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_event_reaches_the_ledger_once_in_chain_order_through_duplicates_reordering_and_poison()
  {
-    let (database_url, pool, billing) = billing().await;
+    let (pool, billing) = billing().await;
     let exchange = testing::unique("outbox_invoices_x");
     let topology = Topology::new(
         &exchange,
@@ -206,14 +206,7 @@ async fn each_event_reaches_the_ledger_once_in_chain_order_through_duplicates_re
 
     // The relay publishes them all and empties the outbox.
     let stop_relay = CancellationToken::new();
-    let relay = billing
-        .relay(
-            &database_url,
-            &testing::amqp_url(),
-            &exchange,
-            stop_relay.clone(),
-        )
-        .expect("relay");
+    let relay = billing.relay(&testing::amqp_url(), &exchange, stop_relay.clone());
     let relay = tokio::spawn(relay.run());
     eventually("the outbox emptied", async || {
         count(&pool, OUTBOX_TABLE).await == 0
@@ -431,7 +424,7 @@ async fn each_event_reaches_the_ledger_once_in_chain_order_through_duplicates_re
 
 #[tokio::test]
 async fn refused_changes_append_nothing_and_say_why() {
-    let (_, pool, billing) = billing().await;
+    let (pool, billing) = billing().await;
     let mut tx = pool.begin().await.expect("begin");
     let id = billing.issue(&mut tx, "acme", 500).await.expect("issue");
     billing.pay(&mut tx, id, 500).await.expect("pay in full");
