@@ -92,6 +92,12 @@ pub use decide::{Decision, decide};
 pub use plan::{AggregatePlan, Step, plan_aggregate};
 pub use schema::Tables;
 
+// The README's snippets are doctests too: they compile (the getting-started) or run against the
+// test database, as the examples above do.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+mod readme_doctests {}
+
 /// What can go wrong configuring an inbox.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

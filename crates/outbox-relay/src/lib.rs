@@ -72,6 +72,12 @@ pub use error::Error;
 pub use publisher::{Encoder, EnvelopeEncoder, Outgoing};
 pub use status::{Snapshot, Status};
 
+// The README's snippets are doctests too: they compile (the getting-started) or run against the
+// test database, as the examples above do.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+mod readme_doctests {}
+
 /// How a relay runs. [`Settings::new`] gives relay-svc's defaults; set fields to change them.
 /// The database is not among them: it is the pool given to [`Relay::new`].
 #[derive(Debug, Clone)]

@@ -78,6 +78,12 @@ use sqlx::{AssertSqlSafe, PgConnection, PgExecutor};
 
 pub use schema::TableName;
 
+// The README's snippets are doctests too: they compile (the getting-started) or run against the
+// test database, as the examples above do.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+mod readme_doctests {}
+
 /// What can go wrong appending.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
