@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: brings up PostgreSQL and RabbitMQ if needed, sweeps what finished test
 # processes left behind, then runs every test of the workspace against them.
-#   bash deploy/test.sh [cargo test args...]   ensure services, sweep, test
+#   bash deploy/test.sh                        ensure services, sweep, test everything
+#   bash deploy/test.sh [cargo test args...]   the same with those arguments (e.g. -p relay-svc)
 #   bash deploy/test.sh --sweep-only           only the sweep (safe on a machine with nothing to sweep)
 # Reads TEST_PG_URL and TEST_AMQP_URL (see README) only through the tests; the sweep uses the local
 # psql and rabbitmqctl and is skipped, with a note, when they are not installed.
@@ -75,4 +76,13 @@ fi
 bash deploy/ensure-services.sh
 bash deploy/ensure-test-tools.sh
 sweep
-cargo test --workspace --locked "$@"
+if [ "$#" -gt 0 ]; then
+  cargo test --workspace --locked "$@"
+  exit 0
+fi
+# The end-to-end binary's tests mostly wait (services starting, chaos runs of a fixed length) and
+# take turns through e2e/tests/it/serial.rs, not through libtest's threads (one per core by
+# default, so two waiting tests would hold both): it gets more threads, so that waiting tests
+# overlap. Every other binary keeps libtest's default.
+cargo test --workspace --locked --exclude e2e
+RUST_TEST_THREADS="${E2E_TEST_THREADS:-4}" cargo test --locked -p e2e

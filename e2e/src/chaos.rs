@@ -81,11 +81,12 @@ pub struct ChaosOptions {
 }
 
 impl ChaosOptions {
-    /// The suite's short runs: 90 s of 6 writers over 100 live orders, a fault every ~3 s, 2
-    /// relays and 2 mail services on the machine's broker (restarted as a fault), one shard.
+    /// The suite's short runs: 60 s of 6 writers over 100 live orders, a fault every ~3 s (about
+    /// 20), 2 relays and 2 mail services on the machine's broker (restarted as a fault), one
+    /// shard. The long runs are the `chaos` binary's (docs/ARCHITECTURE.md, "Proving it").
     pub fn short() -> Self {
         Self {
-            duration_secs: 90,
+            duration_secs: 60,
             concurrency: 6,
             orders: 100,
             fault_every_secs: 3.0,

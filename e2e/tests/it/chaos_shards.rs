@@ -14,7 +14,7 @@ async fn sharded_chaos_run_loses_doubles_and_reorders_nothing() {
     // Alone: the run restarts the machine's broker.
     let _serial = serial::alone().await;
     let options = ChaosOptions {
-        duration_secs: 60,
+        duration_secs: 45,
         shards: 2,
         ..ChaosOptions::short()
     };

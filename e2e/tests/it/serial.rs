@@ -1,8 +1,7 @@
 //! Which tests of this binary may run side by side. Each test used to be a binary of its own
 //! among binaries that cargo runs one after another, and some rely on that: the chaos runs and
-//! the demo restart the machine's broker under everyone's connections, the benchmark's smoke run
-//! counts this process's CPU as its load generator's, and the cluster script test starts the
-//! cluster's nodes outside [`e2e::cluster::Cluster`]'s turn. Such a test takes [`alone`]; every
+//! the demo restart the machine's broker under everyone's connections, and the cluster script
+//! test starts the cluster's nodes outside [`e2e::cluster::Cluster`]'s turn. Such a test takes [`alone`]; every
 //! other test that talks to the machine's PostgreSQL or RabbitMQ, starts services or RabbitMQ
 //! nodes, or keeps the CPU busy takes [`shared`] before it starts anything (tests that only read
 //! the repository's files take neither). The guard is the test's first binding, so it is dropped

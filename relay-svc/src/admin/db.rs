@@ -20,6 +20,15 @@ const UNSENT: &str = "with f as (select last_value as floor from outbox_read_flo
                 select o.* from outbox o, f
                  where o.seq = any(array(select seq from outbox_holes h where h.seq < f.floor)))";
 
+/// A read-only transaction for the listings, planned as the relay plans its own figures
+/// (`outbox_relay::db::index_walks_only`): index walks from the floor, never a scan of the dead
+/// rows below it, whether or not the table has statistics.
+async fn index_walks(pool: &PgPool) -> Result<Transaction<'static, Postgres>, Error> {
+    let mut tx = pool.begin().await.map_err(Error::from_db)?;
+    outbox_relay::db::index_walks_only(&mut tx).await?;
+    Ok(tx)
+}
+
 /// An outbox row as listed (no payload).
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Row {
@@ -39,7 +48,7 @@ pub async fn oldest(pool: &PgPool, limit: i64) -> Result<Vec<Row>, Error> {
            from unsent order by seq limit $1"
     )))
     .bind(limit)
-    .fetch_all(pool)
+    .fetch_all(&mut *index_walks(pool).await?)
     .await
     .map_err(Error::from_db)
 }
@@ -53,7 +62,7 @@ pub async fn quarantine_counts(pool: &PgPool) -> Result<(i64, i64), Error> {
                   where exists (select 1 from outbox_quarantine q
                                  where q.aggregate_id = o.aggregate_id))"
     )))
-    .fetch_one(pool)
+    .fetch_one(&mut *index_walks(pool).await?)
     .await
     .map_err(Error::from_db)
 }
@@ -91,7 +100,7 @@ pub async fn quarantined(
     )))
     .bind(limit)
     .bind(order_id)
-    .fetch_all(pool)
+    .fetch_all(&mut *index_walks(pool).await?)
     .await
     .map_err(Error::from_db)
 }
