@@ -569,20 +569,9 @@ pub(crate) async fn bench_stack(relays: usize, mails: usize) -> anyhow::Result<S
     Stack::start(cfg).await
 }
 
+/// Drops a stage's database (best effort: a leftover is swept by the next test run).
 pub(crate) async fn drop_database(url: &str) {
-    let name = db_name(url);
-    if let Ok(admin) = PgPool::connect(&format!(
-        "{}/postgres",
-        outbox_kit::testing::pg_server_url()
-    ))
-    .await
-    {
-        let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "drop database if exists \"{name}\" with (force)"
-        )))
-        .execute(&admin)
-        .await;
-    }
+    let _ = outbox_kit::testing::drop_database(outbox_kit::testing::database_name(url)).await;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@
 //! On a server whose autovacuum is off, [`vacuum::StandIn`] does autovacuum's job at the tables'
 //! own thresholds, so the soak measures the design, not the server's settings.
 
-mod vacuum;
+pub mod vacuum;
 
 use std::{
     collections::HashMap,
@@ -181,18 +181,7 @@ async fn pinned_rounds(opts: &BenchOptions) -> anyhow::Result<Pinned> {
         let before = meter.sample();
         let started = Instant::now();
         bench::notify_relay(&pool).await?;
-        loop {
-            let done = published_total(&mut relay).await?;
-            if done >= target {
-                break;
-            }
-            anyhow::ensure!(
-                started.elapsed() < Duration::from_secs(600),
-                "round {} stalled at {done} of {target} published",
-                r + 1
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_published(&mut relay, target, &format!("round {}", r + 1)).await?;
         let elapsed = started.elapsed();
         let cpu = meter.sample().since(&before).per(opts.cost_round, 1000.0);
         ch.queue_purge(queue.as_str().into(), QueuePurgeOptions::default())
@@ -336,18 +325,7 @@ async fn soak(opts: &BenchOptions) -> anyhow::Result<Soak> {
         let started = Instant::now();
         written += write_chunk(&clients, &next, opts.cost_round).await?;
         let target = written;
-        loop {
-            let done = published_total(&mut relay).await?;
-            if done >= target {
-                break;
-            }
-            anyhow::ensure!(
-                started.elapsed() < Duration::from_secs(900),
-                "soak chunk {} stalled at {done} of {target} published",
-                chunk + 1
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_published(&mut relay, target, &format!("soak chunk {}", chunk + 1)).await?;
         let elapsed = started.elapsed();
         let cpu = meter.sample().since(&before).per(opts.cost_round, 1000.0);
         ch.queue_purge(queue.as_str().into(), QueuePurgeOptions::default())
@@ -407,6 +385,23 @@ async fn published_total(relay: &mut RelayClient) -> anyhow::Result<u64> {
         .await?
         .into_inner()
         .published_total)
+}
+
+/// Waits until relay-svc has published `target` events since it started; `what` names the
+/// stage in the error of one that stalls (15 minutes without reaching it).
+async fn wait_published(relay: &mut RelayClient, target: u64, what: &str) -> anyhow::Result<()> {
+    let started = Instant::now();
+    loop {
+        let done = published_total(relay).await?;
+        if done >= target {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(900),
+            "{what} stalled at {done} of {target} published"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 type RelayClient =

@@ -119,9 +119,35 @@ pub fn fresh_database_url(prefix: &str) -> String {
     format!("{}/{}", pg_server_url(), unique(prefix))
 }
 
+/// The database a PostgreSQL URL names (its last path segment, without the query).
+pub fn database_name(url: &str) -> &str {
+    let path = url.split('?').next().unwrap_or(url);
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Drops database `name` of the tests' server, ending its sessions (`with (force)`): a test's
+/// own database when what it holds is not worth keeping until the next sweep.
+pub async fn drop_database(name: &str) -> Result<(), sqlx::Error> {
+    use sqlx::Connection;
+    let mut admin = sqlx::PgConnection::connect(&format!("{}/postgres", pg_server_url())).await?;
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "drop database if exists \"{name}\" with (force)"
+    )))
+    .execute(&mut admin)
+    .await?;
+    admin.close().await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_database_name_is_the_last_path_segment_without_the_query() {
+        let url = "postgres://postgres@127.0.0.1:5432/orders_1_2_3?sslmode=disable";
+        assert_eq!(database_name(url), "orders_1_2_3");
+        assert_eq!(database_name("postgres://h/mail"), "mail");
+    }
 
     #[test]
     fn urls_through_another_address_keep_credentials_and_path() {

@@ -129,7 +129,7 @@ impl App {
         let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
         let admin = RelayAdminServer::new(admin::RelayAdminGrpc::new(
             pools.clone(),
-            queries.clone(),
+            &settings.table,
             cfg_admin_token.clone(),
         ));
         let service = RelayServiceServer::new(grpc::RelayGrpc::new(

@@ -58,6 +58,7 @@ pub mod floor;
 #[doc(hidden)]
 pub mod hook;
 mod lease;
+pub mod operator;
 pub mod publisher;
 pub mod status;
 

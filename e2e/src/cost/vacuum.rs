@@ -28,6 +28,8 @@ select format('%I.%I', s.schemaname, s.relname)
 /// database; a second keeps the stand-in on the conservative side of it).
 const NAP: Duration = Duration::from_secs(1);
 
+/// A background task standing in for autovacuum on one database (see the module doc).
+#[derive(Debug)]
 pub struct StandIn {
     task: Option<JoinHandle<()>>,
 }

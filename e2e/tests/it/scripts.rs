@@ -324,14 +324,10 @@ async fn local_sh_starts_reports_and_stops_only_its_own_processes() {
         );
     }
 
-    let mut db = pg().await;
     for suffix in ["orders", "mail"] {
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "drop database if exists \"{tag}_{suffix}\" with (force)"
-        )))
-        .execute(&mut db)
-        .await
-        .ok();
+        testing::drop_database(&format!("{tag}_{suffix}"))
+            .await
+            .ok();
     }
     let amqp = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
         .await

@@ -34,7 +34,7 @@ async fn sslmode_require_connects_over_tls() {
         .await
         .unwrap();
     pool.close().await;
-    drop_database(&name).await;
+    testing::drop_database(&name).await.expect("drop database");
 }
 
 #[tokio::test]
@@ -84,17 +84,4 @@ async fn verify_full_with_a_wrong_ca_stops_start_up_naming_database_url() {
     );
     let err = db::connect(&url, 1).await.expect_err("no such file");
     testing::secrets::assert_error_names_setting(&err, "DATABASE_URL", &url);
-}
-
-async fn drop_database(name: &str) {
-    use sqlx::Connection;
-    let mut conn = sqlx::PgConnection::connect(&format!("{}/postgres", testing::pg_server_url()))
-        .await
-        .unwrap();
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "drop database if exists \"{name}\""
-    )))
-    .execute(&mut conn)
-    .await
-    .unwrap();
 }

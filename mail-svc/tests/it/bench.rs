@@ -197,21 +197,9 @@ async fn mail_svc(n: u64, orders: u64, batch_size: u16) -> f64 {
     svc.stop().await;
     names.cleanup().await;
     // The tens of thousands of mails are not worth keeping.
-    let db = names
-        .database_url
-        .rsplit('/')
-        .next()
-        .expect("database name");
-    let admin = sqlx::PgPool::connect(&format!("{}/postgres", testing::pg_server_url()))
+    testing::drop_database(testing::database_name(&names.database_url))
         .await
-        .expect("admin connection");
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "drop database if exists \"{db}\" with (force)"
-    )))
-    .execute(&admin)
-    .await
-    .expect("drop the bench database");
-    admin.close().await;
+        .expect("drop the bench database");
     rate
 }
 

@@ -14,7 +14,7 @@ use std::{
 };
 
 use orders_svc::{batch, db, order::UpsertCommand, shard::Shard};
-use outbox_kit::testing::{fresh_database_url, pg_server_url};
+use outbox_kit::testing::{self, fresh_database_url};
 use outbox_proto::orders::v1::{
     OrderStatus, UpsertOrderRequest, order_service_client::OrderServiceClient,
 };
@@ -132,19 +132,6 @@ async fn service(c: usize) -> (Figures, String) {
     (figures, url)
 }
 
-async fn drop_database(url: &str) {
-    let name = url.rsplit('/').next().expect("db name");
-    let admin = sqlx::PgPool::connect(&format!("{}/postgres", pg_server_url()))
-        .await
-        .expect("admin");
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "drop database if exists \"{name}\" with (force)"
-    )))
-    .execute(&admin)
-    .await
-    .expect("drop database");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn upsert_throughput_next_to_the_sql_ceiling() {
     let mut out = String::from(
@@ -164,8 +151,12 @@ async fn upsert_throughput_next_to_the_sql_ceiling() {
             svc.p99_ms,
             100.0 * svc.per_sec / ceil.per_sec
         );
-        drop_database(&ceil_db).await;
-        drop_database(&svc_db).await;
+        testing::drop_database(testing::database_name(&ceil_db))
+            .await
+            .expect("drop database");
+        testing::drop_database(testing::database_name(&svc_db))
+            .await
+            .expect("drop database");
     }
     println!("{out}");
 }

@@ -341,32 +341,8 @@ async fn several_calls_on_one_order_in_one_batch_keep_a_gap_free_chain() {
 async fn a_batch_that_loses_a_creation_race_goes_again_as_an_update() {
     let t = start().await;
     let direct = t.pool.clone();
-    // Another writer (a second replica) is creating order 9, not committed yet: the same two
-    // statements the service runs.
-    let mut rival = direct.begin().await.expect("begin");
-    sqlx::query(
-        "with ev as (
-             insert into outbox (aggregate_id, event_type, prev_seq, payload, traceparent)
-             values (9, 'OrderCreated', null, $1, null)
-             returning seq, created_at
-         )
-         insert into orders (id, status, customer_email, version, last_event_seq, created_at,
-                             updated_at)
-         select 9, 'pending', $2, 1, ev.seq, ev.created_at, ev.created_at from ev",
-    )
-    .bind(
-        OrderPayload {
-            id: 9,
-            status: OrderStatus::Pending as i32,
-            customer_email: EMAIL.into(),
-            previous_status: 0,
-        }
-        .encode_to_vec(),
-    )
-    .bind(EMAIL)
-    .execute(&mut *rival)
-    .await
-    .expect("rival creation");
+    // Another writer (a second replica) is creating order 9, not committed yet.
+    let rival = rival_creates_order_9(&direct).await;
 
     let (plug, parked) = park_writers(&t, &direct).await;
     // One batch creates 8, 9 and 10 (in id order, so it waits for the rival at 9).
@@ -509,13 +485,38 @@ async fn a_database_outage_mid_batch_fails_exactly_the_uncommitted_calls_and_rec
     t.shutdown.cancel();
     let _ = t.app.await;
     direct.close().await;
-    let admin = PgPool::connect(&format!("{}/postgres", pg_server_url()))
+    outbox_kit::testing::drop_database(&name)
         .await
-        .expect("admin");
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "drop database if exists \"{name}\" with (force)"
-    )))
-    .execute(&admin)
+        .expect("drop");
+}
+
+/// Another writer (a second replica) creating order 9 in a transaction left open: the same two
+/// statements the service runs. Commit it to make the order exist, roll it back to let a
+/// waiting creation through.
+pub(crate) async fn rival_creates_order_9(pool: &PgPool) -> Transaction<'static, Postgres> {
+    let mut rival = pool.begin().await.expect("begin");
+    sqlx::query(
+        "with ev as (
+             insert into outbox (aggregate_id, event_type, prev_seq, payload, traceparent)
+             values (9, 'OrderCreated', null, $1, null)
+             returning seq, created_at
+         )
+         insert into orders (id, status, customer_email, version, last_event_seq, created_at,
+                             updated_at)
+         select 9, 'pending', $2, 1, ev.seq, ev.created_at, ev.created_at from ev",
+    )
+    .bind(
+        OrderPayload {
+            id: 9,
+            status: OrderStatus::Pending as i32,
+            customer_email: EMAIL.into(),
+            previous_status: 0,
+        }
+        .encode_to_vec(),
+    )
+    .bind(EMAIL)
+    .execute(&mut *rival)
     .await
-    .expect("drop");
+    .expect("rival creation");
+    rival
 }

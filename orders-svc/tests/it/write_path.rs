@@ -13,11 +13,11 @@ use orders_svc::{
 };
 use outbox::trace::TraceHeaders;
 use outbox_kit::testing;
-use outbox_proto::orders::{events::v1::OrderPayload, v1::OrderStatus};
+use outbox_proto::orders::events::v1::OrderPayload;
 use prost::Message;
 use sqlx::PgPool;
 
-use crate::group_commit::{assert_chain, wait_blocked};
+use crate::group_commit::{assert_chain, rival_creates_order_9, wait_blocked};
 
 const EMAIL: &str = "path@example.com";
 /// The second of two shards: every event carries the shard header, so headers are compared too.
@@ -36,15 +36,7 @@ async fn drop_database(pool: PgPool) {
         .await
         .expect("database name");
     pool.close().await;
-    let admin = PgPool::connect(&format!("{}/postgres", testing::pg_server_url()))
-        .await
-        .expect("admin");
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "drop database if exists \"{name}\" with (force)"
-    )))
-    .execute(&admin)
-    .await
-    .expect("drop database");
+    testing::drop_database(&name).await.expect("drop database");
 }
 
 fn cmd(id: i64, status: Status, email: Option<&str>) -> UpsertCommand {
@@ -246,32 +238,8 @@ async fn a_batch_of_one_and_a_batch_of_many_write_the_same_rows_events_and_outco
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_of_one_that_loses_a_creation_race_goes_again_as_an_update() {
     let pool = fresh_pool("orders_path_race").await;
-    // Another writer (a second replica) is creating order 9, not committed yet: the same two
-    // statements the service runs.
-    let mut rival = pool.begin().await.expect("begin");
-    sqlx::query(
-        "with ev as (
-             insert into outbox (aggregate_id, event_type, prev_seq, payload, traceparent)
-             values (9, 'OrderCreated', null, $1, null)
-             returning seq, created_at
-         )
-         insert into orders (id, status, customer_email, version, last_event_seq, created_at,
-                             updated_at)
-         select 9, 'pending', $2, 1, ev.seq, ev.created_at, ev.created_at from ev",
-    )
-    .bind(
-        OrderPayload {
-            id: 9,
-            status: OrderStatus::Pending as i32,
-            customer_email: EMAIL.into(),
-            previous_status: 0,
-        }
-        .encode_to_vec(),
-    )
-    .bind(EMAIL)
-    .execute(&mut *rival)
-    .await
-    .expect("rival creation");
+    // Another writer (a second replica) is creating order 9, not committed yet.
+    let rival = rival_creates_order_9(&pool).await;
 
     // Our call finds no row, so it creates: its insert waits for the rival on the primary key.
     let call = {

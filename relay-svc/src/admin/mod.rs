@@ -29,7 +29,10 @@ use outbox_proto::relay::admin::v1::{
 use sqlx::PgPool;
 use tonic::{Request, Response, Status};
 
-use outbox_relay::error::Error;
+use outbox_relay::{
+    error::Error,
+    operator::{Operator, Unsent},
+};
 
 use crate::error::grpc_status;
 
@@ -43,16 +46,18 @@ pub struct RelayAdminGrpc {
     /// Each shard's pool, shard 0 first (one without `RELAY_SHARDS`).
     shards: Vec<PgPool>,
     queries: outbox_relay::db::Queries,
+    operator: Operator,
     token: AdminToken,
 }
 
 impl RelayAdminGrpc {
     /// Serves the shards' databases, `shards[0]` being shard 0; panics without any.
-    pub fn new(shards: Vec<PgPool>, queries: outbox_relay::db::Queries, token: AdminToken) -> Self {
+    pub fn new(shards: Vec<PgPool>, table: &outbox::TableName, token: AdminToken) -> Self {
         assert!(!shards.is_empty(), "the admin service needs shard 0");
         Self {
             shards,
-            queries,
+            queries: outbox_relay::db::Queries::new(table),
+            operator: Operator::new(table),
             token,
         }
     }
@@ -261,8 +266,8 @@ impl RelayAdmin for RelayAdminGrpc {
         let limit = kit::limit(r.limit, 100, 1000)?;
         let order_id = kit::order_id(r.order_id)?;
         let answered = from_every_shard(self.shards.iter().map(|pool| async move {
-            let rows = db::quarantined(pool, limit, order_id).await?;
-            let (count, _) = db::quarantine_counts(pool).await?;
+            let rows = self.operator.quarantined(pool, limit, order_id).await?;
+            let (count, _) = self.operator.quarantine_counts(pool).await?;
             Ok((u(count), rows))
         }))
         .await?;
@@ -338,7 +343,7 @@ enum Move {
 /// One shard's part of a backlog listing.
 struct BacklogPart {
     count: u64,
-    oldest: Vec<db::Row>,
+    oldest: Vec<Unsent>,
     quarantined: u64,
     held_back: u64,
 }
@@ -346,8 +351,8 @@ struct BacklogPart {
 impl RelayAdminGrpc {
     async fn backlog_of(&self, pool: &PgPool, limit: i64) -> Result<BacklogPart, Error> {
         let backlog = outbox_relay::db::backlog(&self.queries, pool).await?;
-        let oldest = db::oldest(pool, limit).await?;
-        let (quarantined, held_back) = db::quarantine_counts(pool).await?;
+        let oldest = self.operator.oldest_unsent(pool, limit).await?;
+        let (quarantined, held_back) = self.operator.quarantine_counts(pool).await?;
         Ok(BacklogPart {
             count: backlog.rows,
             oldest,
@@ -372,8 +377,12 @@ impl RelayAdminGrpc {
         let reason = kit::reason(reason)?;
         let mut tx = db::begin(pool).await.map_err(grpc_status)?;
         let moved = match action {
-            Move::Requeue => db::requeue(&mut tx, &sel, &reason, operator.as_deref()).await,
-            Move::Drop => db::drop_rows(&mut tx, &sel, &reason, operator.as_deref()).await,
+            Move::Requeue => {
+                db::requeue(&self.operator, &mut tx, &sel, &reason, operator.as_deref()).await
+            }
+            Move::Drop => {
+                db::drop_rows(&self.operator, &mut tx, &sel, &reason, operator.as_deref()).await
+            }
         }
         .map_err(grpc_status)?;
         if let Some(status) = not_found(&sel, &moved) {

@@ -4,3 +4,4 @@
 mod any_outbox;
 mod broker;
 mod floor;
+mod operator;

@@ -147,22 +147,14 @@ impl Drop for Orders {
 /// Drops `database` (terminating whatever still uses it: the relays and orders-svc of the test
 /// that just ended), on a thread of its own since `Drop` cannot await.
 pub fn drop_database(database: String) {
-    let admin = format!("{}/postgres", testing::pg_server_url());
     let done = std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .expect("runtime");
+        // Best effort: a leftover is swept by the next test run.
         rt.block_on(async move {
-            use sqlx::Connection;
-            if let Ok(mut conn) = sqlx::PgConnection::connect(&admin).await {
-                let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "drop database if exists \"{database}\" with (force)"
-                )))
-                .execute(&mut conn)
-                .await;
-                let _ = conn.close().await;
-            }
+            let _ = testing::drop_database(&database).await;
         });
     });
     let _ = done.join();
