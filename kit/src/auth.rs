@@ -28,8 +28,6 @@ use anyhow::Context;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::admin::constant_time_eq;
-
 /// The shortest token accepted.
 pub const MIN_TOKEN_LEN: usize = 16;
 
@@ -223,9 +221,31 @@ pub fn reload_on_sighup(lists: Vec<Tokens>, shutdown: CancellationToken) -> Join
     })
 }
 
+/// Compares without an early exit on the first differing byte, so the time taken does not tell
+/// how much of a guess was right (the length may leak; the token's length is no secret worth
+/// keeping).
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut diff = 0u8;
+    for (x, y) in a.iter().zip(b) {
+        diff |= x ^ y;
+    }
+    // Keep the optimiser from turning the loop into an early-exit comparison.
+    std::hint::black_box(diff) == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn constant_time_eq_compares_whole_tokens() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"abcd"));
+    }
 
     const T1: &str = "0123456789abcdef";
     const T2: &str = "fedcba9876543210";

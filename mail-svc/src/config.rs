@@ -319,6 +319,19 @@ impl Config {
         self.batch_window.unwrap_or(DEFAULT_BATCH_WINDOW)
     }
 
+    /// The transport MAILER selects (for SMTP: SMTP_URL, SMTP_CA_FILE and MAIL_FROM read and
+    /// checked).
+    pub fn transport(&self) -> anyhow::Result<crate::mailer::Transport> {
+        use crate::mailer::Transport;
+        Ok(match self.mailer {
+            MailerKind::Log => Transport::Log,
+            MailerKind::Smtp => Transport::Smtp {
+                server: Box::new(self.smtp_server()?),
+                from: Box::new(self.from_mailbox()?),
+            },
+        })
+    }
+
     /// The SMTP server of SMTP_URL and SMTP_CA_FILE (the file read and checked).
     pub fn smtp_server(&self) -> anyhow::Result<crate::mailer::SmtpServer> {
         crate::mailer::SmtpServer::from_settings(&self.smtp_url, self.smtp_ca_file.as_deref())

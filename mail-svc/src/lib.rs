@@ -95,7 +95,7 @@ impl App {
         // Install the metrics recorder now: `metrics::counter!` calls made before it exists are
         // dropped (kit's listener only installs it on the first scrape).
         metrics::register();
-        let transport = mailer::Transport::from_config(&cfg)?;
+        let transport = cfg.transport()?;
         let pg = outbox_kit::db::options(&cfg.database_url)?;
         // Lazy: the service runs (and answers NOT_SERVING, and UNAVAILABLE to MailService
         // calls) while its database is away.

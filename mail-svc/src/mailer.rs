@@ -54,7 +54,6 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::{
-    config::{Config, MailerKind},
     db::{self, MailRow},
     mail, process, retry,
 };
@@ -465,19 +464,6 @@ enum Round {
     },
     /// The server refused the session; the mail was left as it was.
     SessionFailed(SendFailure),
-}
-
-impl Transport {
-    /// The transport MAILER selects.
-    pub fn from_config(cfg: &Config) -> anyhow::Result<Self> {
-        Ok(match cfg.mailer {
-            MailerKind::Log => Transport::Log,
-            MailerKind::Smtp => Transport::Smtp {
-                server: Box::new(cfg.smtp_server()?),
-                from: Box::new(cfg.from_mailbox()?),
-            },
-        })
-    }
 }
 
 impl Mailer {
