@@ -277,7 +277,7 @@ pub struct Idle {
     pub mail_queries_per_sec: f64,
 }
 
-pub(crate) fn progress(msg: impl AsRef<str>) {
+fn progress(msg: impl AsRef<str>) {
     eprintln!("bench: {}", msg.as_ref());
 }
 

@@ -16,7 +16,6 @@ pub mod vacuum;
 
 use std::{
     collections::HashMap,
-    ops::Range,
     sync::{
         Arc, Mutex,
         atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering},
@@ -35,7 +34,7 @@ use serde::Serialize;
 use sqlx::PgPool;
 
 use crate::{
-    bench::{self, BenchOptions, progress},
+    bench::{self, BenchOptions},
     cpu::CpuUse,
     stack::Stack,
     stats::Summary,
@@ -64,7 +63,7 @@ pub struct Pinned {
 }
 
 /// One round (7a) or chunk (7b) of events.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Serialize)]
 pub struct Round {
     pub events: u64,
     pub per_sec: f64,
@@ -108,6 +107,10 @@ pub struct MailBacklog {
     pub backlog: Summary,
 }
 
+fn progress(msg: impl AsRef<str>) {
+    eprintln!("bench: {}", msg.as_ref());
+}
+
 /// Runs section 7 once (its ratios compare parts of the same run).
 pub async fn run(opts: &BenchOptions) -> anyhow::Result<Cost> {
     let pinned = pinned_rounds(opts).await?;
@@ -130,94 +133,28 @@ pub async fn run(opts: &BenchOptions) -> anyhow::Result<Cost> {
     })
 }
 
-/// A stack for a drain (orders-svc and one relay-svc, autovacuum stood in for where the server's
-/// is off) with a queue bound to everything it publishes, purged after each round.
-struct Drain {
-    stack: Stack,
-    vacuum: vacuum::StandIn,
-    _conn: lapin::Connection,
-    ch: lapin::Channel,
-    queue: String,
-    pool: PgPool,
-    relay: RelayClient,
-}
-
-impl Drain {
-    async fn start(tag: &str) -> anyhow::Result<Self> {
-        let stack = bench::bench_stack(1, 0).await?;
-        let vacuum = vacuum::StandIn::start(&stack.orders_db_url).await?;
-        let conn = bench::amqp().await?;
-        let ch = conn.create_channel().await?;
-        let queue = outbox_kit::testing::unique(tag);
-        bench::topic_to_queue(&ch, &stack.exchange, &queue).await?;
-        let pool = PgPool::connect(&stack.orders_db_url).await?;
-        let relay = stack.relay_client(0).await?;
-        Ok(Self {
-            stack,
-            vacuum,
-            _conn: conn,
-            ch,
-            queue,
-            pool,
-            relay,
-        })
-    }
-
-    /// One round of `events`: `work` runs (timed) and says how many events the relay must have
-    /// published since it started; the round ends when it has.
-    async fn round(
-        &mut self,
-        events: u64,
-        what: &str,
-        work: impl std::future::Future<Output = anyhow::Result<u64>>,
-    ) -> anyhow::Result<Round> {
-        let meter = self.stack.cpu_meter();
-        let before = meter.sample();
-        let started = Instant::now();
-        let target = work.await?;
-        wait_published(&mut self.relay, target, what).await?;
-        let elapsed = started.elapsed();
-        let cpu = meter.sample().since(&before).per(events, 1000.0);
-        self.ch
-            .queue_purge(self.queue.as_str().into(), QueuePurgeOptions::default())
-            .await?;
-        Ok(Round {
-            events,
-            per_sec: events as f64 / elapsed.as_secs_f64().max(1e-9),
-            cpu,
-        })
-    }
-
-    /// Stops and drops everything; who vacuumed, for the table.
-    async fn finish(mut self) -> anyhow::Result<&'static str> {
-        self.ch
-            .queue_delete(self.queue.as_str().into(), QueueDeleteOptions::default())
-            .await?;
-        self.pool.close().await;
-        let vacuum = self.vacuum.stop().await;
-        self.stack.stop().await;
-        bench::drop_database(&self.stack.orders_db_url).await;
-        bench::drop_database(&self.stack.mail_db_url).await;
-        Ok(vacuum)
-    }
-}
-
 /// How many rounds of `round` make up `events` (at least one).
 fn rounds_of(events: u64, round: u64) -> u64 {
     events.div_ceil(round.max(1)).max(1)
 }
 
 async fn pinned_rounds(opts: &BenchOptions) -> anyhow::Result<Pinned> {
-    let mut drain = Drain::start("bench.cost").await?;
-    let pool = drain.pool.clone();
+    let mut stack = bench::bench_stack(1, 0).await?;
+    let vacuum = vacuum::StandIn::start(&stack.orders_db_url).await?;
+    let conn = bench::amqp().await?;
+    let ch = conn.create_channel().await?;
+    let queue = outbox_kit::testing::unique("bench.cost");
+    bench::topic_to_queue(&ch, &stack.exchange, &queue).await?;
+    let pool = PgPool::connect(&stack.orders_db_url).await?;
+    let mut relay = stack.relay_client(0).await?;
 
     // A fresh stack's first seconds (connections, caches) would count against the unpinned probe.
-    probe(&drain.stack, opts.probe_secs.min(2.0)).await?;
+    probe(&stack, opts.probe_secs.min(2.0)).await?;
     progress(format!(
         "7a. probe at {}/s for {}s, nothing pinned",
         PROBE_RATE, opts.probe_secs
     ));
-    let probe_unpinned = probe(&drain.stack, opts.probe_secs).await?;
+    let probe_unpinned = probe(&stack, opts.probe_secs).await?;
 
     // The pin: a snapshot taken and held, as a pg_dump or a long report holds one.
     let mut pin = pool.begin().await?;
@@ -236,25 +173,39 @@ async fn pinned_rounds(opts: &BenchOptions) -> anyhow::Result<Pinned> {
             r + 1,
             opts.cost_round
         ));
-        let target = published_total(&mut drain.relay).await? + opts.cost_round;
+        let target = published_total(&mut relay).await? + opts.cost_round;
         // Each round's orders are new ones, their chains starting at their first event.
         let first_order = 1 + (r * opts.orders) as i64;
         bench::fill_outbox(&pool, opts.cost_round, opts.orders, first_order).await?;
-        let what = format!("round {}", r + 1);
-        let round = drain.round(opts.cost_round, &what, async {
-            bench::notify_relay(&pool).await?;
-            Ok(target)
+        let meter = stack.cpu_meter();
+        let before = meter.sample();
+        let started = Instant::now();
+        bench::notify_relay(&pool).await?;
+        wait_published(&mut relay, target, &format!("round {}", r + 1)).await?;
+        let elapsed = started.elapsed();
+        let cpu = meter.sample().since(&before).per(opts.cost_round, 1000.0);
+        ch.queue_purge(queue.as_str().into(), QueuePurgeOptions::default())
+            .await?;
+        rounds.push(Round {
+            events: opts.cost_round,
+            per_sec: opts.cost_round as f64 / elapsed.as_secs_f64().max(1e-9),
+            cpu,
         });
-        rounds.push(round.await?);
     }
-    let dead_rows = dead_rows(&drain.stack.orders_db_url).await?;
+    let dead_rows = dead_rows(&stack.orders_db_url).await?;
     progress(format!(
         "7a. probe at {PROBE_RATE}/s for {}s, {dead_rows} dead rows pinned",
         opts.probe_secs
     ));
-    let probe_pinned = probe(&drain.stack, opts.probe_secs).await?;
+    let probe_pinned = probe(&stack, opts.probe_secs).await?;
     pin.rollback().await?;
-    let vacuum = drain.finish().await?;
+
+    ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+        .await?;
+    let vacuum = vacuum.stop().await;
+    stack.stop().await;
+    bench::drop_database(&stack.orders_db_url).await;
+    bench::drop_database(&stack.mail_db_url).await;
     Ok(Pinned {
         rounds,
         probe_unpinned,
@@ -346,11 +297,19 @@ async fn probe(stack: &Stack, secs: f64) -> anyhow::Result<Summary> {
 }
 
 async fn soak(opts: &BenchOptions) -> anyhow::Result<Soak> {
-    let mut drain = Drain::start("bench.soak").await?;
+    let mut stack = bench::bench_stack(1, 0).await?;
+    let vacuum = vacuum::StandIn::start(&stack.orders_db_url).await?;
+    let conn = bench::amqp().await?;
+    let ch = conn.create_channel().await?;
+    let queue = outbox_kit::testing::unique("bench.soak");
+    bench::topic_to_queue(&ch, &stack.exchange, &queue).await?;
+    let pool = PgPool::connect(&stack.orders_db_url).await?;
+    let mut relay = stack.relay_client(0).await?;
     let mut clients = Vec::new();
     for _ in 0..opts.max_writers {
-        clients.push(drain.stack.orders_client().await?);
+        clients.push(stack.orders_client().await?);
     }
+    let next = Arc::new(AtomicI64::new(0));
     let mut written = 0;
     let n = rounds_of(opts.cost_events, opts.cost_round);
     let (mut first, mut last, mut after_first) = (None, None, HashMap::new());
@@ -361,22 +320,29 @@ async fn soak(opts: &BenchOptions) -> anyhow::Result<Soak> {
             opts.cost_round,
             opts.max_writers
         ));
-        // Request i of the soak walks its lane's orders on (bench::request_for).
-        let requests = (chunk * opts.cost_round) as i64..((chunk + 1) * opts.cost_round) as i64;
-        let what = format!("soak chunk {}", chunk + 1);
-        let round = drain.round(opts.cost_round, &what, async {
-            written += write_chunk(&clients, requests).await?;
-            Ok(written)
-        });
-        let round = round.await?;
+        let meter = stack.cpu_meter();
+        let before = meter.sample();
+        let started = Instant::now();
+        written += write_chunk(&clients, &next, opts.cost_round).await?;
+        let target = written;
+        wait_published(&mut relay, target, &format!("soak chunk {}", chunk + 1)).await?;
+        let elapsed = started.elapsed();
+        let cpu = meter.sample().since(&before).per(opts.cost_round, 1000.0);
+        ch.queue_purge(queue.as_str().into(), QueuePurgeOptions::default())
+            .await?;
+        let round = Round {
+            events: opts.cost_round,
+            per_sec: opts.cost_round as f64 / elapsed.as_secs_f64().max(1e-9),
+            cpu,
+        };
         if chunk == 0 {
-            after_first = table_sizes(&drain.pool).await?;
+            after_first = table_sizes(&pool).await?;
             first = Some(round);
         } else {
             last = Some(round);
         }
     }
-    let at_end = table_sizes(&drain.pool).await?;
+    let at_end = table_sizes(&pool).await?;
     let mut sizes: Vec<TableSize> = at_end
         .into_iter()
         .map(|(table, at_end)| TableSize {
@@ -386,10 +352,23 @@ async fn soak(opts: &BenchOptions) -> anyhow::Result<Soak> {
         })
         .collect();
     sizes.sort_by(|a, b| a.table.cmp(&b.table));
-    let vacuum = drain.finish().await?;
-    let first: Round = first.context("the soak ran its first chunk")?;
+    ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+        .await?;
+    pool.close().await;
+    let vacuum = vacuum.stop().await;
+    stack.stop().await;
+    bench::drop_database(&stack.orders_db_url).await;
+    bench::drop_database(&stack.mail_db_url).await;
+    let first = first.context("the soak ran its first chunk")?;
     // One chunk only: it is both the first and the last.
-    let last = last.unwrap_or_else(|| first.clone());
+    let last = match last {
+        Some(last) => last,
+        None => Round {
+            events: first.events,
+            per_sec: first.per_sec,
+            cpu: first.cpu.clone(),
+        },
+    };
     Ok(Soak {
         events: n * opts.cost_round,
         first,
@@ -430,21 +409,28 @@ type RelayClient =
 type OrdersClient =
     outbox_proto::orders::v1::order_service_client::OrderServiceClient<tonic::transport::Channel>;
 
-/// Upserts `requests` (request i is `bench::request_for(1, i)`) from every client in a closed
-/// loop; the events they wrote (each call changes its order, so each writes one).
-async fn write_chunk(clients: &[OrdersClient], requests: Range<i64>) -> anyhow::Result<u64> {
-    let next = Arc::new(AtomicI64::new(requests.start));
+/// `count` Upserts from every client in a closed loop; the events they wrote (each call changes
+/// its order, so each writes one).
+async fn write_chunk(
+    clients: &[OrdersClient],
+    next: &Arc<AtomicI64>,
+    count: u64,
+) -> anyhow::Result<u64> {
+    let end = next.load(Ordering::Relaxed) + count as i64;
     let failed = Arc::new(AtomicBool::new(false));
     let events = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::new();
     for client in clients {
         let (mut client, next, failed, events) =
             (client.clone(), next.clone(), failed.clone(), events.clone());
-        let end = requests.end;
         tasks.push(tokio::spawn(async move {
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= end || failed.load(Ordering::Relaxed) {
+                if i >= end {
+                    next.fetch_sub(1, Ordering::Relaxed);
+                    break;
+                }
+                if failed.load(Ordering::Relaxed) {
                     break;
                 }
                 let resp = client.upsert(bench::request_for(1, i)).await;
