@@ -8,104 +8,25 @@
 //! own config, database and log directories; the machine's broker is not touched. A node left
 //! over by an earlier run is stopped first, and the node is stopped when the test ends.
 
-use std::{
-    path::PathBuf,
-    process::{Command, Stdio},
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
-use outbox_kit::testing::{self, Exposition, scrape};
+use outbox_kit::testing::{self, Exposition, rabbit_node::RabbitNode, scrape};
 
 use crate::common::*;
 
-const NODE: &str = "alarm-outbox@localhost";
+/// The test's node: its name and AMQP port (distribution on 25684).
+const NODE: &str = "alarm-outbox";
 const AMQP_PORT: u16 = 5684;
-const DIST_PORT: u16 = 25684;
 
-/// The RabbitMQ node of this test; stopped (and its directory removed) on drop.
-struct Node {
-    dir: PathBuf,
-}
-
-impl Node {
-    fn start() -> Self {
-        stop_node();
-        let dir = std::env::temp_dir().join("outbox-alarm-rabbitmq");
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("mnesia")).expect("mnesia dir");
-        std::fs::create_dir_all(dir.join("log")).expect("log dir");
-        std::fs::write(
-            dir.join("rabbitmq.conf"),
-            format!("listeners.tcp.default = 127.0.0.1:{AMQP_PORT}\nloopback_users = none\n"),
-        )
-        .expect("config");
-        std::fs::write(dir.join("enabled_plugins"), "[].\n").expect("plugins");
-        run(Command::new("chown")
-            .args(["-R", "rabbitmq:rabbitmq"])
-            .arg(&dir));
-        let node = Self { dir };
-        run(node
-            .env(&mut Command::new("rabbitmq-server"))
-            .arg("-detached"));
-        // `await_startup` fails at once while the node is not up yet: ask until it answers.
-        let deadline = Instant::now() + Duration::from_secs(90);
-        while !ctl(&["--timeout", "10", "await_startup"]) {
-            assert!(Instant::now() < deadline, "the alarm node did not start");
-            std::thread::sleep(Duration::from_millis(500));
-        }
-        node
-    }
-
-    fn env<'a>(&self, cmd: &'a mut Command) -> &'a mut Command {
-        let d = &self.dir;
-        cmd.env("RABBITMQ_NODENAME", NODE)
-            .env("RABBITMQ_NODE_PORT", AMQP_PORT.to_string())
-            .env("RABBITMQ_DIST_PORT", DIST_PORT.to_string())
-            .env("RABBITMQ_CONFIG_FILE", d.join("rabbitmq.conf"))
-            .env("RABBITMQ_MNESIA_BASE", d.join("mnesia"))
-            .env("RABBITMQ_LOG_BASE", d.join("log"))
-            .env("RABBITMQ_ENABLED_PLUGINS_FILE", d.join("enabled_plugins"))
-    }
-
-    /// Raises the memory alarm (a high watermark of 0 blocks every publisher at once) or
-    /// clears it (the default 0.4).
-    fn memory_alarm(&self, on: bool) {
-        let watermark = if on { "0" } else { "0.4" };
-        assert!(
-            ctl(&["set_vm_memory_high_watermark", watermark]),
-            "set_vm_memory_high_watermark {watermark}"
-        );
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        stop_node();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// `rabbitmqctl -n NODE <args>`; true when it succeeded.
-fn ctl(args: &[&str]) -> bool {
-    Command::new("rabbitmqctl")
-        .args(["-n", NODE])
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn stop_node() {
-    ctl(&["stop"]);
-}
-
-fn run(cmd: &mut Command) {
-    let out = cmd.stdin(Stdio::null()).output().expect("runs");
+/// Raises the memory alarm on `node` (a high watermark of 0 blocks every publisher at once)
+/// or clears it (the default 0.4).
+fn memory_alarm(node: &RabbitNode, on: bool) {
+    let watermark = if on { "0" } else { "0.4" };
     assert!(
-        out.status.success(),
-        "{cmd:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        node.ctl(&["set_vm_memory_high_watermark", watermark])
+            .status
+            .success(),
+        "set_vm_memory_high_watermark {watermark}"
     );
 }
 
@@ -119,10 +40,10 @@ async fn a_memory_alarm_is_visible_blocks_sending_and_loses_nothing() {
     )) {
         return;
     }
-    let node = tokio::task::spawn_blocking(Node::start)
+    let node = tokio::task::spawn_blocking(|| RabbitNode::start(NODE, AMQP_PORT, |_| String::new()))
         .await
         .expect("node");
-    let amqp_url = format!("amqp://guest:guest@127.0.0.1:{AMQP_PORT}/%2f");
+    let amqp_url = node.url();
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_ex");
     let consumer = Consumer::start_at(&amqp_url, &exchange, Some("#")).await;
@@ -137,7 +58,7 @@ async fn a_memory_alarm_is_visible_blocks_sending_and_loses_nothing() {
     .await;
 
     let raised = Instant::now();
-    node.memory_alarm(true);
+    memory_alarm(&node, true);
     wait_until("the relay reports the block", || async {
         relay.live.broker_blocked().is_some()
     })
@@ -171,7 +92,7 @@ async fn a_memory_alarm_is_visible_blocks_sending_and_loses_nothing() {
     assert!(during.backlog > 0, "the events wait in the outbox");
 
     let cleared = Instant::now();
-    node.memory_alarm(false);
+    memory_alarm(&node, false);
     let events = writers.await.expect("writers");
     let all: Vec<u64> = events.iter().map(|(_, s)| *s).collect();
     wait_until("everything consumed after the alarm cleared", || async {
