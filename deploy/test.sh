@@ -80,9 +80,23 @@ if [ "$#" -gt 0 ]; then
   cargo test --workspace --locked "$@"
   exit 0
 fi
-# The end-to-end binary's tests mostly wait (services starting, chaos runs of a fixed length) and
-# take turns through e2e/tests/it/serial.rs, not through libtest's threads (one per core by
-# default, so two waiting tests would hold both): it gets more threads, so that waiting tests
-# overlap. Every other binary keeps libtest's default.
-cargo test --workspace --locked --exclude e2e
-RUST_TEST_THREADS="${E2E_TEST_THREADS:-4}" cargo test --locked -p e2e
+# Build every test binary once, then run the end-to-end binary beside the others: its tests
+# mostly wait (services starting, chaos runs of a fixed length), and no test needs the machine to
+# itself (a test that restarts a broker restarts a node of its own). The end-to-end binary gets
+# more test threads than libtest's one per core, so that its waiting tests overlap; its output is
+# kept in a file and printed after the others', so the two runs' lines do not interleave.
+cargo test --workspace --locked --no-run
+e2e_log=$(mktemp)
+RUST_TEST_THREADS="${E2E_TEST_THREADS:-4}" cargo test --locked -p e2e >"$e2e_log" 2>&1 &
+e2e_pid=$!
+others=0
+cargo test --workspace --locked --exclude e2e || others=$?
+e2e=0
+wait "$e2e_pid" || e2e=$?
+log "the end-to-end package's tests:"
+cat "$e2e_log"
+rm -f "$e2e_log"
+if [ "$others" -ne 0 ] || [ "$e2e" -ne 0 ]; then
+  log "failed: the other packages' tests exited $others, the end-to-end package's $e2e"
+  exit 1
+fi

@@ -563,6 +563,7 @@ async fn write_service(c: usize, secs: f64) -> anyhow::Result<(Summary, CpuUse)>
 /// measures the services, not their log output).
 pub(crate) async fn bench_stack(relays: usize, mails: usize) -> anyhow::Result<Stack> {
     let mut cfg = StackConfig::new("bench");
+    cfg.db_max_connections = None;
     cfg.relays = relays;
     cfg.mails = mails;
     cfg.rust_log = "warn".into();
@@ -961,6 +962,7 @@ async fn mail_consume_until(
     done: Done,
 ) -> anyhow::Result<ScalingRun> {
     let mut cfg = StackConfig::new("bench");
+    cfg.db_max_connections = None;
     cfg.relays = 0;
     cfg.mails = instances;
     cfg.rust_log = "warn".into();

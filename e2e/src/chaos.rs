@@ -49,8 +49,9 @@ pub struct ChaosOptions {
     /// longer, and a run must still cover every kind of fault it promises.
     #[arg(long, default_value_t = 0)]
     pub min_faults: u32,
-    /// Restart the RabbitMQ application (`rabbitmqctl stop_app`/`start_app`) as one of the
-    /// faults. It affects every user of the local broker. Not in `--cluster` mode, which never
+    /// Restart the stack's RabbitMQ application (`rabbitmqctl stop_app`/`start_app`) as one of
+    /// the faults. For the `chaos` binary that is the machine's broker, and so every user of it;
+    /// the suite's runs restart a node of their own. Not in `--cluster` mode, which never
     /// touches the machine's broker.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub broker_restarts: bool,
@@ -82,7 +83,7 @@ pub struct ChaosOptions {
 
 impl ChaosOptions {
     /// The suite's short runs: 60 s of 6 writers over 100 live orders, a fault every ~3 s (about
-    /// 20), 2 relays and 2 mail services on the machine's broker (restarted as a fault), one
+    /// 20), 2 relays and 2 mail services on the stack's broker (restarted as a fault), one
     /// shard. The long runs are the `chaos` binary's (docs/ARCHITECTURE.md, "Proving it").
     pub fn short() -> Self {
         Self {
@@ -102,18 +103,20 @@ impl ChaosOptions {
     }
 }
 
-/// A short run of the suite: `options` on a stack tagged `tag`, its report printed. The run
+/// A short run of the suite: `options` on the stack `cfg` describes, its report printed. The run
 /// goes on until it has injected at least `min_faults` faults, however slow the machine; panics
 /// unless it produced load (over 100 events) and found nothing lost, doubled, reordered or
 /// invented.
-pub async fn assert_clean_run(options: &ChaosOptions, tag: &str, min_faults: u32) -> ChaosReport {
+pub async fn assert_clean_run(
+    options: &ChaosOptions,
+    cfg: StackConfig,
+    min_faults: u32,
+) -> ChaosReport {
     let options = ChaosOptions {
         min_faults: options.min_faults.max(min_faults),
         ..options.clone()
     };
-    let report = run(&options, StackConfig::new(tag))
-        .await
-        .expect("chaos run completes");
+    let report = run(&options, cfg).await.expect("chaos run completes");
     println!("{report}");
     assert!(report.events > 100, "the run produced load: {report}");
     assert!(
@@ -481,10 +484,10 @@ async fn inject_fault(
             report.db_terminations += 1;
         }
         _ => {
-            rabbitmqctl("stop_app").await?;
+            stack.broker.ctl("stop_app").await?;
             report.broker_restarts += 1;
             tokio::time::sleep(Duration::from_millis(rng.random_range(500..4000))).await;
-            rabbitmqctl("start_app").await?;
+            stack.broker.ctl("start_app").await?;
         }
     }
     Ok(())
@@ -558,23 +561,11 @@ async fn terminate_db_connections(stack: &Stack) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs `rabbitmqctl <command>` and waits for it.
-pub async fn rabbitmqctl(command: &str) -> anyhow::Result<()> {
-    let status = tokio::process::Command::new("rabbitmqctl")
-        .args(["-q", command])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .await
-        .with_context(|| format!("running rabbitmqctl {command}"))?;
-    anyhow::ensure!(status.success(), "rabbitmqctl {command} failed: {status}");
-    Ok(())
-}
-
 /// Makes sure the broker (or every cluster node) runs and every service process is up again.
 async fn heal(stack: &mut Stack, cluster: Option<&Cluster>) -> anyhow::Result<()> {
     match cluster {
         Some(cluster) => cluster.heal().await?,
-        None => rabbitmqctl("start_app").await?,
+        None => stack.broker.ctl("start_app").await?,
     }
     for p in stack.relays.iter_mut().chain(stack.mails.iter_mut()) {
         if !p.is_running() {

@@ -90,6 +90,12 @@ fn turn() -> std::sync::Arc<AsyncMutex<()>> {
     TURN.get_or_init(Default::default).clone()
 }
 
+/// The cluster's turn without bringing it up, for a test that runs the script itself
+/// (blocking: not from an async runtime's thread).
+pub fn turn_blocking() -> OwnedMutexGuard<()> {
+    turn().blocking_lock_owned()
+}
+
 /// Holders of the cluster in this process (the last one brings it down).
 static HOLDERS: Mutex<u32> = Mutex::new(0);
 

@@ -12,10 +12,7 @@ use lapin::{
 };
 use outbox_proto::orders::v1::OrderStatus;
 
-use crate::{
-    chaos::rabbitmqctl,
-    stack::{Stack, StackConfig},
-};
+use crate::stack::{Broker, Stack, StackConfig};
 
 /// A copy of one message as it crossed the exchange (for re-sending it "from the network").
 #[derive(Debug, Clone)]
@@ -80,9 +77,32 @@ async fn settle(stack: &Stack, tail: &mut LogTail) {
     tail.print_new(stack);
 }
 
-/// Runs the story; returns the stack's log directory.
-pub async fn run() -> anyhow::Result<std::path::PathBuf> {
+/// Waits until the tap has seen event `seq` (at most [`TAP_TIMEOUT`]); its copy.
+async fn wait_for_copy(
+    captured: &std::sync::Mutex<HashMap<String, Captured>>,
+    seq: u64,
+) -> anyhow::Result<Captured> {
+    let deadline = tokio::time::Instant::now() + TAP_TIMEOUT;
+    loop {
+        if let Some(copy) = captured.lock().expect("tap").get(&seq.to_string()) {
+            return Ok(copy.clone());
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the tap did not see seq={seq} in {TAP_TIMEOUT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// How long the relay may take to publish an event the demo re-sends.
+const TAP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs the story on `broker` (which it stops and starts once); returns the stack's log
+/// directory.
+pub async fn run(broker: Broker) -> anyhow::Result<std::path::PathBuf> {
     let mut cfg = StackConfig::new("demo");
+    cfg.broker = broker;
     cfg.relays = 1;
     cfg.mails = 1;
     let mut stack = Stack::start(cfg).await?;
@@ -97,11 +117,7 @@ pub async fn run() -> anyhow::Result<std::path::PathBuf> {
     );
 
     // A tap on the exchange keeps a copy of every published message, to re-send one later.
-    let conn = Connection::connect(
-        &outbox_kit::testing::amqp_url(),
-        ConnectionProperties::default(),
-    )
-    .await?;
+    let conn = Connection::connect(&stack.broker.url, ConnectionProperties::default()).await?;
     let ch = conn.create_channel().await?;
     let mut consumer = stack.tap(&ch, "demo-tap").await?;
     let captured: std::sync::Arc<std::sync::Mutex<HashMap<String, Captured>>> = Default::default();
@@ -148,12 +164,8 @@ pub async fn run() -> anyhow::Result<std::path::PathBuf> {
     settle(&stack, &mut tail).await;
 
     println!("\n2. The same event arrives again (a relay re-send, or the network doubling it)");
-    let copy = captured
-        .lock()
-        .expect("tap")
-        .get(&seq43.to_string())
-        .cloned()
-        .context("the tap saw the event")?;
+    // On a busy machine the relay may take longer than the pause above.
+    let copy = wait_for_copy(&captured, seq43).await?;
     publish(copy).await?;
     println!("  re-published seq={seq43} to the exchange");
     settle(&stack, &mut tail).await;
@@ -224,14 +236,14 @@ pub async fn run() -> anyhow::Result<std::path::PathBuf> {
     settle(&stack, &mut tail).await;
 
     println!("\n4. The broker goes away while orders keep changing");
-    rabbitmqctl("stop_app").await?;
+    stack.broker.ctl("stop_app").await?;
     println!("  rabbitmqctl stop_app");
     upsert(&stack, 43, OrderStatus::Paid).await?;
     upsert(&stack, 43, OrderStatus::Shipped).await?;
     upsert(&stack, 44, OrderStatus::Shipped).await?;
     tokio::time::sleep(Duration::from_secs(4)).await;
     tail.print_new(&stack);
-    rabbitmqctl("start_app").await?;
+    stack.broker.ctl("start_app").await?;
     println!("  rabbitmqctl start_app (recovered)");
     tokio::time::sleep(Duration::from_secs(6)).await;
     tail.print_new(&stack);

@@ -9,6 +9,7 @@ use std::{
 };
 
 use anyhow::{Context, bail};
+use outbox_kit::testing::rabbit_node::RabbitNode;
 use outbox_proto::{
     mail::v1::{ListMailsRequest, Mail, mail_service_client::MailServiceClient},
     orders::v1::{OrderStatus, UpsertOrderRequest, order_service_client::OrderServiceClient},
@@ -219,6 +220,9 @@ impl ServiceProc {
     }
 }
 
+/// [`StackConfig::db_max_connections`] of the tests' stacks.
+pub const TEST_DB_MAX_CONNECTIONS: u32 = 8;
+
 /// What to start.
 #[derive(Debug, Clone)]
 pub struct StackConfig {
@@ -231,14 +235,19 @@ pub struct StackConfig {
     pub rust_log: String,
     /// Where each process's log goes (`<name>.log`).
     pub log_dir: PathBuf,
+    /// `DB_MAX_CONNECTIONS` of orders-svc and mail-svc (relay-svc's pools are small and fixed);
+    /// `None`: the services' defaults, as a benchmark wants them.
+    pub db_max_connections: Option<u32>,
     /// Extra environment for every service.
     pub env: Vec<(String, String)>,
     /// Extra environment for every relay-svc.
     pub relay_env: Vec<(String, String)>,
     /// Extra environment for every mail-svc.
     pub mail_env: Vec<(String, String)>,
+    /// The broker of every service whose `AMQP_URL` the two lists below do not set.
+    pub broker: Broker,
     /// `AMQP_URL` of each relay-svc (instance i takes entry i modulo the length; each entry may
-    /// be a list of a cluster's nodes); empty: the tests' broker.
+    /// be a list of a cluster's nodes); empty: `broker`.
     pub relay_amqp_urls: Vec<String>,
     /// `AMQP_URL` of each mail-svc, as `relay_amqp_urls`; the first also removes the stack's
     /// queues at the end.
@@ -246,7 +255,9 @@ pub struct StackConfig {
 }
 
 impl StackConfig {
-    /// One relay, one mail service, logs in a fresh temporary directory.
+    /// One relay, one mail service on the machine's broker, logs in a fresh temporary directory,
+    /// and small database pools: several stacks run at once beside the other packages' tests,
+    /// all on one PostgreSQL (100 connections by default).
     pub fn new(tag: &str) -> Self {
         let log_dir = std::env::temp_dir().join(outbox_kit::testing::unique(tag));
         Self {
@@ -255,12 +266,58 @@ impl StackConfig {
             shards: 1,
             rust_log: "info".into(),
             log_dir,
+            db_max_connections: Some(TEST_DB_MAX_CONNECTIONS),
             env: Vec::new(),
             relay_env: Vec::new(),
             mail_env: Vec::new(),
+            broker: Broker::machine(),
             relay_amqp_urls: Vec::new(),
             mail_amqp_urls: Vec::new(),
         }
+    }
+}
+
+/// A single broker node (not a cluster's): the machine's, or a node of a test's own
+/// ([`RabbitNode`]), which a test may restart without disturbing the tests beside it.
+#[derive(Debug, Clone)]
+pub struct Broker {
+    /// Its AMQP URL with the tests' credentials.
+    pub url: String,
+    /// Its Erlang node name for `rabbitmqctl -n`; `None`: the machine's broker.
+    pub node: Option<String>,
+}
+
+impl Broker {
+    /// The machine's broker (`TEST_AMQP_URL`).
+    pub fn machine() -> Self {
+        Self {
+            url: outbox_kit::testing::amqp_url(),
+            node: None,
+        }
+    }
+
+    /// A node of the test's own.
+    pub fn node(node: &RabbitNode) -> Self {
+        Self {
+            url: node.url(),
+            node: Some(node.name().to_owned()),
+        }
+    }
+
+    /// Runs `rabbitmqctl <command>` on this broker and waits for it (`stop_app`, `start_app`).
+    pub async fn ctl(&self, command: &str) -> anyhow::Result<()> {
+        let mut cmd = tokio::process::Command::new("rabbitmqctl");
+        if let Some(node) = &self.node {
+            cmd.args(["-n", node]);
+        }
+        let status = cmd
+            .args(["-q", command])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .await
+            .with_context(|| format!("running rabbitmqctl {command}"))?;
+        anyhow::ensure!(status.success(), "rabbitmqctl {command} failed: {status}");
+        Ok(())
     }
 }
 
@@ -280,6 +337,8 @@ pub struct Stack {
     pub log_dir: PathBuf,
     /// The broker (or brokers) the stack's queues live on.
     pub admin_amqp_url: String,
+    /// The broker of the services that were given no URL list.
+    pub broker: Broker,
 }
 
 impl Stack {
@@ -298,7 +357,7 @@ impl Stack {
         };
         let exchange = format!("{tag}.events");
         let queue = format!("{tag}.mail");
-        let amqp = outbox_kit::testing::amqp_url();
+        let amqp = cfg.broker.url.clone();
         let amqp_of = |urls: &[String], i: usize| {
             if urls.is_empty() {
                 amqp.clone()
@@ -313,6 +372,10 @@ impl Stack {
                 ("LOG_FORMAT".to_string(), "text".to_string()),
                 ("NO_COLOR".to_string(), "1".to_string()),
             ];
+            env.extend(
+                cfg.db_max_connections
+                    .map(|n| ("DB_MAX_CONNECTIONS".to_string(), n.to_string())),
+            );
             env.extend(cfg.env.iter().cloned());
             env
         };
@@ -369,6 +432,7 @@ impl Stack {
             queue,
             log_dir: cfg.log_dir,
             admin_amqp_url: amqp_of(&cfg.mail_amqp_urls, 0),
+            broker: cfg.broker,
         })
     }
 

@@ -4,10 +4,12 @@
 //! behind it; [`scrape`] and [`Exposition`]
 //! read a service's real `/metrics` answer; [`init_tracing`], the trace contexts `main` installs; [`pki`], throwaway CAs for the TLS tests; [`health`], [`reflection`] and [`secrets`], what the
 //! services' tests of those share; [`run_for`] and [`run_to_end`], for tests of the real binaries;
-//! [`run_in_own_process`], for a test that must not share its process with the others.
+//! [`run_in_own_process`], for a test that must not share its process with the others;
+//! [`rabbit_node`], a RabbitMQ node of a test's own for tests that restart or block a broker.
 
 pub mod health;
 pub mod pki;
+pub mod rabbit_node;
 pub mod reflection;
 pub mod secrets;
 

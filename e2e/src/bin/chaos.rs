@@ -23,6 +23,7 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     e2e::stack::build_services()?;
     let mut cfg = StackConfig::new("chaos");
+    cfg.db_max_connections = None;
     cfg.rust_log = cli.service_log;
     let report = chaos::run(&cli.options, cfg).await?;
     println!("{report}");

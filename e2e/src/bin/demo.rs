@@ -4,7 +4,7 @@
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     e2e::stack::build_services()?;
-    let logs = e2e::demo::run().await?;
+    let logs = e2e::demo::run(e2e::stack::Broker::machine()).await?;
     println!("\nfull logs: {}", logs.display());
     Ok(())
 }

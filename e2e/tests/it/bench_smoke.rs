@@ -4,13 +4,8 @@
 
 use e2e::bench::{self, BenchOptions};
 
-use crate::serial;
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_section_runs_with_tiny_sizes() {
-    // Beside other tests: they only add to the CPU this process counts as the load generator's,
-    // and nothing here reads a figure's size.
-    let _serial = serial::shared().await;
     let opts = BenchOptions {
         write_secs: 0.3,
         concurrency: vec![1, 4],

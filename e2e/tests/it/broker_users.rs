@@ -17,8 +17,6 @@ use lapin::{
 use outbox_kit::testing;
 use outbox_proto::orders::v1::OrderStatus;
 
-use crate::serial;
-
 fn rabbitmqctl(args: &[&str]) {
     let out = Command::new("rabbitmqctl")
         .arg("-q")
@@ -176,7 +174,6 @@ async fn publish(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_service_publishes_and_consumes_only_as_its_own_user() {
-    let _serial = serial::shared().await;
     let broker = Broker::create();
     let mut cfg = StackConfig::new("e2e");
     cfg.relay_env = vec![

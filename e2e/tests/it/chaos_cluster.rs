@@ -7,19 +7,19 @@
 //! It holds the cluster (`Cluster`'s turn) for the whole run, so its node faults never meet
 //! another test of the cluster.
 
-use e2e::chaos::{self, ChaosOptions};
-
-use crate::serial;
+use e2e::{
+    chaos::{self, ChaosOptions},
+    stack::StackConfig,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_chaos_run_loses_doubles_and_reorders_nothing() {
-    let _serial = serial::shared().await;
     let options = ChaosOptions {
         broker_restarts: false,
         cluster: true,
         ..ChaosOptions::short()
     };
-    let report = chaos::assert_clean_run(&options, "chaos_cluster", 6).await;
+    let report = chaos::assert_clean_run(&options, StackConfig::new("chaos_cluster"), 6).await;
     assert!(
         report.leader_kills >= 1 && report.partitions >= 1,
         "the run killed the queue leader and partitioned a node: {report}"

@@ -12,8 +12,6 @@ use e2e::{
 };
 use outbox_proto::orders::v1::OrderStatus;
 
-use crate::serial;
-
 const PATH: [OrderStatus; 4] = [
     OrderStatus::Pending,
     OrderStatus::Paid,
@@ -38,7 +36,6 @@ async fn assert_exact_mails(stack: &Stack, expected: &BTreeMap<i64, Vec<u64>>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_whose_first_node_is_down_connects_to_the_second() {
-    let _serial = serial::shared().await;
     let cluster = Cluster::acquire().await.expect("cluster up");
     cluster.kill_node(1).await.expect("kill node 1");
 
@@ -71,7 +68,6 @@ async fn a_list_whose_first_node_is_down_connects_to_the_second() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_the_queue_leader_under_load_loses_and_doubles_nothing() {
-    let _serial = serial::shared().await;
     let cluster = Cluster::acquire().await.expect("cluster up");
     let mut cfg = StackConfig::new("cluster_leader_kill");
     cfg.relays = 1;

@@ -16,8 +16,6 @@ use outbox_proto::{
 };
 use serde_json::Value;
 
-use crate::serial;
-
 fn dashboard() -> Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/grafana/outbox.json");
     serde_json::from_str(&std::fs::read_to_string(path).expect("outbox.json exists"))
@@ -172,7 +170,6 @@ async fn upsert(stack: &Stack, id: i64, status: OrderStatus) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_metric_the_dashboard_and_the_alerts_read_is_exported_by_the_real_binaries() {
-    let _serial = serial::shared().await;
     let mut stack = Stack::start(StackConfig::new("dashboard"))
         .await
         .expect("stack starts");

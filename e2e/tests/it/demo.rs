@@ -1,13 +1,19 @@
-//! The seed's demo, run as a test: the services' own log lines tell the story. It runs alone
-//! (`serial::alone`), because it stops and starts the broker application.
+//! The seed's demo, run as a test: the services' own log lines tell the story. The broker it
+//! stops and starts is a node of its own (`demo-outbox@localhost`, AMQP on 5687), so the outage
+//! never disturbs the tests beside it.
 
-use crate::serial;
+use e2e::stack::Broker;
+use outbox_kit::testing::rabbit_node::RabbitNode;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_tells_the_seed_story_from_real_logs() {
-    // Alone: the demo stops and starts the machine's broker application.
-    let _serial = serial::alone().await;
-    let log_dir = e2e::demo::run().await.expect("demo runs");
+    let node =
+        tokio::task::spawn_blocking(|| RabbitNode::start("demo-outbox", 5687, |_| String::new()))
+            .await
+            .expect("the demo's node starts");
+    let log_dir = e2e::demo::run(Broker::node(&node))
+        .await
+        .expect("demo runs");
     let mut logs = String::new();
     for entry in std::fs::read_dir(&log_dir).expect("log dir") {
         logs.push_str(&std::fs::read_to_string(entry.expect("entry").path()).expect("log"));

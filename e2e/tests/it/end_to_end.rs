@@ -16,8 +16,6 @@ use outbox_proto::{
     orders::v1::{OrderStatus, UpsertOrderRequest},
 };
 
-use crate::serial;
-
 async fn upsert(stack: &Stack, id: i64, status: OrderStatus) -> u64 {
     stack.upsert(id, status).await.expect("upsert")
 }
@@ -29,7 +27,6 @@ async fn mails_for(stack: &Stack, order_id: i64, n: usize) -> Vec<Mail> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upserts_become_one_mail_per_event_in_order_with_the_right_text() {
-    let _serial = serial::shared().await;
     let mut stack = Stack::start(StackConfig::new("e2e"))
         .await
         .expect("stack starts");
@@ -108,7 +105,6 @@ async fn upserts_become_one_mail_per_event_in_order_with_the_right_text() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_trace_id_of_an_upsert_appears_in_relay_and_mail_logs() {
-    let _serial = serial::shared().await;
     let mut stack = Stack::start(StackConfig::new("e2e"))
         .await
         .expect("stack starts");
@@ -157,7 +153,6 @@ async fn the_trace_id_of_an_upsert_appears_in_relay_and_mail_logs() {
 /// service restarts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_at_every_edge_is_rejected_and_good_traffic_still_flows() {
-    let _serial = serial::shared().await;
     let mut stack = Stack::start(StackConfig::new("e2e"))
         .await
         .expect("stack starts");

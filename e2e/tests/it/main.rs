@@ -1,7 +1,8 @@
 //! The end-to-end tests: one binary (every test binary links the whole dependency tree), one
-//! module per concern. [`serial`] says which tests may run side by side: the few that restart
-//! the machine's broker or count this process's CPU run alone. One module's tests:
-//! `cargo test -p e2e --test it end_to_end::`.
+//! module per concern. Every test may run beside every other, and beside the other packages'
+//! tests: a test that restarts or blocks a broker does so on a RabbitMQ node of its own
+//! (`outbox_kit::testing::rabbit_node`), and the cluster's tests take the cluster's turn
+//! (`e2e::cluster`). One module's tests: `cargo test -p e2e --test it end_to_end::`.
 
 mod alerts;
 mod amqp_tls;
@@ -18,5 +19,4 @@ mod end_to_end;
 mod model;
 mod otlp;
 mod scripts;
-mod serial;
 mod shards;

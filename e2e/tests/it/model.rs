@@ -16,8 +16,6 @@ use std::{
     process::Command,
 };
 
-use crate::serial;
-
 fn repo_root() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }
@@ -203,7 +201,6 @@ fn assert_clean(name: &str, pan: &Pan) {
 /// other fault. (The poison event is in the liveness runs, which check the assertions too.)
 #[test]
 fn default_bounds_writers_rollback() {
-    let _serial = serial::shared_blocking();
     let defines = profile(&["-DFAULTS=0", "-DPOISON=0", "-DABORTS=1"], &[]);
     assert_clean("writers", &verify("writers", &defines, SAFETY, PAN));
 }
@@ -212,7 +209,6 @@ fn default_bounds_writers_rollback() {
 /// connection.
 #[test]
 fn default_bounds_broker_faults() {
-    let _serial = serial::shared_blocking();
     let defines = profile(
         &["-DFAULTS=1", "-DPOISON=0", "-DABORTS=0"],
         &["DUP", "RETURN", "NACK", "BREAK"],
@@ -224,7 +220,6 @@ fn default_bounds_broker_faults() {
 /// a delete that fails, a consumer killed between commit and ack.
 #[test]
 fn default_bounds_crashes() {
-    let _serial = serial::shared_blocking();
     let defines = profile(
         &["-DFAULTS=1", "-DPOISON=0", "-DABORTS=0"],
         &["RCRASH", "DELETE", "CCRASH"],
@@ -236,7 +231,6 @@ fn default_bounds_crashes() {
 /// may still send the wave it had checked; one order of three events, then two orders of one.
 #[test]
 fn default_bounds_takeover() {
-    let _serial = serial::shared_blocking();
     for (name, shape) in [
         ("takeover_chain", ["-DORDERS=1", "-DEVENTS=3"]),
         ("takeover_orders", ["-DORDERS=2", "-DEVENTS=1"]),
@@ -280,7 +274,6 @@ fn assert_live(name: &str, defines: &[&str]) {
 /// With a poison event: its order's later events are never mailed, every other one is.
 #[test]
 fn liveness_with_a_poison_event() {
-    let _serial = serial::shared_blocking();
     assert_live(
         "liveness_poison",
         &profile(&["-DFAULTS=0", "-DPOISON=1", "-DABORTS=0"], &[]),
@@ -290,7 +283,6 @@ fn liveness_with_a_poison_event() {
 /// With an unroutable (returned) event: its order is held and retried until it goes through.
 #[test]
 fn liveness_with_a_returned_event() {
-    let _serial = serial::shared_blocking();
     assert_live(
         "liveness_return",
         &profile(&["-DFAULTS=1", "-DPOISON=0", "-DABORTS=0"], &["RETURN"]),
@@ -332,7 +324,6 @@ fn assert_floor_mutant(name: &str, defines: &[&str]) {
 /// later one was read.
 #[test]
 fn mutant_seed_high_water_mark_loses_a_late_commit() {
-    let _serial = serial::shared_blocking();
     let defines = profile(
         &[
             "-DFAULTS=0",
@@ -352,7 +343,6 @@ fn mutant_seed_high_water_mark_loses_a_late_commit() {
 /// Without the consumer's hold, an order's later event is mailed before its earlier one.
 #[test]
 fn mutant_without_hold_reorders_an_orders_mails() {
-    let _serial = serial::shared_blocking();
     let defines = profile(
         &["-DFAULTS=0", "-DPOISON=0", "-DABORTS=0", "-DMUTANT_NO_HOLD"],
         &[],
@@ -364,7 +354,6 @@ fn mutant_without_hold_reorders_an_orders_mails() {
 /// event as if it had been delivered: it is never mailed.
 #[test]
 fn mutant_returns_by_order_deletes_an_unrouted_event() {
-    let _serial = serial::shared_blocking();
     let defines = profile(
         &[
             "-DFAULTS=1",
@@ -386,7 +375,6 @@ fn mutant_returns_by_order_deletes_an_unrouted_event() {
 /// floor, and no read returns it.
 #[test]
 fn mutant_floor_past_a_running_writer_loses_its_commit() {
-    let _serial = serial::shared_blocking();
     let defines = profile(
         &[
             "-DFAULTS=0",
@@ -403,7 +391,6 @@ fn mutant_floor_past_a_running_writer_loses_its_commit() {
 /// for, though the checkpoint's M covers its seq: the floor passes it while it is running.
 #[test]
 fn mutant_seq_before_xid_loses_a_commit() {
-    let _serial = serial::shared_blocking();
     let defines = profile(
         &[
             "-DFAULTS=0",
@@ -420,7 +407,6 @@ fn mutant_seq_before_xid_loses_a_commit() {
 /// left out: when a held order's holes fill the batch, the floor passes a row nobody read.
 #[test]
 fn mutant_floor_above_the_holes_passes_an_unread_row() {
-    let _serial = serial::shared_blocking();
     let defines = profile(
         &[
             "-DFAULTS=1",
@@ -538,7 +524,6 @@ fn the_reference_check_catches_a_missing_function() {
 #[test]
 #[ignore = "hours of CPU; run on demand: cargo test -p e2e --test it -- --ignored --nocapture model::larger_bound"]
 fn larger_bound_on_demand() {
-    let _serial = serial::shared_blocking();
     let defines = ["-DFAULTS=1", "-DPOISON=1", "-DABORTS=1"];
     let pan = verify(
         "larger",
@@ -562,7 +547,6 @@ fn larger_bound_on_demand() {
 #[test]
 #[ignore = "about 40 s of CPU, minutes on a busy machine; run on demand: cargo test -p e2e --test it -- --ignored --nocapture model::liveness_with_the_floor"]
 fn liveness_with_the_floor_on_demand() {
-    let _serial = serial::shared_blocking();
     assert_live(
         "liveness_poison_floor",
         &profile(

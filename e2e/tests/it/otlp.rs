@@ -19,8 +19,6 @@ use opentelemetry_proto::tonic::{
 };
 use outbox_proto::orders::v1::{OrderStatus, UpsertOrderRequest};
 
-use crate::serial;
-
 /// One received span and the `service.name` of the resource it came with.
 #[derive(Debug, Clone)]
 struct Received {
@@ -103,7 +101,6 @@ fn one<'a>(spans: &'a [Received], service: &str, name: &str) -> &'a Span {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_upsert_exports_one_trace_across_the_three_services() {
-    let _serial = serial::shared().await;
     let receiver = Receiver::default();
     let addr = receiver.start().await;
     let mut cfg = StackConfig::new("e2e_otlp");

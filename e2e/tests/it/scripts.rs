@@ -9,8 +9,6 @@ use lapin::{Connection, ConnectionProperties, options::QueueDeclareOptions, type
 use outbox_kit::testing;
 use sqlx::{Connection as _, PgConnection};
 
-use crate::serial;
-
 fn repo_root() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }
@@ -75,7 +73,6 @@ async fn queue_exists(conn: &Connection, name: &str) -> bool {
 
 #[tokio::test]
 async fn sweep_passes_twice_in_a_row_when_there_is_nothing_to_sweep() {
-    let _serial = serial::shared().await;
     // The second run finds no leftover of a finished process at all: the case that used to fail.
     assert_ok(&sweep(None));
     assert_ok(&sweep(None));
@@ -83,7 +80,6 @@ async fn sweep_passes_twice_in_a_row_when_there_is_nothing_to_sweep() {
 
 #[tokio::test]
 async fn sweep_drops_leftovers_of_finished_test_processes_only() {
-    let _serial = serial::shared().await;
     let dead = dead_pid();
     let gone_db = format!("orders_test_{dead}_1_0");
     let gone_queue = format!("mail_test_q_{dead}_1_0");
@@ -198,7 +194,6 @@ fn local_sh_help_lists_every_variable_it_reads() {
 /// runs its binary, and stops exactly what it started.
 #[tokio::test]
 async fn local_sh_starts_reports_and_stops_only_its_own_processes() {
-    let _serial = serial::shared().await;
     let bin_dir = e2e::stack::Binaries::locate()
         .expect("binaries")
         .path("orders-svc")
@@ -349,8 +344,8 @@ async fn local_sh_starts_reports_and_stops_only_its_own_processes() {
 #[test]
 fn rabbit_cluster_script_is_idempotent_and_kills_only_its_own_node() {
     use e2e::cluster;
-    // Alone: the script starts and kills the cluster's nodes outside `Cluster`'s turn.
-    let _serial = serial::alone_blocking();
+    // The cluster's turn: the script starts and kills the nodes `Cluster`'s holders use.
+    let _turn = cluster::turn_blocking();
     let base = std::env::temp_dir().join(testing::unique("outbox_cluster_script"));
     let with_base = |args: &[&str]| {
         let out = Command::new("/bin/bash")
@@ -536,7 +531,6 @@ async fn dev_secrets_are_what_the_services_accept_and_are_kept_on_rerun() {
     };
     use std::os::unix::fs::PermissionsExt;
 
-    let _serial = serial::shared().await;
     let dir = secrets_dir("dev_secrets");
     let out = dev_secrets(&dir, &RABBITMQ_PASSWORDS);
     assert!(

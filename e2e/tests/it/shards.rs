@@ -10,8 +10,6 @@ use e2e::stack::{Stack, StackConfig};
 use orders_svc::shard;
 use outbox_proto::{mail::v1::Mail, orders::v1::OrderStatus};
 
-use crate::serial;
-
 const ORDERS: i64 = 24;
 const SHARDS: usize = 2;
 
@@ -48,7 +46,6 @@ async fn check_mails(stack: &Stack, seqs: &BTreeMap<i64, Vec<u64>>) -> Vec<Mail>
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_shards_two_relays_two_mailers_mail_every_event_once_in_order() {
-    let _serial = serial::shared().await;
     let mut cfg = StackConfig::new("e2e_shards");
     cfg.shards = SHARDS;
     cfg.relays = 2;

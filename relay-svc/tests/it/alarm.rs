@@ -40,9 +40,10 @@ async fn a_memory_alarm_is_visible_blocks_sending_and_loses_nothing() {
     )) {
         return;
     }
-    let node = tokio::task::spawn_blocking(|| RabbitNode::start(NODE, AMQP_PORT, |_| String::new()))
-        .await
-        .expect("node");
+    let node =
+        tokio::task::spawn_blocking(|| RabbitNode::start(NODE, AMQP_PORT, |_| String::new()))
+            .await
+            .expect("node");
     let amqp_url = node.url();
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_ex");
