@@ -4,7 +4,6 @@
 
 use std::{collections::HashMap, io::Write, time::Duration};
 
-use anyhow::Context;
 use futures::StreamExt;
 use lapin::{
     BasicProperties, Connection, ConnectionProperties, options::BasicPublishOptions,
