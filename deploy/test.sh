@@ -84,13 +84,14 @@ fi
 # mostly wait (services starting, chaos runs of a fixed length), and no test needs the machine to
 # itself (a test that restarts a broker restarts a node of its own). The end-to-end binary gets
 # more test threads than libtest's one per core, so that its waiting tests overlap; its output is
-# kept in a file and printed after the others', so the two runs' lines do not interleave.
+# kept in a file and printed after the others', so the two runs' lines do not interleave. Every
+# binary runs even when one fails (`--no-fail-fast`), so one run names every failure.
 cargo test --workspace --locked --no-run
 e2e_log=$(mktemp)
-RUST_TEST_THREADS="${E2E_TEST_THREADS:-4}" cargo test --locked -p e2e >"$e2e_log" 2>&1 &
+RUST_TEST_THREADS="${E2E_TEST_THREADS:-4}" cargo test --locked --no-fail-fast -p e2e >"$e2e_log" 2>&1 &
 e2e_pid=$!
 others=0
-cargo test --workspace --locked --exclude e2e || others=$?
+cargo test --workspace --locked --no-fail-fast --exclude e2e || others=$?
 e2e=0
 wait "$e2e_pid" || e2e=$?
 log "the end-to-end package's tests:"

@@ -195,16 +195,23 @@ mod tests {
 
     #[test]
     fn this_process_spends_measurable_cpu() {
+        // Spins until the meter sees 0.1 s of CPU: on a busy machine 0.1 s of CPU can take
+        // much longer than 0.1 s. A meter that never sees it fails at the deadline.
         let meter = CpuMeter::default();
         let before = meter.sample();
-        let spin = std::time::Instant::now();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         let mut x = 0u64;
-        while spin.elapsed() < std::time::Duration::from_millis(300) {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        loop {
+            for _ in 0..1_000_000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
+            let used = meter.sample().since(&before);
+            if used.0["load"] > 0.1 {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{used:?}");
         }
         std::hint::black_box(x);
-        let used = meter.sample().since(&before);
-        assert!(used.0["load"] > 0.1, "{used:?}");
     }
 
     #[test]
