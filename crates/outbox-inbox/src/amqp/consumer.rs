@@ -83,8 +83,7 @@ type OnChange = Arc<dyn Fn(&Change) + Send + Sync>;
 /// ```no_run
 /// # async fn demo(pool: sqlx::PgPool) -> Result<(), Box<dyn std::error::Error>> {
 /// use std::{num::{NonZeroU16, NonZeroUsize}, time::Duration};
-/// use outbox::failover::Failover;
-/// use outbox_inbox::{Envelope, Handler, Inbox, amqp::{Consumer, Topology}};
+/// use outbox_inbox::{Envelope, Handler, Inbox, amqp::{Consumer, Failover, Topology}};
 ///
 /// struct Ledger;
 /// impl Handler for Ledger {
@@ -104,7 +103,7 @@ type OnChange = Arc<dyn Fn(&Change) + Send + Sync>;
 ///     false => Ok(()),
 /// };
 /// // Tried in turn; a reconnect starts after the node it lost.
-/// let brokers = Failover::new("amqp://guest:guest@rabbit-1:5672/%2f,amqp://guest:guest@rabbit-2:5672/%2f");
+/// let brokers = Failover::new("amqp://rabbit-1:5672/%2f,amqp://rabbit-2:5672/%2f");
 /// // E.g. a `CancellationToken`'s `cancelled()`, or a signal.
 /// let shutdown = std::future::pending::<()>();
 /// consumer.run_reconnecting(&brokers, &pool, &inbox, judge, || Ledger, shutdown).await;
