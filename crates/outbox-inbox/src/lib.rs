@@ -68,7 +68,7 @@
 //!
 //! Layout: [`schema`] (table names, migration), [`decide`](mod@decide) (the rule), [`plan`] (the
 //! rule over a batch), the transactions here, and with the `amqp` feature, `amqp` (lapin
-//! dispositions, dead-lettering, acks).
+//! dispositions, dead-lettering, acks, and the `Consumer` loop: batches, reconnects, counts).
 
 #![warn(missing_docs)]
 

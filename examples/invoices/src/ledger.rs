@@ -22,7 +22,7 @@ impl Billing {
     /// Consumes `topology`'s queue (declaring it, with its dead-letter queue) into the ledger
     /// until `shutdown`, one delivery at a time. A database error is retried after a backoff; a
     /// broker error ends it, and what is unacked goes back to the queue (a production consumer
-    /// reconnects and runs again: see mail-svc's).
+    /// reconnects: `Consumer::run_reconnecting` does, over a list of brokers).
     pub async fn consume(
         &self,
         amqp: &Connection,

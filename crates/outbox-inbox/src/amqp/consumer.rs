@@ -1,24 +1,35 @@
-//! A generic consumer loop: judge, apply in a transaction of its own, commit, then settle; a
-//! bounded number of deliveries at once.
+//! A generic consumer loop: judge, apply in a transaction, commit, then settle; deliveries in
+//! batches (one transaction and one ack each), a bounded number of batches at once, and with
+//! [`Consumer::run_reconnecting`] a session after session over a list of brokers.
 
 use std::{
+    fmt,
     num::{NonZeroU16, NonZeroUsize},
+    sync::Arc,
     time::Duration,
 };
 
-use futures::{FutureExt, StreamExt, future::Shared, stream::FuturesUnordered};
+use futures::{FutureExt, StreamExt, stream::FuturesUnordered};
 use lapin::{
-    Connection,
+    Connection, ConnectionProperties,
     message::Delivery,
-    options::BasicRejectOptions,
-    options::{BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicQosOptions},
+    options::{BasicCancelOptions, BasicConsumeOptions, BasicQosOptions},
     types::FieldTable,
 };
-use outbox::backoff::Backoff;
+use outbox::{
+    amqp::{Change, Tls, Watch},
+    backoff::Backoff,
+    failover::Failover,
+};
 use sqlx::PgPool;
 
-use super::{BrokerError, DeadLetterChannel, Disposition, Topology, broker_call};
-use crate::{ApplyError, Envelope, Handler, Inbox, Outcome};
+use super::{
+    BrokerError, DEFAULT_HEARTBEAT, DeadLetterChannel, Judge, Topology, Unsettled,
+    batch::Work,
+    broker_call,
+    counts::{Counters, Counts},
+};
+use crate::{Handler, Inbox};
 
 /// The first wait before a delivery whose transaction failed is tried again (doubling, with
 /// jitter, up to [`RETRY_MAX`]).
@@ -26,29 +37,53 @@ pub const RETRY_MIN: Duration = Duration::from_millis(100);
 /// The longest wait between two attempts of one delivery.
 pub const RETRY_MAX: Duration = Duration::from_secs(30);
 
+/// The first wait before [`Consumer::run_reconnecting`] connects again after a session ended on
+/// a broker failure (doubling, with jitter, up to [`RECONNECT_MAX`]; reset once a session
+/// consumes).
+pub const RECONNECT_MIN: Duration = Duration::from_millis(200);
+/// The longest wait between two connection attempts.
+pub const RECONNECT_MAX: Duration = Duration::from_secs(10);
+/// How long connecting to one broker address may take before the next one is tried (a node that
+/// hangs, rather than refusing, must not hold the consumer).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the broker says about a connection ([`Change`]), for the user's logs and health.
+type OnChange = Arc<dyn Fn(&Change) + Send + Sync>;
+
 /// A consumer of one queue into an [`Inbox`]: every delivery is applied exactly once, in its
-/// aggregate's chain order, up to `concurrency` at once.
+/// aggregate's chain order; deliveries are gathered into batches of up to `batch_size`, each
+/// applied in one transaction and acked together, up to `concurrency` batches at once.
 ///
-/// For each delivery, [`Consumer::run`]:
+/// For each batch, [`Consumer::run`]:
 ///
-/// 1. judges it before any database work: [`Envelope::from_delivery`], then the caller's
-///    `judge`; an `Err(reason)` publishes it to the dead-letter exchange with that reason
-///    ([`DeadLetterChannel`]) and acks it only once the broker confirmed the copy;
-/// 2. applies it with [`Inbox::apply`] and a handler from `make_handler`, in a transaction of
-///    its own, commits, and only then acks it (a chain [`Conflict`](crate::Conflict) is rolled
-///    back and dead-lettered with its reason);
-/// 3. on a database or handler error, neither acks nor rejects it: the same delivery is tried
-///    again after a backoff ([`RETRY_MIN`] doubling to [`RETRY_MAX`]), in its slot, so a database
-///    outage slows the consumer down instead of spinning it. At shutdown it stays unacked and
-///    the broker redelivers it (the queue's delivery limit bounds redeliveries).
+/// 1. judges each delivery before any database work ([`Judge`]: by default
+///    [`Envelope::from_delivery`](crate::Envelope::from_delivery), then the caller's closure); a
+///    refused one is published to the dead-letter exchange with the reason
+///    ([`DeadLetterChannel`]) and acked only once the broker confirmed the copy;
+/// 2. applies the rest in ONE transaction ([`Inbox::batch`], the handler from `make_handler`
+///    for every event it processes, in each chain's order; a batch of one: [`Inbox::apply`]),
+///    commits, and only then dead-letters the chain [`Conflict`](crate::Conflict)s (nothing was
+///    written for them) and acks the others together: one `basic.ack` with `multiple` on the
+///    highest tag when no other unsettled delivery of the channel lies below it, else one each;
+/// 3. when the batch's transaction fails (a handler error on one member, a database error),
+///    applies its members one by one, each in a transaction of its own: the others commit and
+///    are acked, and a member that still fails is neither acked nor rejected but tried again
+///    after a backoff ([`RETRY_MIN`] doubling to [`RETRY_MAX`]), so that a database outage
+///    slows the consumer down instead of spinning it. At shutdown it stays unacked and the
+///    broker redelivers it (the queue's delivery limit bounds redeliveries).
 ///
-/// Deliveries of one aggregate may be in flight together: [`Inbox::apply`] serialises them with
-/// the aggregate's lock. Give `pool` at least `concurrency` connections.
+/// A batch starts when it is full, when no other batch is in flight (an idle consumer adds no
+/// latency: it takes what has arrived), or when it has waited `batch_window` for more.
+/// Deliveries of one aggregate may be in different batches at once: the aggregate's lock
+/// serialises them. Give `pool` at least `concurrency` connections, and a prefetch of at least
+/// `batch_size` × `concurrency`, or batches stay small.
+///
+/// [`Consumer::counts`] says what it did (processed, skipped, held, dead-lettered, reconnects).
 ///
 /// ```no_run
-/// # async fn demo(conn: lapin::Connection, pool: sqlx::PgPool) -> Result<(), Box<dyn std::error::Error>> {
-/// use std::num::{NonZeroU16, NonZeroUsize};
-/// use outbox_inbox::{Envelope, Handler, Inbox, amqp::{Consumer, Topology}};
+/// # async fn demo(pool: sqlx::PgPool) -> Result<(), Box<dyn std::error::Error>> {
+/// use std::{num::{NonZeroU16, NonZeroUsize}, time::Duration};
+/// use outbox_inbox::{Envelope, Handler, Inbox, amqp::{Consumer, Failover, Topology}};
 ///
 /// struct Ledger;
 /// impl Handler for Ledger {
@@ -60,44 +95,117 @@ pub const RETRY_MAX: Duration = Duration::from_secs(30);
 ///
 /// let inbox = Inbox::new("billing.ledger_inbox")?;
 /// let consumer = Consumer::new(Topology::new("invoices", "ledger", "invoice.#"))
-///     .with_prefetch(NonZeroU16::new(32).unwrap())
+///     .with_batch(NonZeroUsize::new(64).unwrap(), Duration::from_millis(5))
+///     .with_prefetch(NonZeroU16::new(256).unwrap())
 ///     .with_concurrency(NonZeroUsize::new(4).unwrap());
 /// let judge = |e: &Envelope| match e.payload.is_empty() {
 ///     true => Err("an empty payload".to_owned()),
 ///     false => Ok(()),
 /// };
+/// // Tried in turn; a reconnect starts after the node it lost.
+/// let brokers = Failover::new("amqp://rabbit-1:5672/%2f,amqp://rabbit-2:5672/%2f");
 /// // E.g. a `CancellationToken`'s `cancelled()`, or a signal.
 /// let shutdown = std::future::pending::<()>();
-/// consumer.run(&conn, &pool, &inbox, judge, || Ledger, shutdown).await?;
+/// consumer.run_reconnecting(&brokers, &pool, &inbox, judge, || Ledger, shutdown).await;
+/// println!("{:?}", consumer.counts());
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Consumer {
     topology: Topology,
     prefetch: NonZeroU16,
     concurrency: NonZeroUsize,
+    batch_size: NonZeroUsize,
+    batch_window: Duration,
+    tls: Tls,
+    heartbeat: Duration,
+    connection_name: Option<String>,
+    on_change: Option<OnChange>,
+    counters: Arc<Counters>,
+}
+
+impl fmt::Debug for Consumer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Consumer")
+            .field("topology", &self.topology)
+            .field("prefetch", &self.prefetch)
+            .field("concurrency", &self.concurrency)
+            .field("batch_size", &self.batch_size)
+            .field("batch_window", &self.batch_window)
+            .field("tls", &self.tls)
+            .field("heartbeat", &self.heartbeat)
+            .field("connection_name", &self.connection_name)
+            .field("counts", &self.counts())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Consumer {
-    /// A consumer of `topology`'s queue, with a prefetch of 32 and one delivery at a time.
+    /// A consumer of `topology`'s queue, with a prefetch of 32, one delivery per batch, one batch
+    /// at a time, and (for [`Consumer::run_reconnecting`]) no TLS material and a heartbeat of
+    /// [`DEFAULT_HEARTBEAT`].
     pub fn new(topology: Topology) -> Self {
         Self {
             topology,
             prefetch: NonZeroU16::new(32).expect("non-zero"),
             concurrency: NonZeroUsize::MIN,
+            batch_size: NonZeroUsize::MIN,
+            batch_window: Duration::ZERO,
+            tls: Tls::default(),
+            heartbeat: DEFAULT_HEARTBEAT,
+            connection_name: None,
+            on_change: None,
+            counters: Arc::default(),
         }
     }
 
     /// Deliveries the broker hands this consumer unacked (`basic.qos`); the rest wait in the
-    /// queue for any instance. At least the concurrency, or slots stay idle.
+    /// queue for any instance. At least `batch_size` × `concurrency`, or batches stay small and
+    /// slots idle.
     pub fn with_prefetch(mut self, prefetch: NonZeroU16) -> Self {
         self.prefetch = prefetch;
         self
     }
 
-    /// Deliveries processed at once, each in a transaction (and pool connection) of its own.
+    /// Batches processed at once, each in a transaction (and pool connection) of its own.
     pub fn with_concurrency(mut self, concurrency: NonZeroUsize) -> Self {
         self.concurrency = concurrency;
+        self
+    }
+
+    /// Up to `size` deliveries per transaction and ack; while another batch is in flight, a
+    /// batch waits up to `window` for more (an idle consumer starts one at once). Larger
+    /// batches cost fewer statements and commits per event, not more latency.
+    pub fn with_batch(mut self, size: NonZeroUsize, window: Duration) -> Self {
+        self.batch_size = size;
+        self.batch_window = window;
+        self
+    }
+
+    /// TLS material for `amqps://` broker addresses ([`Consumer::run_reconnecting`]).
+    pub fn with_tls(mut self, tls: Tls) -> Self {
+        self.tls = tls;
+        self
+    }
+
+    /// The heartbeat a connection asks for unless its URL names one
+    /// ([`Consumer::run_reconnecting`]; see [`connect`](super::connect)).
+    pub fn with_heartbeat(mut self, heartbeat: Duration) -> Self {
+        self.heartbeat = heartbeat;
+        self
+    }
+
+    /// The name its connections show in the broker's management tools (`connection_name`).
+    pub fn with_connection_name(mut self, name: impl Into<String>) -> Self {
+        self.connection_name = Some(name.into());
+        self
+    }
+
+    /// Called with what the broker says about each connection of
+    /// [`Consumer::run_reconnecting`] (blocked, unblocked, lost; see [`outbox::amqp::watch`]),
+    /// from a task of its own: the place to log, count and update health.
+    pub fn on_change(mut self, on_change: impl Fn(&Change) + Send + Sync + 'static) -> Self {
+        self.on_change = Some(Arc::new(on_change));
         self
     }
 
@@ -106,19 +214,134 @@ impl Consumer {
         &self.topology
     }
 
-    /// Declares the topology, then consumes its queue with manual acks until `shutdown`
-    /// completes (or the broker cancels the consumer): then it takes no new delivery, finishes
-    /// those in flight, and closes its channels; what it had not started goes back to the queue.
+    /// What it (and its clones) did so far.
+    pub fn counts(&self) -> Counts {
+        self.counters.snapshot()
+    }
+
+    /// Consumes until `shutdown` completes, connecting to the first of `brokers` that answers
+    /// (each within [`CONNECT_TIMEOUT`]) and running [`Consumer::run`] on it; when the session
+    /// ends on a broker failure (a lost or closed connection, a cancelled consumer, no broker
+    /// answering), it waits a backoff ([`RECONNECT_MIN`] doubling to [`RECONNECT_MAX`], never a
+    /// busy loop) and connects again, starting after the node it lost. Unacked deliveries of a
+    /// lost session return to the queue and are applied (or skipped as duplicates) again.
+    pub async fn run_reconnecting<J, M, H>(
+        &self,
+        brokers: &Failover,
+        pool: &PgPool,
+        inbox: &Inbox,
+        judge: J,
+        make_handler: M,
+        shutdown: impl Future<Output = ()>,
+    ) where
+        J: Judge,
+        M: Fn() -> H,
+        H: Handler,
+        H::Error: fmt::Display,
+    {
+        let shutdown = shutdown.shared();
+        let mut backoff = Backoff::new(RECONNECT_MIN, RECONNECT_MAX);
+        while !is_done(&shutdown) {
+            let connected = tokio::select! {
+                () = shutdown.clone() => break,
+                connected = self.connect(brokers) => connected,
+            };
+            let mut consumed = false;
+            let error = match connected {
+                Ok((conn, watch)) => {
+                    let ran = self
+                        .session(
+                            &conn,
+                            &watch,
+                            &mut consumed,
+                            pool,
+                            inbox,
+                            &judge,
+                            &make_handler,
+                            shutdown.clone(),
+                        )
+                        .await;
+                    // A close of our own is no loss.
+                    watch.stop();
+                    // Closing the connection hands every unacked delivery back to the queue.
+                    let _ = conn.close(200, "bye".into()).await;
+                    match ran {
+                        Ok(()) if is_done(&shutdown) => break,
+                        Ok(()) => "the broker cancelled the consumer".to_owned(),
+                        Err(e) => e.to_string(),
+                    }
+                }
+                Err(e) => e,
+            };
+            if consumed {
+                // A session that consumed is a success: the next failure backs off from the
+                // start, and this one is a reconnect.
+                backoff.reset();
+                self.counters.reconnected();
+            }
+            let delay = backoff.next_delay();
+            tracing::warn!(
+                %error,
+                retry = backoff.failures(),
+                ?delay,
+                queue = %self.topology.queue,
+                "broker unavailable; reconnecting"
+            );
+            tokio::select! {
+                () = shutdown.clone() => break,
+                () = tokio::time::sleep(delay) => {}
+            }
+        }
+        tracing::info!(queue = %self.topology.queue, "consumer stopped");
+    }
+
+    /// One connection to the first of `brokers` that answers, watched from the start.
+    async fn connect(&self, brokers: &Failover) -> Result<(Connection, Watch), String> {
+        let connect_one = async |url: &outbox::secret::SecretUrl| {
+            let mut properties = ConnectionProperties::default();
+            if let Some(name) = &self.connection_name {
+                properties = properties.with_connection_name(name.as_str().into());
+            }
+            let connect = async {
+                let conn =
+                    super::connect(url.expose(), &self.tls, self.heartbeat, properties).await?;
+                // At once: lapin passes events on only to listeners that exist.
+                let on_change = self.on_change.clone();
+                let watch = outbox::amqp::watch(&conn, move |change| {
+                    if let Some(f) = &on_change {
+                        f(change);
+                    }
+                });
+                Ok::<_, lapin::Error>((conn, watch))
+            };
+            match tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
+                Ok(connected) => connected.map_err(|e| url.scrub(&e.to_string())),
+                Err(_) => Err(format!("no answer within {CONNECT_TIMEOUT:?}")),
+            }
+        };
+        let (connected, _) = brokers
+            .connect(connect_one)
+            .await
+            .map_err(|e| format!("cannot connect to the broker: {e}"))?;
+        Ok(connected)
+    }
+
+    /// Declares the topology, then consumes its queue with manual acks on `conn` until
+    /// `shutdown` completes (or the broker cancels the consumer): then it takes no new delivery,
+    /// finishes the batches in flight, and closes its channels; what it had not started goes
+    /// back to the queue.
     ///
-    /// `judge` refuses (with the reason) an envelope that can never apply, e.g. a payload your
-    /// handler cannot decode; `make_handler` makes the handler of one delivery.
+    /// `judge` refuses (with the reason) a delivery that can never apply, e.g. a payload your
+    /// handler cannot decode (see [`Judge`]); `make_handler` makes the handler of one
+    /// transaction.
     ///
     /// `Err` is a broker failure (the connection or channel failed or was lost, an ack got no
-    /// answer): unacked deliveries go back to the queue; reconnect and run again. Connect with
-    /// [`connect`](super::connect), which asks for a heartbeat ([`DEFAULT_HEARTBEAT`](super::DEFAULT_HEARTBEAT)
-    /// unless you give another or the URL names one): then a connection whose network went
-    /// silent is noticed within about two heartbeats and ends the run. Database and handler
-    /// errors are not returned: the delivery is retried (see [`Consumer`]).
+    /// answer): unacked deliveries go back to the queue; connect and run again, or let
+    /// [`Consumer::run_reconnecting`] do it. Connect with [`connect`](super::connect), which
+    /// asks for a heartbeat ([`DEFAULT_HEARTBEAT`] unless you give another or the URL names
+    /// one): then a connection whose network went silent is noticed within about two
+    /// heartbeats and ends the run. Database and handler errors are not returned: the delivery
+    /// is retried (see [`Consumer`]).
     pub async fn run<J, M, H>(
         &self,
         conn: &Connection,
@@ -129,13 +352,52 @@ impl Consumer {
         shutdown: impl Future<Output = ()>,
     ) -> Result<(), BrokerError>
     where
-        J: Fn(&Envelope) -> Result<(), String>,
+        J: Judge,
         M: Fn() -> H,
         H: Handler,
-        H::Error: std::fmt::Display,
+        H::Error: fmt::Display,
+    {
+        let watch = outbox::amqp::watch(conn, |_| {});
+        self.session(
+            conn,
+            &watch,
+            &mut false,
+            pool,
+            inbox,
+            &judge,
+            &make_handler,
+            shutdown.shared(),
+        )
+        .await
+    }
+
+    /// [`Consumer::run`] on a watched connection; sets `consumed` once it consumes.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one session's parts, passed once"
+    )]
+    async fn session<J, M, H, S>(
+        &self,
+        conn: &Connection,
+        watch: &Watch,
+        consumed: &mut bool,
+        pool: &PgPool,
+        inbox: &Inbox,
+        judge: &J,
+        make_handler: &M,
+        shutdown: futures::future::Shared<S>,
+    ) -> Result<(), BrokerError>
+    where
+        J: Judge,
+        M: Fn() -> H,
+        H: Handler,
+        H::Error: fmt::Display,
+        S: Future<Output = ()>,
     {
         let ch = conn.create_channel().await?;
         self.topology.declare(&ch).await?;
+        // Dead-letter publishes get their own channel in confirm mode: a poison message is
+        // acked only once the broker has taken its dead-letter copy.
         let dead_letters = DeadLetterChannel::new(conn, &self.topology);
         dead_letters.open().await?;
         ch.basic_qos(self.prefetch.get(), BasicQosOptions::default())
@@ -149,21 +411,36 @@ impl Consumer {
                 FieldTable::default(),
             )
             .await?;
-        let shutdown = shutdown.shared();
-        let each = Each {
+        *consumed = true;
+        tracing::info!(queue = %self.topology.queue, "consuming");
+        let unsettled = Unsettled::default();
+        let work = Work {
             pool,
             inbox,
-            judge: &judge,
-            make_handler: &make_handler,
+            judge,
+            make_handler,
             dead_letters: &dead_letters,
+            unsettled: &unsettled,
+            counters: &self.counters,
             shutdown: shutdown.clone(),
         };
-        // A connection whose network went silent never ends the delivery stream: its loss
-        // (missed heartbeats, a failed socket, a close) ends the run.
-        let watch = outbox::amqp::watch(conn, |_| {});
+        let (size, concurrency) = (self.batch_size.get(), self.concurrency.get());
         let mut in_flight = FuturesUnordered::new();
+        let mut gathering: Vec<Delivery> = Vec::with_capacity(size);
+        let mut window_end = tokio::time::Instant::now();
+        // A connection whose network went silent never ends the delivery stream: its loss
+        // (missed heartbeats, a failed socket, a close) ends the session.
         let mut result = loop {
-            let room = in_flight.len() < self.concurrency.get();
+            if !gathering.is_empty()
+                && in_flight.len() < concurrency
+                && (gathering.len() >= size
+                    || in_flight.is_empty()
+                    || tokio::time::Instant::now() >= window_end)
+            {
+                let batch = std::mem::replace(&mut gathering, Vec::with_capacity(size));
+                in_flight.push(work.batch(batch));
+                continue;
+            }
             tokio::select! {
                 biased;
                 () = shutdown.clone() => break Ok(()),
@@ -173,15 +450,33 @@ impl Consumer {
                         break Err(e);
                     }
                 }
-                next = deliveries.next(), if room => match next {
-                    Some(Ok(delivery)) => in_flight.push(each.settle(delivery)),
+                () = tokio::time::sleep_until(window_end),
+                    if !gathering.is_empty() && in_flight.len() < concurrency => {}
+                next = deliveries.next(), if gathering.len() < size => match next {
+                    Some(Ok(delivery)) => {
+                        if gathering.is_empty() {
+                            window_end = tokio::time::Instant::now() + self.batch_window;
+                        }
+                        unsettled.delivered(delivery.delivery_tag);
+                        gathering.push(delivery);
+                        // And whatever else has arrived already (an end or an error of the
+                        // stream is seen by the next poll).
+                        while gathering.len() < size {
+                            let Some(Some(Ok(d))) = deliveries.next().now_or_never() else {
+                                break;
+                            };
+                            unsettled.delivered(d.delivery_tag);
+                            gathering.push(d);
+                        }
+                    }
                     Some(Err(e)) => break Err(e.into()),
                     None => break Ok(()),
                 },
             }
         };
-        // No new deliveries; those prefetched but not started return to the queue when the
-        // channel closes.
+        // No new deliveries; those gathered or prefetched but not started return to the queue
+        // when the channel closes.
+        drop(gathering);
         let tag = deliveries.tag();
         let _ = broker_call(
             "cancel",
@@ -191,106 +486,14 @@ impl Consumer {
         while let Some(settled) = in_flight.next().await {
             result = result.and(settled);
         }
+        drop(in_flight);
         dead_letters.close().await;
         let _ = ch.close(200, "bye".into()).await;
         result
     }
 }
 
-/// What every delivery's processing shares.
-struct Each<'a, J, M, S: Future> {
-    pool: &'a PgPool,
-    inbox: &'a Inbox,
-    judge: &'a J,
-    make_handler: &'a M,
-    dead_letters: &'a DeadLetterChannel<'a>,
-    shutdown: Shared<S>,
-}
-
-impl<J, M, H, S> Each<'_, J, M, S>
-where
-    J: Fn(&Envelope) -> Result<(), String>,
-    M: Fn() -> H,
-    H: Handler,
-    H::Error: std::fmt::Display,
-    S: Future<Output = ()>,
-{
-    /// Processes one delivery and settles it as its [`Disposition`] says.
-    async fn settle(&self, delivery: Delivery) -> Result<(), BrokerError> {
-        match self.dispose(&delivery).await {
-            Disposition::Ack => ack(&delivery).await,
-            Disposition::DeadLetter { reason } => {
-                match self.dead_letters.publish(&delivery, &reason).await {
-                    // The copy is safe: only now the original goes.
-                    Ok(()) => ack(&delivery).await,
-                    Err(e) => {
-                        // The queue's own dead-lettering takes it (without the reason).
-                        tracing::error!(error = %e, %reason, "dead-letter publish failed; rejecting");
-                        let reject = delivery.reject(BasicRejectOptions { requeue: false });
-                        broker_call("reject", reject).await.map(drop)
-                    }
-                }
-            }
-            // Left unacked: the broker redelivers it when the channel closes.
-            _ => Ok(()),
-        }
-    }
-
-    /// The delivery's disposition: judged first, then applied (retried after a backoff on a
-    /// database or handler error, until it commits or shutdown comes).
-    async fn dispose(&self, delivery: &Delivery) -> Disposition {
-        let judged = Envelope::from_delivery(delivery)
-            .and_then(|envelope| (self.judge)(&envelope).map(|()| envelope));
-        let envelope = match judged {
-            Ok(envelope) => envelope,
-            Err(reason) => return Disposition::dead_letter(reason),
-        };
-        let mut backoff = Backoff::new(RETRY_MIN, RETRY_MAX);
-        loop {
-            match self.apply(&envelope).await {
-                Ok(disposition) => return disposition,
-                Err(error) => {
-                    let delay = backoff.next_delay();
-                    tracing::warn!(
-                        %error,
-                        seq = envelope.seq,
-                        aggregate_id = envelope.aggregate_id,
-                        failures = backoff.failures(),
-                        ?delay,
-                        "applying a delivery failed; trying it again"
-                    );
-                    tokio::select! {
-                        () = self.shutdown.clone() => return Disposition::Retry,
-                        () = tokio::time::sleep(delay) => {}
-                    }
-                }
-            }
-        }
-    }
-
-    /// One attempt: a transaction of its own, committed unless the event conflicts with its
-    /// chain (then nothing was written, and it can never apply).
-    async fn apply(&self, envelope: &Envelope) -> Result<Disposition, String> {
-        let mut tx = self.pool.begin().await.map_err(|e| e.to_string())?;
-        let mut handler = (self.make_handler)();
-        match self.inbox.apply(&mut tx, envelope, &mut handler).await {
-            Ok(Outcome::Conflict(conflict)) => Ok(Disposition::dead_letter(conflict.to_string())),
-            // Processed (with the held successors it released), held, or a duplicate.
-            Ok(_) => {
-                tx.commit().await.map_err(|e| e.to_string())?;
-                Ok(Disposition::Ack)
-            }
-            // Dropping `tx` rolls back.
-            Err(ApplyError::Handler { seq, source }) => {
-                Err(format!("handling seq {seq}: {source}"))
-            }
-            Err(ApplyError::Db(e)) => Err(e.to_string()),
-        }
-    }
-}
-
-async fn ack(delivery: &Delivery) -> Result<(), BrokerError> {
-    broker_call("ack", delivery.ack(BasicAckOptions::default()))
-        .await
-        .map(drop)
+/// Whether `shutdown` has completed (without waiting for it).
+fn is_done<S: Future<Output = ()>>(shutdown: &futures::future::Shared<S>) -> bool {
+    shutdown.clone().now_or_never().is_some()
 }

@@ -2,7 +2,9 @@
 //! the queue topology with its dead-letter exchange ([`Topology`]), dead-lettering with a reason
 //! ([`DeadLetterChannel`]), acks after commit ([`ack_together`]), and the envelope of a message an
 //! outbox relay published ([`Envelope::from_delivery`](crate::Envelope::from_delivery)), and
-//! [`Consumer`], a loop that puts them together.
+//! [`Consumer`], a loop that puts them together: batches (one transaction and one ack each),
+//! reconnects over a list of brokers ([`Consumer::run_reconnecting`]), and what it did
+//! ([`Counts`]).
 //!
 //! The order of work for every delivery: judge it (poison is dead-lettered unread), apply it
 //! with [`Inbox::apply`](crate::Inbox::apply) or [`Inbox::batch`](crate::Inbox::batch) in your
@@ -14,23 +16,32 @@
 //! this consumer's; the rest wait in the queue for any instance.
 
 mod ack;
+mod batch;
 mod consumer;
+mod counts;
 mod dead_letter;
+mod judge;
 mod message;
 mod topology;
 
 pub use ack::{BROKER_CALL_TIMEOUT, BrokerError, Unsettled, ack_together, broker_call};
-pub use consumer::{Consumer, RETRY_MAX, RETRY_MIN};
+pub use consumer::{CONNECT_TIMEOUT, Consumer, RECONNECT_MAX, RECONNECT_MIN, RETRY_MAX, RETRY_MIN};
+pub use counts::Counts;
 pub use dead_letter::{
     DEAD_LETTER_ATTEMPTS, DEATH_REASON_HEADER, DeadLetterChannel, MAX_REASON_BYTES,
     ORIGINAL_ROUTING_KEY_HEADER, ORIGINAL_USER_ID_HEADER, bounded_reason, dead_letter_properties,
     with_properties_of,
 };
+pub use judge::Judge;
 pub use topology::{DELIVERY_LIMIT, Topology};
 
 /// Opening the connection a [`Consumer`] runs on: one URL, TLS material, a heartbeat (a silent
-/// network is noticed within about two), from the `outbox` crate.
-pub use outbox::amqp::{DEFAULT_HEARTBEAT, Lost, Tls, connect};
+/// network is noticed within about two), what the broker says about it; and the list of
+/// brokers [`Consumer::run_reconnecting`] fails over, from the `outbox` crate.
+pub use outbox::{
+    amqp::{Change, DEFAULT_HEARTBEAT, Lost, Tls, connect},
+    failover::{BrokerUrls, Failover},
+};
 
 /// What to do with a delivery once its transaction is over.
 #[derive(Debug, Clone, PartialEq, Eq)]

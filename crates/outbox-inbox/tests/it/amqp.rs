@@ -32,14 +32,14 @@ use outbox_kit::testing;
 use prost::Message;
 use sqlx::PgConnection;
 
-struct Broker {
-    conn: Connection,
-    ch: Channel,
-    topology: Topology,
+pub(crate) struct Broker {
+    pub(crate) conn: Connection,
+    pub(crate) ch: Channel,
+    pub(crate) topology: Topology,
 }
 
 impl Broker {
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
             .await
             .expect("connect");
@@ -53,7 +53,7 @@ impl Broker {
         Self { conn, ch, topology }
     }
 
-    async fn publish(&self, key: &str, body: &[u8]) {
+    pub(crate) async fn publish(&self, key: &str, body: &[u8]) {
         self.publish_with(
             key,
             body,
@@ -62,7 +62,7 @@ impl Broker {
         .await;
     }
 
-    async fn publish_with(&self, key: &str, body: &[u8], properties: BasicProperties) {
+    pub(crate) async fn publish_with(&self, key: &str, body: &[u8], properties: BasicProperties) {
         self.ch
             .basic_publish(
                 self.topology.exchange.as_str().into(),
@@ -78,7 +78,7 @@ impl Broker {
     }
 
     /// The next `n` deliveries of the queue, unacked.
-    async fn take(&self, n: usize) -> Vec<Delivery> {
+    pub(crate) async fn take(&self, n: usize) -> Vec<Delivery> {
         self.ch
             .basic_qos(n as u16, BasicQosOptions::default())
             .await
@@ -106,7 +106,7 @@ impl Broker {
     }
 
     /// Messages ready in `queue` (passive declare on a fresh channel).
-    async fn ready(&self, queue: &str) -> u32 {
+    pub(crate) async fn ready(&self, queue: &str) -> u32 {
         let ch = self.conn.create_channel().await.expect("channel");
         let q = ch
             .queue_declare(
@@ -123,7 +123,7 @@ impl Broker {
         q.message_count()
     }
 
-    async fn dead_letter_get(&self) -> Option<lapin::message::BasicGetMessage> {
+    pub(crate) async fn dead_letter_get(&self) -> Option<lapin::message::BasicGetMessage> {
         let ch = self.conn.create_channel().await.expect("channel");
         ch.basic_get(
             self.topology.dead_letter_queue.as_str().into(),
@@ -133,7 +133,7 @@ impl Broker {
         .expect("get")
     }
 
-    async fn cleanup(self) {
+    pub(crate) async fn cleanup(self) {
         let ch = self.conn.create_channel().await.expect("channel");
         let t = &self.topology;
         for q in [&t.queue, &t.dead_letter_queue] {
@@ -150,7 +150,7 @@ impl Broker {
     }
 }
 
-fn header(props: &BasicProperties, name: &str) -> String {
+pub(crate) fn header(props: &BasicProperties, name: &str) -> String {
     match props.headers().as_ref().and_then(|h| h.inner().get(name)) {
         Some(AMQPValue::LongString(s)) => String::from_utf8_lossy(s.as_bytes()).into_owned(),
         other => panic!("{name}: {other:?}"),
@@ -271,7 +271,7 @@ impl Handler for Record {
 }
 
 /// A relayed message's body: event `seq` of `aggregate_id`, after `prev_seq`.
-fn relayed(aggregate_id: i64, seq: u64, prev_seq: Option<u64>) -> Vec<u8> {
+pub(crate) fn relayed(aggregate_id: i64, seq: u64, prev_seq: Option<u64>) -> Vec<u8> {
     wire::Envelope {
         seq,
         r#type: "InvoicePaid".into(),
@@ -343,7 +343,7 @@ async fn the_consumer_applies_shuffled_duplicated_chains_once_in_order_four_at_a
         &b.conn,
         &pool,
         &inbox,
-        |_| Ok(()),
+        |_: &Envelope| Ok(()),
         || record.clone(),
         async {
             let _ = stopped.await;
@@ -459,7 +459,7 @@ async fn run_failing(failures: usize, stop_after: Duration) -> (sqlx::PgPool, us
         &b.conn,
         &pool,
         &inbox,
-        |_| Ok(()),
+        |_: &Envelope| Ok(()),
         || handler.clone(),
         tokio::time::sleep(stop_after),
     );

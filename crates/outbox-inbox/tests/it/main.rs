@@ -5,5 +5,7 @@
 
 #[cfg(feature = "amqp")]
 mod amqp;
+#[cfg(feature = "amqp")]
+mod consumer;
 mod inbox;
 mod types;
