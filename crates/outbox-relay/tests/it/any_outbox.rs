@@ -21,7 +21,7 @@ async fn a_named_outbox_is_relayed_in_chain_order_and_emptied() {
 
     // A queue bound before anything is published (an unroutable event would stay).
     let (exchange, conn, mut deliveries) =
-        crate::broker::consume_all("outbox_relay", "invoice.#").await;
+        crate::support::broker::consume_all("outbox_relay", "invoice.#").await;
 
     // Two invoices, three events each, appended in one transaction.
     let mut events = Vec::new();

@@ -34,7 +34,8 @@ impl Setup {
             .expect("database");
         let outbox = Outbox::new("outbox").expect("name");
         outbox.table().migrator().run(&pool).await.expect("migrate");
-        let (exchange, conn, deliveries) = crate::broker::consume_all("outbox_floor", "#").await;
+        let (exchange, conn, deliveries) =
+            crate::support::broker::consume_all("outbox_floor", "#").await;
         Self {
             database_url,
             pool,
