@@ -276,8 +276,6 @@ impl Drop for Relay {
 /// One message as the consumer saw it.
 #[derive(Debug, Clone)]
 pub struct Received {
-    /// When this consumer got it (to measure commit → queue).
-    pub received_at: chrono::DateTime<chrono::Utc>,
     pub routing_key: String,
     pub properties: BasicProperties,
     pub event: OrderEvent,
@@ -363,7 +361,6 @@ impl Consumer {
             while let Some(Ok(d)) = deliveries.next().await {
                 let event = OrderEvent::decode(d.data.as_slice()).expect("body is an OrderEvent");
                 received.lock().expect("lock").push(Received {
-                    received_at: chrono::Utc::now(),
                     routing_key: d.routing_key.to_string(),
                     properties: d.properties,
                     event,
