@@ -8,10 +8,10 @@ use outbox_kit::testing;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{
-    assert_complete_and_ordered,
+    all_arrive, assert_complete_and_ordered,
     broker::Consumer,
     chains_of,
-    db::{Db, LIFECYCLE, event},
+    db::Db,
     relay::{Running, settings, settings_via},
     stall::StallProxy,
     wait_until,
@@ -19,46 +19,6 @@ use crate::support::{
 
 /// Short, so the test waits seconds rather than the default's ten.
 const LEASE: Duration = Duration::from_secs(4);
-
-/// Writers that walk fresh parcels through the lifecycle until `stop`; returns (parcel, seq).
-fn writers_until(
-    db: &Db,
-    writers: i64,
-    stop: CancellationToken,
-) -> tokio::task::JoinHandle<Vec<(i64, i64)>> {
-    let (pool, outbox) = (db.pool.clone(), db.outbox.clone());
-    tokio::spawn(async move {
-        let tasks: Vec<_> = (0..writers)
-            .map(|w| {
-                let (pool, outbox, stop) = (pool.clone(), outbox.clone(), stop.clone());
-                tokio::spawn(async move {
-                    let mut events = Vec::new();
-                    let mut id = w * 100_000;
-                    while !stop.is_cancelled() {
-                        id += 1;
-                        for step in LIFECYCLE {
-                            let mut conn = pool.acquire().await.expect("connection");
-                            let seq = outbox
-                                .append(&mut conn, event(id, step))
-                                .await
-                                .expect("append")
-                                .seq;
-                            outbox.notify(&mut *conn).await.expect("notify");
-                            events.push((id, seq));
-                            tokio::time::sleep(Duration::from_millis(40)).await;
-                        }
-                    }
-                    events
-                })
-            })
-            .collect();
-        let mut all = Vec::new();
-        for t in tasks {
-            all.extend(t.await.expect("writer"));
-        }
-        all
-    })
-}
 
 async fn max_committed_seq(db: &Db) -> i64 {
     sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
@@ -95,7 +55,7 @@ async fn a_frozen_leader_is_replaced_and_stands_by_when_it_thaws() {
     let standby = Running::start(s, db.pool.clone());
 
     let stop = CancellationToken::new();
-    let writers = writers_until(&db, 4, stop.clone());
+    let writers = db.spawn_writers_until(4, stop.clone());
     wait_until("the stream is flowing", || async {
         consumer.seqs().len() >= 20
     })
@@ -132,15 +92,7 @@ async fn a_frozen_leader_is_replaced_and_stands_by_when_it_thaws() {
     );
     stop.cancel();
     let events = writers.await.expect("writers");
-    let all: Vec<i64> = events.iter().map(|(_, s)| *s).collect();
-    wait_until("every committed event consumed", || async {
-        consumer.has_all(&all)
-    })
-    .await;
-    wait_until("the outbox is drained", || async {
-        db.unsent().await.is_empty()
-    })
-    .await;
+    all_arrive("after the thaw", &consumer, &db, &events).await;
     assert_complete_and_ordered(&consumer.envelopes(), &chains_of(&events));
     assert!(!frozen.snapshot().active);
     assert!(standby.snapshot().active);

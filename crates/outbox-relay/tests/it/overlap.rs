@@ -8,7 +8,7 @@ use std::time::Duration;
 use outbox_kit::testing::{self, Proxy};
 
 use crate::support::{
-    assert_complete_and_ordered,
+    all_arrive, assert_complete_and_ordered,
     broker::Consumer,
     chains_of,
     db::{Db, UNREADABLE_HEADERS, event},
@@ -202,15 +202,7 @@ async fn a_broker_cut_mid_pipeline_loses_and_reorders_nothing() {
     stall.resume();
     broker.restore();
 
-    let all: Vec<i64> = events.iter().map(|(_, s)| *s).collect();
-    wait_until("everything consumed after the broker is back", || async {
-        consumer.has_all(&all)
-    })
-    .await;
-    wait_until("the outbox is drained", || async {
-        db.unsent().await.is_empty()
-    })
-    .await;
+    all_arrive("after the broker is back", &consumer, &db, &events).await;
     let dups = consumer.copies().values().filter(|n| **n > 1).count();
     println!(
         "cut with {left} rows left; {dups} events arrived twice (the batch in flight at the cut)"

@@ -13,7 +13,7 @@ use lapin::{
 use outbox_kit::testing;
 
 use crate::support::{
-    assert_complete_and_ordered,
+    all_arrive, assert_complete_and_ordered,
     broker::Consumer,
     chains_of,
     db::{Db, LIFECYCLE},
@@ -81,15 +81,7 @@ async fn an_unroutable_event_in_a_mixed_wave_is_never_counted_as_delivered() {
     );
 
     consumer.add_binding("parcel.#").await;
-    let all: Vec<i64> = events.iter().map(|(_, s)| *s).collect();
-    wait_until("every event consumed once routable", || async {
-        consumer.has_all(&all)
-    })
-    .await;
-    wait_until("the outbox is drained", || async {
-        db.unsent().await.is_empty()
-    })
-    .await;
+    all_arrive("once routable", &consumer, &db, &events).await;
     assert_complete_and_ordered(&consumer.envelopes(), &chains_of(&events));
     consumer.cleanup().await;
 }
@@ -156,12 +148,7 @@ async fn a_nacked_event_holds_back_only_its_aggregate() {
         .queue_delete(full.as_str().into(), QueueDeleteOptions::default())
         .await
         .expect("delete the refusing queue");
-    let all: Vec<i64> = events.iter().map(|(_, s)| *s).collect();
-    wait_until("every event consumed", || async { consumer.has_all(&all) }).await;
-    wait_until("the outbox is drained", || async {
-        db.unsent().await.is_empty()
-    })
-    .await;
+    all_arrive("once the refusing queue is gone", &consumer, &db, &events).await;
     assert_complete_and_ordered(&consumer.envelopes(), &chains_of(&events));
     let _ = conn.close(200, "test done".into()).await;
     consumer.cleanup().await;

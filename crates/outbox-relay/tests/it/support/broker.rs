@@ -21,48 +21,78 @@ use prost::Message;
 /// consumes the queue without acks. The queue is exclusive: the broker drops it with the
 /// returned connection, whatever the test's end.
 pub async fn consume_all(prefix: &str, binding: &str) -> (String, Connection, lapin::Consumer) {
-    let exchange = testing::unique(&format!("{prefix}_ex"));
-    let queue = testing::unique(&format!("{prefix}_q"));
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-        .await
-        .expect("broker");
-    let channel = conn.create_channel().await.expect("channel");
-    outbox_relay::publisher::declare_exchange(&channel, &exchange)
-        .await
-        .expect("exchange");
-    let exclusive = QueueDeclareOptions {
-        exclusive: true,
-        auto_delete: true,
-        ..Default::default()
-    };
-    channel
-        .queue_declare(queue.as_str().into(), exclusive, FieldTable::default())
-        .await
-        .expect("queue");
-    channel
-        .queue_bind(
-            queue.as_str().into(),
-            exchange.as_str().into(),
-            binding.into(),
-            QueueBindOptions::default(),
-            FieldTable::default(),
-        )
-        .await
-        .expect("bind");
-    let no_ack = BasicConsumeOptions {
-        no_ack: true,
-        ..Default::default()
-    };
-    let deliveries = channel
-        .basic_consume(
-            queue.as_str().into(),
-            "".into(),
-            no_ack,
-            FieldTable::default(),
-        )
-        .await
-        .expect("consume");
-    (exchange, conn, deliveries)
+    let queue = Queue::declare(prefix).await;
+    queue.bind(binding).await;
+    let deliveries = queue.consume().await;
+    (queue.exchange, queue.connection, deliveries)
+}
+
+/// A fresh exchange, declared as the relay does, and an exclusive queue of the test's own on a
+/// connection of its own.
+struct Queue {
+    exchange: String,
+    name: String,
+    channel: lapin::Channel,
+    connection: Connection,
+}
+
+impl Queue {
+    async fn declare(prefix: &str) -> Self {
+        let exchange = testing::unique(&format!("{prefix}_ex"));
+        let name = testing::unique(&format!("{prefix}_q"));
+        let connection = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+            .await
+            .expect("broker");
+        let channel = connection.create_channel().await.expect("channel");
+        outbox_relay::publisher::declare_exchange(&channel, &exchange)
+            .await
+            .expect("exchange");
+        let exclusive = QueueDeclareOptions {
+            exclusive: true,
+            auto_delete: true,
+            ..Default::default()
+        };
+        channel
+            .queue_declare(name.as_str().into(), exclusive, FieldTable::default())
+            .await
+            .expect("queue");
+        Self {
+            exchange,
+            name,
+            channel,
+            connection,
+        }
+    }
+
+    async fn bind(&self, binding: &str) {
+        self.channel
+            .queue_bind(
+                self.name.as_str().into(),
+                self.exchange.as_str().into(),
+                binding.into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .expect("bind");
+    }
+
+    /// Consumes the queue without acks.
+    async fn consume(&self) -> lapin::Consumer {
+        let no_ack = BasicConsumeOptions {
+            no_ack: true,
+            ..Default::default()
+        };
+        self.channel
+            .basic_consume(
+                self.name.as_str().into(),
+                "".into(),
+                no_ack,
+                FieldTable::default(),
+            )
+            .await
+            .expect("consume")
+    }
 }
 
 /// One message as the [`Consumer`] saw it.
@@ -78,82 +108,39 @@ pub struct Received {
 /// and an exclusive queue bound to it, collecting every message in the background.
 pub struct Consumer {
     pub exchange: String,
-    queue: String,
-    channel: lapin::Channel,
-    connection: Connection,
+    queue: Queue,
     received: Arc<Mutex<Vec<Received>>>,
 }
 
 impl Consumer {
     /// A fresh exchange and, bound with `binding`, a queue consumed from now on.
     pub async fn start(binding: &str) -> Self {
-        let exchange = testing::unique("outbox_relay_ex");
-        let queue = testing::unique("outbox_relay_q");
-        let connection = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-            .await
-            .expect("broker");
-        let channel = connection.create_channel().await.expect("channel");
-        outbox_relay::publisher::declare_exchange(&channel, &exchange)
-            .await
-            .expect("exchange");
-        let exclusive = QueueDeclareOptions {
-            exclusive: true,
-            auto_delete: true,
-            ..Default::default()
-        };
-        channel
-            .queue_declare(queue.as_str().into(), exclusive, FieldTable::default())
-            .await
-            .expect("queue");
-        let consumer = Self {
-            exchange,
-            queue,
-            channel,
-            connection,
-            received: Arc::default(),
-        };
-        consumer.add_binding(binding).await;
-        let no_ack = BasicConsumeOptions {
-            no_ack: true,
-            ..Default::default()
-        };
-        let mut deliveries = consumer
-            .channel
-            .basic_consume(
-                consumer.queue.as_str().into(),
-                "".into(),
-                no_ack,
-                FieldTable::default(),
-            )
-            .await
-            .expect("consume");
-        let received = consumer.received.clone();
+        let queue = Queue::declare("outbox_relay").await;
+        queue.bind(binding).await;
+        let mut deliveries = queue.consume().await;
+        let received: Arc<Mutex<Vec<Received>>> = Arc::default();
+        let collected = received.clone();
         tokio::spawn(async move {
             while let Some(Ok(d)) = deliveries.next().await {
                 let envelope = Envelope::decode(d.data.as_slice()).expect("an envelope");
-                received.lock().expect("lock").push(Received {
+                collected.lock().expect("lock").push(Received {
                     routing_key: d.routing_key.to_string(),
                     envelope,
                     at: chrono::Utc::now(),
                 });
             }
         });
-        consumer
+        Self {
+            exchange: queue.exchange.clone(),
+            queue,
+            received,
+        }
     }
 
     /// Binds the queue with one more routing key: one queue, one consumer, so the arrival order
     /// stays the queue's order.
     pub async fn add_binding(&self, binding: &str) {
-        self.channel
-            .queue_bind(
-                self.queue.as_str().into(),
-                self.exchange.as_str().into(),
-                binding.into(),
-                QueueBindOptions::default(),
-                FieldTable::default(),
-            )
-            .await
-            .expect("bind");
+        self.queue.bind(binding).await;
     }
 
     /// Everything received so far, in arrival order.
@@ -203,12 +190,13 @@ impl Consumer {
     /// Deletes the exchange (the queue is exclusive and goes with the connection).
     pub async fn cleanup(self) {
         let _ = self
+            .queue
             .channel
             .exchange_delete(
                 self.exchange.as_str().into(),
                 ExchangeDeleteOptions::default(),
             )
             .await;
-        let _ = self.connection.close(200, "test done".into()).await;
+        let _ = self.queue.connection.close(200, "test done".into()).await;
     }
 }

@@ -1,11 +1,13 @@
 //! A fresh database holding an outbox of the test's own, the rows tests put in it (through the
 //! `outbox` crate as a service would, or raw as a writer that predates it), and what is left.
 
-use std::time::Duration;
+use std::{future::Future, time::Duration};
 
 use outbox::{NewEvent, Outbox};
 use outbox_kit::testing;
 use sqlx::PgPool;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 /// The outbox the behaviour tests relay: a named, schema-qualified one, as a stranger's would be.
 pub const TABLE: &str = "shipping.events";
@@ -23,6 +25,15 @@ pub fn event(id: i64, step: &str) -> NewEvent {
 
 /// Headers no encoder can read (a value that is not a string): the relay must quarantine the row.
 pub const UNREADABLE_HEADERS: &str = r#"{"x-broken": 1}"#;
+
+/// Appends `event` on its own (it commits at once) and wakes the relay, as a service's write
+/// does; returns its seq.
+pub async fn append_and_notify(pool: &PgPool, outbox: &Outbox, event: NewEvent) -> i64 {
+    let mut conn = pool.acquire().await.expect("connection");
+    let seq = outbox.append(&mut conn, event).await.expect("append").seq;
+    outbox.notify(&mut *conn).await.expect("notify");
+    seq
+}
 
 /// A fresh database with an outbox; dropped with the value unless the test failed (a failing
 /// test's database is kept to look at, and swept by the next run).
@@ -160,34 +171,57 @@ impl Db {
         writers: i64,
         parcels_each: i64,
         pause: Duration,
-    ) -> tokio::task::JoinHandle<Vec<(i64, i64)>> {
-        let (pool, outbox) = (self.pool.clone(), self.outbox.clone());
+    ) -> JoinHandle<Vec<(i64, i64)>> {
+        self.writers(writers, move |w, pool, outbox| async move {
+            let mut events = Vec::new();
+            for step in LIFECYCLE {
+                for i in 1..=parcels_each {
+                    let id = w * 1_000 + i;
+                    events.push((id, append_and_notify(&pool, &outbox, event(id, step)).await));
+                    if !pause.is_zero() {
+                        tokio::time::sleep(pause).await;
+                    }
+                }
+            }
+            events
+        })
+    }
+
+    /// `writers` concurrent writers that walk fresh parcels through [`LIFECYCLE`] (40 ms between
+    /// events) until `stop`. Returns every (parcel, seq).
+    pub fn spawn_writers_until(
+        &self,
+        writers: i64,
+        stop: CancellationToken,
+    ) -> JoinHandle<Vec<(i64, i64)>> {
+        self.writers(writers, move |w, pool, outbox| {
+            let stop = stop.clone();
+            async move {
+                let mut events = Vec::new();
+                let mut id = w * 100_000;
+                while !stop.is_cancelled() {
+                    id += 1;
+                    for step in LIFECYCLE {
+                        events.push((id, append_and_notify(&pool, &outbox, event(id, step)).await));
+                        tokio::time::sleep(Duration::from_millis(40)).await;
+                    }
+                }
+                events
+            }
+        })
+    }
+
+    /// Runs `writers` writer tasks (`write(w, pool, outbox)`, each returning the (parcel, seq)
+    /// pairs it appended) and gathers what they appended.
+    fn writers<F, Fut>(&self, writers: i64, write: F) -> JoinHandle<Vec<(i64, i64)>>
+    where
+        F: Fn(i64, PgPool, Outbox) -> Fut,
+        Fut: Future<Output = Vec<(i64, i64)>> + Send + 'static,
+    {
+        let tasks: Vec<_> = (0..writers)
+            .map(|w| tokio::spawn(write(w, self.pool.clone(), self.outbox.clone())))
+            .collect();
         tokio::spawn(async move {
-            let tasks: Vec<_> = (0..writers)
-                .map(|w| {
-                    let (pool, outbox) = (pool.clone(), outbox.clone());
-                    tokio::spawn(async move {
-                        let mut events = Vec::new();
-                        for step in LIFECYCLE {
-                            for i in 1..=parcels_each {
-                                let id = w * 1_000 + i;
-                                let mut conn = pool.acquire().await.expect("connection");
-                                let seq = outbox
-                                    .append(&mut conn, event(id, step))
-                                    .await
-                                    .expect("append")
-                                    .seq;
-                                outbox.notify(&mut *conn).await.expect("notify");
-                                events.push((id, seq));
-                                if !pause.is_zero() {
-                                    tokio::time::sleep(pause).await;
-                                }
-                            }
-                        }
-                        events
-                    })
-                })
-                .collect();
             let mut all = Vec::new();
             for t in tasks {
                 all.extend(t.await.expect("writer"));

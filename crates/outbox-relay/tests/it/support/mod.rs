@@ -32,6 +32,25 @@ where
     }
 }
 
+/// Waits until every one of `events` (aggregate, seq) reached `consumer` and `db`'s outbox is
+/// empty (`what`: the moment, for the failure message).
+pub async fn all_arrive(
+    what: &str,
+    consumer: &broker::Consumer,
+    db: &db::Db,
+    events: &[(i64, i64)],
+) {
+    let all: Vec<i64> = events.iter().map(|(_, s)| *s).collect();
+    wait_until(&format!("every event consumed {what}"), || async {
+        consumer.has_all(&all)
+    })
+    .await;
+    wait_until("the outbox is drained", || async {
+        db.unsent().await.is_empty()
+    })
+    .await;
+}
+
 /// Each aggregate's committed seqs in commit order, from (aggregate, seq) pairs.
 pub fn chains_of(events: &[(i64, i64)]) -> BTreeMap<i64, Vec<i64>> {
     let mut chains: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
