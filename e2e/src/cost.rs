@@ -34,8 +34,15 @@ use serde::Serialize;
 use sqlx::PgPool;
 
 use crate::{
-    bench::{self, BenchOptions},
     cpu::CpuUse,
+    load::{
+        mail::mail_consume_until_sent,
+        orders::request_for,
+        outbox::{fill_outbox, notify_relay},
+        progress,
+        stack::{amqp, bench_stack, drop_database, topic_to_queue},
+    },
+    options::BenchOptions,
     stack::Stack,
     stats::Summary,
 };
@@ -107,10 +114,6 @@ pub struct MailBacklog {
     pub backlog: Summary,
 }
 
-fn progress(msg: impl AsRef<str>) {
-    eprintln!("bench: {}", msg.as_ref());
-}
-
 /// Runs section 7 once (its ratios compare parts of the same run).
 pub async fn run(opts: &BenchOptions) -> anyhow::Result<Cost> {
     let pinned = pinned_rounds(opts).await?;
@@ -119,13 +122,12 @@ pub async fn run(opts: &BenchOptions) -> anyhow::Result<Cost> {
     progress(format!(
         "7c. mail-svc, steady: {steady_events} events to mails sent"
     ));
-    let steady = bench::mail_consume_until_sent(steady_events, opts.orders, opts.prefetch).await?;
+    let steady = mail_consume_until_sent(steady_events, opts.orders, opts.prefetch).await?;
     progress(format!(
         "7c. mail-svc, backlog: {} events to mails sent",
         opts.mail_backlog
     ));
-    let backlog =
-        bench::mail_consume_until_sent(opts.mail_backlog, opts.orders, opts.prefetch).await?;
+    let backlog = mail_consume_until_sent(opts.mail_backlog, opts.orders, opts.prefetch).await?;
     Ok(Cost {
         pinned,
         soak,
@@ -139,12 +141,12 @@ fn rounds_of(events: u64, round: u64) -> u64 {
 }
 
 async fn pinned_rounds(opts: &BenchOptions) -> anyhow::Result<Pinned> {
-    let mut stack = bench::bench_stack(1, 0).await?;
+    let mut stack = bench_stack(1, 0).await?;
     let vacuum = vacuum::StandIn::start(&stack.orders_db_url).await?;
-    let conn = bench::amqp().await?;
+    let conn = amqp().await?;
     let ch = conn.create_channel().await?;
     let queue = outbox_kit::testing::unique("bench.cost");
-    bench::topic_to_queue(&ch, &stack.exchange, &queue).await?;
+    topic_to_queue(&ch, &stack.exchange, &queue).await?;
     let pool = PgPool::connect(&stack.orders_db_url).await?;
     let mut relay = stack.relay_client(0).await?;
 
@@ -176,11 +178,11 @@ async fn pinned_rounds(opts: &BenchOptions) -> anyhow::Result<Pinned> {
         let target = published_total(&mut relay).await? + opts.cost_round;
         // Each round's orders are new ones, their chains starting at their first event.
         let first_order = 1 + (r * opts.orders) as i64;
-        bench::fill_outbox(&pool, opts.cost_round, opts.orders, first_order).await?;
+        fill_outbox(&pool, opts.cost_round, opts.orders, first_order).await?;
         let meter = stack.cpu_meter();
         let before = meter.sample();
         let started = Instant::now();
-        bench::notify_relay(&pool).await?;
+        notify_relay(&pool).await?;
         wait_published(&mut relay, target, &format!("round {}", r + 1)).await?;
         let elapsed = started.elapsed();
         let cpu = meter.sample().since(&before).per(opts.cost_round, 1000.0);
@@ -204,8 +206,8 @@ async fn pinned_rounds(opts: &BenchOptions) -> anyhow::Result<Pinned> {
         .await?;
     let vacuum = vacuum.stop().await;
     stack.stop().await;
-    bench::drop_database(&stack.orders_db_url).await;
-    bench::drop_database(&stack.mail_db_url).await;
+    drop_database(&stack.orders_db_url).await;
+    drop_database(&stack.mail_db_url).await;
     Ok(Pinned {
         rounds,
         probe_unpinned,
@@ -237,7 +239,7 @@ const PROBE_RATE: u64 = 100;
 async fn probe(stack: &Stack, secs: f64) -> anyhow::Result<Summary> {
     static BASE: AtomicI64 = AtomicI64::new(900_000_000);
     let base = BASE.fetch_add(10_000_000, Ordering::Relaxed);
-    let conn = bench::amqp().await?;
+    let conn = amqp().await?;
     let ch = conn.create_channel().await?;
     let mut tap = stack
         .tap(&ch, &outbox_kit::testing::unique("bench-probe"))
@@ -262,7 +264,7 @@ async fn probe(stack: &Stack, secs: f64) -> anyhow::Result<Summary> {
     while started.elapsed().as_secs_f64() < secs {
         ticker.tick().await;
         let (mut client, committed) = (client.clone(), committed.clone());
-        let request = bench::request_for(base, i);
+        let request = request_for(base, i);
         i += 1;
         calls.push(tokio::spawn(async move {
             let seq = client.upsert(request).await?.into_inner().event_seq;
@@ -297,12 +299,12 @@ async fn probe(stack: &Stack, secs: f64) -> anyhow::Result<Summary> {
 }
 
 async fn soak(opts: &BenchOptions) -> anyhow::Result<Soak> {
-    let mut stack = bench::bench_stack(1, 0).await?;
+    let mut stack = bench_stack(1, 0).await?;
     let vacuum = vacuum::StandIn::start(&stack.orders_db_url).await?;
-    let conn = bench::amqp().await?;
+    let conn = amqp().await?;
     let ch = conn.create_channel().await?;
     let queue = outbox_kit::testing::unique("bench.soak");
-    bench::topic_to_queue(&ch, &stack.exchange, &queue).await?;
+    topic_to_queue(&ch, &stack.exchange, &queue).await?;
     let pool = PgPool::connect(&stack.orders_db_url).await?;
     let mut relay = stack.relay_client(0).await?;
     let mut clients = Vec::new();
@@ -357,8 +359,8 @@ async fn soak(opts: &BenchOptions) -> anyhow::Result<Soak> {
     pool.close().await;
     let vacuum = vacuum.stop().await;
     stack.stop().await;
-    bench::drop_database(&stack.orders_db_url).await;
-    bench::drop_database(&stack.mail_db_url).await;
+    drop_database(&stack.orders_db_url).await;
+    drop_database(&stack.mail_db_url).await;
     let first = first.context("the soak ran its first chunk")?;
     // One chunk only: it is both the first and the last.
     let last = match last {
@@ -433,7 +435,7 @@ async fn write_chunk(
                 if failed.load(Ordering::Relaxed) {
                     break;
                 }
-                let resp = client.upsert(bench::request_for(1, i)).await;
+                let resp = client.upsert(request_for(1, i)).await;
                 match resp.map(|r| r.into_inner().event_seq) {
                     Ok(Some(_)) => {
                         events.fetch_add(1, Ordering::Relaxed);

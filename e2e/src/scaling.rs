@@ -18,9 +18,10 @@ use std::{
 use serde::Serialize;
 
 use crate::{
-    bench::{self, Spread},
     cpu::CpuUse,
+    load::{orders::request_for, stack::drop_database},
     stack::{Stack, StackConfig},
+    stats::Spread,
     stats::Summary,
 };
 
@@ -316,7 +317,7 @@ pub async fn shard_writes(shards: usize, secs: f64, writers: usize) -> anyhow::R
         tasks.push(tokio::spawn(async move {
             while !stop.load(Ordering::Relaxed) {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                match client.upsert(bench::request_for(base, i)).await {
+                match client.upsert(request_for(base, i)).await {
                     Ok(_) => committed.fetch_add(1, Ordering::Relaxed),
                     Err(_) => errors.fetch_add(1, Ordering::Relaxed),
                 };
@@ -354,7 +355,7 @@ pub async fn shard_writes(shards: usize, secs: f64, writers: usize) -> anyhow::R
     let after = meter.sample();
     stack.stop().await;
     for url in stack.orders_shard_urls.iter().chain([&stack.mail_db_url]) {
-        bench::drop_database(url).await;
+        drop_database(url).await;
     }
     Ok(ScalingRun {
         through,

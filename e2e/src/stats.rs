@@ -1,4 +1,4 @@
-//! Latency and throughput summaries for the benchmarks.
+//! Latency and throughput summaries for the benchmarks, and the spread of a figure over runs.
 
 use std::time::Duration;
 
@@ -53,5 +53,29 @@ mod tests {
         assert_eq!((s.p50_ms, s.p99_ms, s.max_ms), (50.0, 99.0, 100.0));
         assert_eq!(s.per_sec, 50.0);
         assert_eq!(Summary::new(0, Duration::ZERO, vec![]).p99_ms, 0.0);
+    }
+}
+
+/// The median of several runs with their range.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    /// The median (the lower middle one of an even count: no value the runs did not produce)
+    /// and the range of `values`.
+    pub fn of(mut values: Vec<f64>) -> Self {
+        values.sort_by(f64::total_cmp);
+        match (values.first(), values.last()) {
+            (Some(&min), Some(&max)) => Self {
+                median: values[(values.len() - 1) / 2],
+                min,
+                max,
+            },
+            _ => Self::default(),
+        }
     }
 }

@@ -4,24 +4,26 @@
 use std::{sync::Arc, time::Duration};
 
 use futures::StreamExt;
-use outbox::{NewEvent, Outbox, wire::Envelope};
+use outbox::{NewEvent, wire::Envelope};
 use outbox_kit::testing;
 use outbox_relay::{Relay, Settings, Status};
 use prost::Message;
 use tokio_util::sync::CancellationToken;
 
+use crate::support::db::Db;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_named_outbox_is_relayed_in_chain_order_and_emptied() {
-    let database_url = testing::fresh_database_url("outbox_relay");
-    let pool = outbox_kit::db::connect(&database_url, 4)
-        .await
-        .expect("database");
-    let outbox = Outbox::new("billing.events").expect("name");
-    outbox.table().migrator().run(&pool).await.expect("migrate");
+    let db = Db::at(
+        testing::fresh_database_url("outbox_relay"),
+        "billing.events",
+    )
+    .await;
+    let (pool, outbox) = (db.pool.clone(), db.outbox.clone());
 
     // A queue bound before anything is published (an unroutable event would stay).
     let (exchange, conn, mut deliveries) =
-        crate::broker::consume_all("outbox_relay", "invoice.#").await;
+        crate::support::broker::consume_all("outbox_relay", "invoice.#").await;
 
     // Two invoices, three events each, appended in one transaction.
     let mut events = Vec::new();

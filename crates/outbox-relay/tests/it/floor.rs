@@ -15,9 +15,13 @@ use sqlx::{Connection as _, PgConnection, PgPool};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::support::db::Db;
+
 /// A database with the crate's outbox, a queue bound to everything its relay publishes, and the
 /// seqs that reached the queue.
 struct Setup {
+    /// Dropped with the setup (kept if the test failed).
+    _db: Db,
     database_url: String,
     pool: PgPool,
     outbox: Outbox,
@@ -29,13 +33,12 @@ struct Setup {
 
 impl Setup {
     async fn new(database_url: String) -> Self {
-        let pool = outbox_kit::db::connect(&database_url, 4)
-            .await
-            .expect("database");
-        let outbox = Outbox::new("outbox").expect("name");
-        outbox.table().migrator().run(&pool).await.expect("migrate");
-        let (exchange, conn, deliveries) = crate::broker::consume_all("outbox_floor", "#").await;
+        let db = Db::at(database_url.clone(), "outbox").await;
+        let (pool, outbox) = (db.pool.clone(), db.outbox.clone());
+        let (exchange, conn, deliveries) =
+            crate::support::broker::consume_all("outbox_floor", "#").await;
         Self {
+            _db: db,
             database_url,
             pool,
             outbox,

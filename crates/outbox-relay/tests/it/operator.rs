@@ -7,6 +7,8 @@ use outbox_kit::testing;
 use outbox_relay::operator::Operator;
 use sqlx::PgPool;
 
+use crate::support::db::Db;
+
 /// Moves outbox row `seq` into quarantine, as the relay does with a row its encoder refuses.
 async fn quarantine(pool: &PgPool, outbox: &Outbox, seq: i64) {
     let (events, quarantine) = (outbox.table().events(), outbox.table().quarantine());
@@ -37,12 +39,12 @@ async fn present(pool: &PgPool, table: &str, seq: i64) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn listings_and_moves_work_on_a_named_outbox() {
-    let database_url = testing::fresh_database_url("outbox_operator");
-    let pool = outbox_kit::db::connect(&database_url, 2)
-        .await
-        .expect("database");
-    let outbox = Outbox::new("billing.events").expect("name");
-    outbox.table().migrator().run(&pool).await.expect("migrate");
+    let db = Db::at(
+        testing::fresh_database_url("outbox_operator"),
+        "billing.events",
+    )
+    .await;
+    let (pool, outbox) = (db.pool.clone(), db.outbox.clone());
     let op = Operator::new(outbox.table());
 
     // Invoice 7: three events; invoice 8: one.
@@ -136,8 +138,4 @@ async fn listings_and_moves_work_on_a_named_outbox() {
     let left = op.oldest_unsent(&pool, 10).await.expect("list");
     in_seq_order.retain(|&s| s != seqs[0]);
     assert_eq!(left.iter().map(|r| r.seq).collect::<Vec<_>>(), in_seq_order);
-    pool.close().await;
-    testing::drop_database(testing::database_name(&database_url))
-        .await
-        .expect("drop database");
 }

@@ -1,0 +1,32 @@
+//! The benchmarks: every stage of the system next to what PostgreSQL and RabbitMQ can do on the
+//! same machine, in the same run (`cargo run --release -p e2e --bin bench`).
+//!
+//! 1. write path: `Upsert` over gRPC vs the same SQL transaction through sqlx;
+//! 2. relay drain: relay-svc draining a pre-filled outbox vs a plain confirmed lapin publisher;
+//! 3. consume path: mail-svc on a pre-loaded queue vs a plain lapin consume+ack loop;
+//! 4. end to end: commit→publish and commit→mail latency at fixed offered loads and at the max;
+//! 5. idle cost: queries per second the relay and mail-svc make when nothing happens;
+//! 6. scaling: 1, 2, 4 mail-svc instances and 1, 2, 4 order shards, with a capacity model
+//!    (`crate::scaling`).
+//!
+//! Layout: [`run`] (the sections in order), one module a section (`write`, `drain`, `consume`,
+//! `end_to_end`, `idle`; 6 is [`crate::scaling`], 7 [`crate::cost`]), `report` (what was
+//! measured) and [`table`] (the report as text). What the sections share with `scaling` and
+//! `cost` is in [`crate::load`], below all three.
+
+mod consume;
+mod drain;
+mod end_to_end;
+mod idle;
+mod report;
+mod run;
+mod table;
+mod write;
+
+pub use report::{
+    BenchReport, EndToEnd, EndToEndRun, Idle, Machine, Pair, Runs, WritePath, ratio_spread,
+};
+pub use run::run;
+pub use table::table;
+
+pub use crate::options::BenchOptions;

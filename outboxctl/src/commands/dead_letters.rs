@@ -1,0 +1,137 @@
+//! `outboxctl dead-letters`: list and redrive mail-svc's dead letters.
+
+use outbox_proto::mail::admin::v1::{
+    DeadLetterFilter, ListDeadLettersRequest, RedriveDeadLettersRequest,
+};
+use serde_json::json;
+use tonic::{Code, Status};
+
+use super::{
+    listing::{shard_cell, with_shard},
+    mail_admin, seq_list, u,
+};
+use crate::{Failure, Output, Result, Services, cli::DeadLetters, table::Table};
+
+/// `outboxctl dead-letters ...`.
+pub(super) async fn dead_letters(s: &Services, d: &DeadLetters) -> Result<Output> {
+    let (addr, mut c) = mail_admin(s).await?;
+    let fail = |e: Status| Failure::from_status("mail-svc", &addr, &e);
+    match d {
+        DeadLetters::List { order, limit } => {
+            let request = ListDeadLettersRequest {
+                limit: *limit,
+                order_id: order.unwrap_or_default(),
+            };
+            let r = c
+                .list_dead_letters(s.request(request, false)?)
+                .await
+                .map_err(fail)?
+                .into_inner();
+            let sharded = r.messages.iter().any(|m| m.shard > 0);
+            let mut t = Table::new(&with_shard(
+                sharded,
+                &["SEQ", "ORDER", "TYPE", "REDRIVEN", "REASON"],
+            ));
+            for m in &r.messages {
+                t.row(shard_cell(
+                    sharded,
+                    m.shard,
+                    vec![
+                        if m.seq == 0 { "?".into() } else { u(m.seq) },
+                        if m.order_id == 0 {
+                            "?".into()
+                        } else {
+                            m.order_id.to_string()
+                        },
+                        if m.r#type.is_empty() {
+                            format!("({} bytes)", m.body_bytes)
+                        } else {
+                            m.r#type.clone()
+                        },
+                        m.redrive_count.to_string(),
+                        m.reason.clone(),
+                    ],
+                ));
+            }
+            let human = if r.messages.is_empty() {
+                format!(
+                    "no dead letter{} ({} in the queue)\n",
+                    order.map_or(String::new(), |o| format!(" of order {o}")),
+                    r.count
+                )
+            } else {
+                format!("{} dead letter(s) in the queue\n{}", r.count, t.render())
+            };
+            Ok(Output {
+                human,
+                json: json!({
+                    "count": r.count,
+                    "messages": r.messages.iter().map(|m| json!({
+                        "shard": m.shard, "seq": m.seq, "order_id": m.order_id, "type": m.r#type,
+                        "routing_key": m.routing_key, "reason": m.reason,
+                        "redrive_count": m.redrive_count, "message_id": m.message_id,
+                        "body_bytes": m.body_bytes,
+                        "published_at_unix": m.published_at.as_ref().map(|t| t.seconds),
+                    })).collect::<Vec<_>>(),
+                }),
+            })
+        }
+        DeadLetters::Redrive {
+            select,
+            shard,
+            reason,
+            batch,
+        } => {
+            let filter = DeadLetterFilter {
+                seqs: select.seq.clone(),
+                order_id: select.order.unwrap_or_default(),
+                all: select.all,
+                shard: shard.shard,
+            };
+            let mut moved: Vec<u64> = Vec::new();
+            // What matched at the first call: a message that dies again while we go on comes
+            // back to the queue and matches again; it is not redriven twice by one command.
+            let mut target: Option<usize> = None;
+            loop {
+                let request = RedriveDeadLettersRequest {
+                    filter: Some(filter.clone()),
+                    reason: reason.reason.clone(),
+                    limit: *batch,
+                };
+                let r = match c.redrive_dead_letters(s.request(request, true)?).await {
+                    Ok(r) => r.into_inner(),
+                    // Someone else took the rest meanwhile: what we moved is the answer.
+                    Err(e) if e.code() == Code::NotFound && !moved.is_empty() => break,
+                    Err(e) => {
+                        let mut f = fail(e);
+                        if !moved.is_empty() {
+                            f.message = format!(
+                                "{} (redriven before the failure: {})",
+                                f.message,
+                                seq_list(&moved)
+                            );
+                        }
+                        return Err(f);
+                    }
+                };
+                let target = *target.get_or_insert(r.redriven.len() + r.remaining as usize);
+                moved.extend(&r.redriven);
+                let left = target.saturating_sub(moved.len());
+                if !s.json && (left > 0 || moved.len() > r.redriven.len()) {
+                    eprintln!("redriven {} of {target}, {left} left", moved.len());
+                }
+                if left == 0 || r.remaining == 0 || r.redriven.is_empty() {
+                    break;
+                }
+            }
+            Ok(Output {
+                human: format!(
+                    "redriven {} message(s) to the main queue: {}\n",
+                    moved.len(),
+                    seq_list(&moved)
+                ),
+                json: json!({ "redriven": moved }),
+            })
+        }
+    }
+}

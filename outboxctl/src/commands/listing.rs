@@ -1,0 +1,95 @@
+//! How listings show shards: a SHARD column only when a row is beyond shard 0, and what a
+//! partial answer left out.
+
+use outbox_proto::relay::admin::v1::UnavailableShard;
+use serde_json::{Value, json};
+
+use super::step;
+
+/// Listings name each row's shard only when some row is on a shard other than 0 (relay-svc with
+/// RELAY_SHARDS): the unsharded tables stay as they were.
+pub(super) fn with_shard<'a>(sharded: bool, header: &[&'a str]) -> Vec<&'a str> {
+    let shard = sharded.then_some("SHARD");
+    shard.into_iter().chain(header.iter().copied()).collect()
+}
+
+pub(super) fn shard_cell(sharded: bool, shard: u32, cells: Vec<String>) -> Vec<String> {
+    let shard = sharded.then(|| shard.to_string());
+    shard.into_iter().chain(cells).collect()
+}
+
+/// What a listing left out: one line per shard whose database could not be read (nothing when
+/// every shard answered), so that a partial answer never reads as the whole.
+pub(super) fn unavailable_note(shards: &[UnavailableShard]) -> String {
+    shards
+        .iter()
+        .map(|u| {
+            format!(
+                "shard {} left out (its database cannot be read: {}): the figures above are \
+                 the other shards'\n",
+                u.shard, u.error
+            )
+        })
+        .collect()
+}
+
+pub(super) fn unavailable_json(shards: &[UnavailableShard]) -> Value {
+    shards
+        .iter()
+        .map(|u| json!({"shard": u.shard, "error": u.error}))
+        .collect()
+}
+
+/// `shard 1: ` before an answer about shard 1's rows; nothing for shard 0.
+pub(super) fn shard_prefix(shard: u32) -> String {
+    step(shard > 0, &format!("shard {shard}: "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::Table;
+
+    fn listing(shards: &[u32]) -> String {
+        let sharded = shards.iter().any(|s| *s > 0);
+        let mut t = Table::new(&with_shard(sharded, &["SEQ", "ORDER"]));
+        for (i, shard) in shards.iter().enumerate() {
+            t.row(shard_cell(
+                sharded,
+                *shard,
+                vec![i.to_string(), "42".into()],
+            ));
+        }
+        t.render()
+    }
+
+    #[test]
+    fn listings_name_the_shard_only_when_a_row_is_beyond_shard_0() {
+        assert_eq!(listing(&[0, 0]), "SEQ  ORDER\n0    42\n1    42\n");
+        assert_eq!(
+            listing(&[0, 1]),
+            "SHARD  SEQ  ORDER\n0      0    42\n1      1    42\n"
+        );
+        assert_eq!(shard_prefix(0), "");
+        assert_eq!(shard_prefix(2), "shard 2: ");
+    }
+
+    #[test]
+    fn a_partial_listing_says_which_shard_it_left_out() {
+        assert_eq!(unavailable_note(&[]), "");
+        assert_eq!(unavailable_json(&[]), json!([]));
+        let down = [UnavailableShard {
+            shard: 1,
+            error: "database unavailable, retry later".into(),
+        }];
+        assert_eq!(
+            unavailable_note(&down),
+            "shard 1 left out (its database cannot be read: database unavailable, retry later): \
+             the figures above are the other shards'\n"
+        );
+        assert_eq!(
+            unavailable_json(&down),
+            json!([{"shard": 1, "error": "database unavailable, retry later"}])
+        );
+    }
+}

@@ -1,0 +1,144 @@
+//! `outboxctl quarantine`: list, requeue and drop the rows the relay could not publish.
+
+use outbox_proto::relay::admin::v1::{
+    DropQuarantinedRequest, ListQuarantinedRequest, QuarantineSelector, RequeueQuarantinedRequest,
+};
+use serde_json::json;
+use tonic::Status;
+
+use super::{
+    listing::{shard_cell, shard_prefix, unavailable_json, unavailable_note, with_shard},
+    relay_admin, seq_list, u,
+};
+use crate::{
+    Failure, Output, Result, Services,
+    cli::{self, Quarantine},
+    table::{Table, age},
+};
+
+fn quarantine_selector(sel: &cli::QuarantineSelect) -> QuarantineSelector {
+    QuarantineSelector {
+        seqs: sel.seq.clone(),
+        order_id: sel.order.unwrap_or_default(),
+    }
+}
+
+/// `outboxctl quarantine ...`.
+pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
+    let (addr, mut c) = relay_admin(s).await?;
+    let fail = |e: Status| Failure::from_status("relay-svc", &addr, &e);
+    match q {
+        Quarantine::List { order, limit } => {
+            let request = ListQuarantinedRequest {
+                limit: *limit,
+                order_id: order.unwrap_or_default(),
+            };
+            let r = c
+                .list_quarantined(s.request(request, false)?)
+                .await
+                .map_err(fail)?
+                .into_inner();
+            let sharded =
+                r.rows.iter().any(|row| row.shard > 0) || !r.unavailable_shards.is_empty();
+            let mut t = Table::new(&with_shard(
+                sharded,
+                &[
+                    "SEQ",
+                    "ORDER",
+                    "TYPE",
+                    "QUARANTINED",
+                    "HOLDS BACK",
+                    "REASON",
+                ],
+            ));
+            for row in &r.rows {
+                t.row(shard_cell(
+                    sharded,
+                    row.shard,
+                    vec![
+                        u(row.seq),
+                        row.order_id.to_string(),
+                        row.r#type.clone(),
+                        format!("{} ago", age(row.quarantined_age_ms)),
+                        row.held_back.to_string(),
+                        row.reason.clone(),
+                    ],
+                ));
+            }
+            let mut human = if r.rows.is_empty() {
+                "no row in quarantine\n".to_owned()
+            } else {
+                format!("{} row(s) in quarantine\n{}", r.count, t.render())
+            };
+            human.push_str(&unavailable_note(&r.unavailable_shards));
+            Ok(Output {
+                human,
+                json: json!({
+                    "count": r.count,
+                    "unavailable_shards": unavailable_json(&r.unavailable_shards),
+                    "rows": r.rows.iter().map(|row| json!({
+                        "shard": row.shard, "seq": row.seq, "order_id": row.order_id,
+                        "type": row.r#type,
+                        "prev_seq": row.prev_seq, "reason": row.reason, "age_ms": row.age_ms,
+                        "quarantined_age_ms": row.quarantined_age_ms,
+                        "held_back": row.held_back,
+                    })).collect::<Vec<_>>(),
+                }),
+            })
+        }
+        Quarantine::Requeue {
+            select,
+            shard,
+            reason,
+        } => {
+            let request = RequeueQuarantinedRequest {
+                select: Some(quarantine_selector(select)),
+                reason: reason.reason.clone(),
+                shard: shard.shard,
+            };
+            let r = c
+                .requeue_quarantined(s.request(request, true)?)
+                .await
+                .map_err(fail)?
+                .into_inner();
+            Ok(Output {
+                human: format!(
+                    "{}requeued: {}\nalready requeued before: {}\n\
+                     The relay publishes them, then their orders' later events (`outboxctl \
+                     backlog` shows the progress).\n",
+                    shard_prefix(shard.shard),
+                    seq_list(&r.requeued),
+                    seq_list(&r.already_requeued)
+                ),
+                json: json!({ "requeued": r.requeued, "already_requeued": r.already_requeued }),
+            })
+        }
+        Quarantine::Drop {
+            select,
+            shard,
+            reason,
+        } => {
+            let request = DropQuarantinedRequest {
+                select: Some(quarantine_selector(select)),
+                reason: reason.reason.clone(),
+                shard: shard.shard,
+            };
+            let r = c
+                .drop_quarantined(s.request(request, true)?)
+                .await
+                .map_err(fail)?
+                .into_inner();
+            Ok(Output {
+                human: format!(
+                    "{}dropped: {}\nalready dropped before: {}\n\
+                     Their orders' later events now flow; mail-svc holds them until \
+                     `outboxctl held release --order <order> --reason ...`.\n",
+                    shard_prefix(shard.shard),
+                    seq_list(&r.dropped),
+                    seq_list(&r.already_dropped)
+                ),
+                json: json!({ "dropped": r.dropped, "already_dropped": r.already_dropped }),
+            })
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! What relay-svc adds to the library's handling of events it cannot deliver (the behaviour
+//! itself is tested in `crates/outbox-relay/tests/it`): its encoder's refusals of rows of the
+//! first orders outbox, and the figures it exports. Each test runs in a process of its own:
+//! the counters read are process-wide.
+
+use lapin::{
+    Connection, ConnectionProperties,
+    options::{QueueBindOptions, QueueDeclareOptions, QueueDeleteOptions},
+    types::{AMQPValue, FieldTable},
+};
+use outbox_kit::testing::{self, Exposition};
+use outbox_proto::orders::v1::OrderStatus;
+
+use crate::common::*;
+
+/// Inserts a row of the first orders outbox (no routing key: the orders encoder decodes it);
+/// returns its seq.
+async fn insert_first_shape_row(
+    orders: &Orders,
+    order: i64,
+    event_type: &str,
+    payload: &[u8],
+) -> i64 {
+    sqlx::query_scalar(
+        "insert into outbox (aggregate_id, event_type, payload) values ($1, $2, $3) returning seq",
+    )
+    .bind(order)
+    .bind(event_type)
+    .bind(payload)
+    .fetch_one(&orders.pool)
+    .await
+    .expect("insert outbox row")
+}
+
+/// A row of an event type the orders encoder does not know (a rolling deploy that emits a new
+/// event) and one whose payload is not an `OrderPayload` are quarantined, each with its reason;
+/// the quarantine shows in the figures and the metrics, and other orders flow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn rows_the_orders_encoder_refuses_are_quarantined_and_counted() {
+    if testing::run_in_own_process(concat!(
+        module_path!(),
+        "::rows_the_orders_encoder_refuses_are_quarantined_and_counted"
+    )) {
+        return;
+    }
+    let orders = Orders::start().await;
+    let exchange = testing::unique("relay_ex");
+    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let valid = payload(900_001, OrderStatus::Pending, OrderStatus::Unspecified);
+    let teleported = insert_first_shape_row(&orders, 900_001, "OrderTeleported", &valid).await;
+    let garbage =
+        insert_first_shape_row(&orders, 900_002, "OrderCreated", &[0xff, 0xff, 0xff, 0x01]).await;
+    let relay = Relay::start(relay_config(
+        &orders.database_url,
+        &testing::amqp_url(),
+        &exchange,
+    ))
+    .await;
+    let other = orders.upsert(1, OrderStatus::Pending).await;
+    wait_until("other orders flow", || async { consumer.has_all(&[other]) }).await;
+
+    wait_until("the quarantine shows", || async {
+        relay.live.snapshot().quarantined == 2
+    })
+    .await;
+    let reasons: Vec<(i64, String)> =
+        sqlx::query_as("select seq, reason from outbox_quarantine order by seq")
+            .fetch_all(&orders.pool)
+            .await
+            .expect("reasons");
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert_eq!(reasons[0].0, teleported);
+    assert!(reasons[0].1.contains("OrderTeleported"), "{reasons:?}");
+    assert_eq!(reasons[1].0, garbage);
+    assert!(reasons[1].1.contains("not an OrderPayload"), "{reasons:?}");
+    assert_eq!(relay.status().await.consecutive_failures, 0);
+
+    // Counted (every counter is exported at 0 from the start, and this test has the process to
+    // itself).
+    let metrics = relay.metrics().await;
+    let exposed = Exposition::parse(&metrics);
+    for name in [
+        "relay_quarantined_total",
+        "relay_publish_failed_total{reason=\"corrupt\"}",
+        "relay_outbox_quarantined",
+    ] {
+        let counted = exposed.value(name);
+        assert!(counted.is_some_and(|v| v >= 2.0), "{name} in:\n{metrics}");
+    }
+    consumer.cleanup().await;
+}
+
+/// An event the broker nacks (its queue is full, `x-overflow: reject-publish`) is counted as
+/// `relay_publish_failed_total{reason="nacked"}`, and delivered once the queue is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_nacked_event_is_counted_in_the_metrics() {
+    if testing::run_in_own_process(concat!(
+        module_path!(),
+        "::a_nacked_event_is_counted_in_the_metrics"
+    )) {
+        return;
+    }
+    let orders = Orders::start().await;
+    let exchange = testing::unique("relay_ex");
+    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+        .await
+        .expect("connect");
+    let channel = conn.create_channel().await.expect("channel");
+    let full = testing::unique("relay_full");
+    let mut args = FieldTable::default();
+    args.insert("x-max-length".into(), AMQPValue::LongInt(0));
+    args.insert(
+        "x-overflow".into(),
+        AMQPValue::LongString("reject-publish".into()),
+    );
+    let auto_delete = QueueDeclareOptions {
+        auto_delete: true,
+        ..Default::default()
+    };
+    channel
+        .queue_declare(full.as_str().into(), auto_delete, args)
+        .await
+        .expect("declare the refusing queue");
+    channel
+        .queue_bind(
+            full.as_str().into(),
+            exchange.as_str().into(),
+            "order.status_changed".into(),
+            QueueBindOptions::default(),
+            FieldTable::default(),
+        )
+        .await
+        .expect("bind");
+    let relay = Relay::start(relay_config(
+        &orders.database_url,
+        &testing::amqp_url(),
+        &exchange,
+    ))
+    .await;
+
+    let created = orders.upsert(1, OrderStatus::Pending).await;
+    let paid = orders.upsert(1, OrderStatus::Paid).await;
+    wait_until("the nacked event is retried", || async {
+        relay.live.snapshot().refused_total >= 2
+    })
+    .await;
+    let metrics = relay.metrics().await;
+    let nacked = Exposition::parse(&metrics).value("relay_publish_failed_total{reason=\"nacked\"}");
+    assert!(nacked.is_some_and(|v| v >= 1.0), "{metrics}");
+
+    channel
+        .queue_delete(full.as_str().into(), QueueDeleteOptions::default())
+        .await
+        .expect("delete the refusing queue");
+    wait_until("both events consumed", || async {
+        consumer.has_all(&[created, paid])
+    })
+    .await;
+    let _ = conn.close(200, "test done".into()).await;
+    consumer.cleanup().await;
+}
