@@ -31,7 +31,7 @@ use std::{
 };
 
 use chrono::{DateTime, Utc};
-use outbox::{backoff::Backoff, failover::Failover};
+use outbox_support::{backoff::Backoff, failover::Failover};
 use sqlx::{
     PgConnection, PgPool,
     postgres::{PgListener, PgPoolOptions},
@@ -382,7 +382,7 @@ impl Relay {
                         && let Some(p) = publisher.take()
                     {
                         if let Error::ConfirmTimeout(_) = e {
-                            let lost = outbox::amqp::Lost::Timeout;
+                            let lost = outbox_support::amqp::Lost::Timeout;
                             self.status
                                 .broker_connection_lost(lost.label(), lost.describe());
                         }

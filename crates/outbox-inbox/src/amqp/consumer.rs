@@ -14,7 +14,7 @@ use lapin::{
     options::{BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicQosOptions},
     types::FieldTable,
 };
-use outbox::backoff::Backoff;
+use outbox_support::backoff::Backoff;
 use sqlx::PgPool;
 
 use super::{BrokerError, DeadLetterChannel, Disposition, Topology, broker_call};
@@ -160,7 +160,7 @@ impl Consumer {
         };
         // A connection whose network went silent never ends the delivery stream: its loss
         // (missed heartbeats, a failed socket, a close) ends the run.
-        let watch = outbox::amqp::watch(conn, |_| {});
+        let watch = outbox_support::amqp::watch(conn, |_| {});
         let mut in_flight = FuturesUnordered::new();
         let mut result = loop {
             let room = in_flight.len() < self.concurrency.get();

@@ -30,7 +30,7 @@ pub use topology::{DELIVERY_LIMIT, Topology};
 
 /// Opening the connection a [`Consumer`] runs on: one URL, TLS material, a heartbeat (a silent
 /// network is noticed within about two), from the `outbox` crate.
-pub use outbox::amqp::{DEFAULT_HEARTBEAT, Lost, Tls, connect};
+pub use outbox_support::amqp::{DEFAULT_HEARTBEAT, Lost, Tls, connect};
 
 /// What to do with a delivery once its transaction is over.
 #[derive(Debug, Clone, PartialEq, Eq)]
