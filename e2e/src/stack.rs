@@ -566,7 +566,7 @@ impl Stack {
 
     async fn remove_topology(&self) -> anyhow::Result<()> {
         use lapin::options::{ExchangeDeleteOptions, QueueDeleteOptions};
-        let brokers = outbox::failover::Failover::new(self.admin_amqp_url.as_str());
+        let brokers = outbox_support::failover::Failover::new(self.admin_amqp_url.as_str());
         let (conn, _) = brokers
             .connect(async |url| {
                 lapin::Connection::connect(url, lapin::ConnectionProperties::default()).await

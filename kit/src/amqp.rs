@@ -1,6 +1,6 @@
 //! The services' AMQP settings: the TLS settings of `amqps://` URLs ([`TlsSettings`]:
 //! `AMQP_CA_FILE`, `AMQP_CLIENT_CERT_FILE`, `AMQP_CLIENT_KEY_FILE`), loaded into the
-//! `outbox::amqp::Tls` that `outbox::amqp::connect` takes (the one place every AMQP connection of
+//! `outbox_support::amqp::Tls` that `outbox_support::amqp::connect` takes (the one place every AMQP connection of
 //! the services and the outbox crates is opened).
 //!
 //! An `amqps://` URL verifies the broker's certificate against the system's trust store plus
@@ -9,7 +9,7 @@
 //! `?auth_mechanism=external` in the URL the broker takes the user from that certificate.
 //!
 //! `AMQP_HEARTBEAT` ([`parse_heartbeat`]) is how soon a silent connection is noticed (about two
-//! heartbeats; see `outbox::amqp`); `outbox::amqp::watch` reports what the broker says about a
+//! heartbeats; see `outbox_support::amqp`); `outbox_support::amqp::watch` reports what the broker says about a
 //! connection (blocked by a resource alarm, lost).
 
 use std::{path::PathBuf, str::FromStr};
@@ -19,7 +19,7 @@ use lapin::{
     tcp::{OwnedIdentity, OwnedTLSConfig},
     uri::{AMQPScheme, AMQPUri},
 };
-use outbox::{
+use outbox_support::{
     amqp::{MAX_HEARTBEAT, Tls},
     failover::BrokerUrls,
 };

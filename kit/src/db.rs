@@ -12,7 +12,7 @@ use sqlx::{
 };
 use tokio_util::sync::CancellationToken;
 
-use outbox::{backoff::Backoff, secret::SecretUrl};
+use outbox_support::{backoff::Backoff, secret::SecretUrl};
 
 /// How long one attempt to connect (and create and migrate) may take before the database counts
 /// as unreachable: a black-holed address must not hold start-up for the TCP timeout.

@@ -1,11 +1,11 @@
 //! What every outbox service shares, so that each rule lives in one place. The support code the
 //! outbox crates share with the services (backoff, secret URLs, broker failover, metric
 //! definitions, the AMQP connect, the trace context, the wire format) is the `outbox` crate's:
-//! import it from there (`outbox::backoff`, `outbox::secret`, `outbox::failover`,
-//! `outbox::metrics`, `outbox::amqp`, `outbox::trace`, `outbox::wire`), not through this crate.
+//! import it from there (`outbox_support::backoff`, `outbox_support::secret`, `outbox_support::failover`,
+//! `outbox_support::metrics`, `outbox_support::amqp`, `outbox::trace`, `outbox::wire`), not through this crate.
 //!
 //! - [`admin`]: the admin services' token check (`ADMIN_TOKEN`), caller name and field checks;
-//! - [`amqp`]: the TLS settings of `amqps://` URLs and `AMQP_HEARTBEAT`, for `outbox::amqp::connect`;
+//! - [`amqp`]: the TLS settings of `amqps://` URLs and `AMQP_HEARTBEAT`, for `outbox_support::amqp::connect`;
 //! - [`telemetry`]: tracing setup (`RUST_LOG`, `LOG_FORMAT=json`) and OpenTelemetry span export
 //!   (`OTEL_EXPORTER_OTLP_ENDPOINT`);
 //! - [`shutdown`]: one cancellation token fed by SIGTERM and ctrl-c;

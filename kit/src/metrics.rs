@@ -44,14 +44,18 @@ pub fn handle() -> &'static PrometheusHandle {
 /// Installs the recorder, gives every metric of `metrics` its HELP text, starts every counter
 /// at 0 and sets `build_info{service, version}` to 1. Call once from `App::build`, before
 /// anything is recorded.
-pub fn register(service: &'static str, version: &'static str, metrics: &[outbox::metrics::Metric]) {
+pub fn register(
+    service: &'static str,
+    version: &'static str,
+    metrics: &[outbox_support::metrics::Metric],
+) {
     handle();
     metrics::describe_gauge!(
         BUILD_INFO,
         "Always 1; the labels say which service and version exports these metrics."
     );
     metrics::gauge!(BUILD_INFO, "service" => service, "version" => version).set(1.0);
-    outbox::metrics::describe(metrics);
+    outbox_support::metrics::describe(metrics);
 }
 
 /// What `GET /metrics` answers: the recorder's metrics, then this process's figures.

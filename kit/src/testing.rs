@@ -484,7 +484,7 @@ impl Exposition {
 
     /// Which metrics of a service's declared list are not exported, or are exported with a HELP
     /// text other than the list's.
-    pub fn declared_problems(&self, declared: &[outbox::metrics::Metric]) -> Vec<String> {
+    pub fn declared_problems(&self, declared: &[outbox_support::metrics::Metric]) -> Vec<String> {
         let families = self.families();
         let mut problems = Vec::new();
         for m in declared {

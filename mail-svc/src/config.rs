@@ -5,13 +5,13 @@ use std::{collections::BTreeSet, net::SocketAddr, str::FromStr, time::Duration};
 use anyhow::{Context, bail};
 use clap::{Parser, ValueEnum};
 use lettre::message::Mailbox;
-use outbox::{failover::BrokerUrls, secret::SecretUrl};
 use outbox_kit::{
     admin::AdminToken,
     config::{Removed, parse_duration},
     health::Command,
     telemetry::LogFormat,
 };
+use outbox_support::{failover::BrokerUrls, secret::SecretUrl};
 
 /// The settings removed from mail-svc, refused at start-up naming their replacements (see
 /// [`outbox_kit::config::refuse_removed`]).

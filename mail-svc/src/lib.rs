@@ -53,11 +53,11 @@ pub mod retry;
 use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
-use outbox::backoff::Backoff;
 use outbox_kit::health::{DbProbe, Flag, Health};
 use outbox_proto::mail::{
     admin::v1::mail_admin_server::MailAdminServer, v1::mail_service_server::MailServiceServer,
 };
+use outbox_support::backoff::Backoff;
 use sqlx::PgPool;
 use tokio::{
     net::TcpListener,
@@ -140,7 +140,7 @@ impl App {
 
         let workers = Workers {
             consumer: amqp::Consumer {
-                broker_urls: outbox::failover::Failover::new(cfg.amqp_url.clone()),
+                broker_urls: outbox_support::failover::Failover::new(cfg.amqp_url.clone()),
                 amqp_tls: amqp_tls.clone(),
                 heartbeat: cfg.amqp_heartbeat,
                 broker: broker.clone(),

@@ -44,8 +44,9 @@ use lettre::{
         extension::{ClientId, Extension, MailBodyParameter, MailParameter},
     },
 };
-use outbox::{backoff::Backoff, trace::TraceHeaders};
+use outbox::trace::TraceHeaders;
 use outbox_kit::tls::{certificates, read_pem};
+use outbox_support::backoff::Backoff;
 use rand::Rng;
 use rustls_pki_types::CertificateDer;
 use sqlx::PgPool;

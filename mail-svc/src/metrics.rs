@@ -1,7 +1,7 @@
 //! Every Prometheus metric mail-svc exports: its name, type and HELP text, in one list that
 //! [`register`] hands to the recorder at start-up.
 
-use outbox::metrics::Metric;
+use outbox_support::metrics::Metric;
 
 /// Counter: events processed (their mails queued).
 pub const PROCESSED: &str = "mail_processed_total";
@@ -38,7 +38,7 @@ pub const PRUNED_ADMIN_ACTIONS: &str = "mail_pruned_admin_actions_total";
 pub const BROKER_BLOCKED: &str = "mail_broker_blocked";
 /// Counter: broker connections replaced after they were lost, by `reason`.
 pub const AMQP_RECONNECTS: &str = "mail_amqp_reconnects_total";
-/// The values of `mail_amqp_reconnects_total{reason}` (see `outbox::amqp::Lost`).
+/// The values of `mail_amqp_reconnects_total{reason}` (see `outbox_support::amqp::Lost`).
 pub const RECONNECT_REASONS: &[&str] = &["heartbeat", "io", "closed", "timeout"];
 
 /// What mail-svc exports, with HELP texts.

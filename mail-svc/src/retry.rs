@@ -24,7 +24,7 @@
 
 use std::time::Duration;
 
-use outbox::backoff::Backoff;
+use outbox_support::backoff::Backoff;
 use tokio_util::sync::CancellationToken;
 
 /// What to do with a delivery whose transaction failed with a database error.

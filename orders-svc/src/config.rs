@@ -3,8 +3,8 @@
 use std::net::SocketAddr;
 
 use clap::Parser;
-use outbox::{failover::BrokerUrls, secret::SecretUrl};
 use outbox_kit::{health::Command, telemetry::LogFormat};
+use outbox_support::{failover::BrokerUrls, secret::SecretUrl};
 
 /// The command line: run the service, or `healthcheck` a running one.
 #[derive(Debug, Clone, Parser)]

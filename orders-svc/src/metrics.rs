@@ -1,7 +1,7 @@
 //! Every Prometheus metric orders-svc exports: its name, type and HELP text, in one list that
 //! [`register`] hands to the recorder at start-up.
 
-use outbox::metrics::Metric;
+use outbox_support::metrics::Metric;
 
 /// Counter: `Upsert` calls by `outcome`.
 pub const UPSERTS: &str = "orders_upserts_total";

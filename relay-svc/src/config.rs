@@ -3,13 +3,13 @@
 use std::{net::SocketAddr, time::Duration};
 
 use clap::Parser;
-use outbox::{failover::BrokerUrls, secret::SecretUrl};
 use outbox_kit::{
     admin::AdminToken,
     config::{Removed, parse_duration},
     health::Command,
     telemetry::LogFormat,
 };
+use outbox_support::{failover::BrokerUrls, secret::SecretUrl};
 use sqlx::postgres::PgConnectOptions;
 
 use crate::hook::BeforeDelete;
@@ -78,7 +78,7 @@ pub struct Config {
     /// shard 0 first (as orders-svc's `SHARDS`). One relay per shard, each with its own leader
     /// lock in its own database. Unset: one, `DATABASE_URL`. Printed only with passwords masked.
     #[arg(long, env = "RELAY_SHARDS", hide_env_values = true)]
-    pub relay_shards: Option<outbox::failover::BrokerUrls>,
+    pub relay_shards: Option<outbox_support::failover::BrokerUrls>,
 
     /// The RabbitMQ broker, or a cluster's nodes as a comma-separated list tried in order, with
     /// failover when the connection is lost. Printed only with passwords masked.

@@ -65,7 +65,7 @@ pub mod status;
 use std::{sync::Arc, time::Duration};
 
 use outbox::TableName;
-use outbox::{backoff::Backoff, failover::BrokerUrls};
+use outbox_support::{backoff::Backoff, failover::BrokerUrls};
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
@@ -85,13 +85,13 @@ mod readme_doctests {}
 #[non_exhaustive]
 pub struct Settings {
     /// The broker: one address, or a cluster's nodes tried in order with failover (see
-    /// [`outbox::failover`]).
+    /// [`outbox_support::failover`]).
     pub amqp_url: BrokerUrls,
     /// TLS material for `amqps://` addresses (default: the system's roots, no client
     /// certificate).
-    pub amqp_tls: outbox::amqp::Tls,
+    pub amqp_tls: outbox_support::amqp::Tls,
     /// The heartbeat the broker connection asks for unless its URL names one (default
-    /// [`outbox::amqp::DEFAULT_HEARTBEAT`]): a connection silent for two of them is replaced.
+    /// [`outbox_support::amqp::DEFAULT_HEARTBEAT`]): a connection silent for two of them is replaced.
     pub amqp_heartbeat: Duration,
     /// The topic exchange to publish to (declared durable if missing).
     pub amqp_exchange: String,
@@ -132,8 +132,8 @@ impl Settings {
     pub fn new(amqp_url: impl Into<BrokerUrls>, amqp_exchange: impl Into<String>) -> Self {
         Self {
             amqp_url: amqp_url.into(),
-            amqp_tls: outbox::amqp::Tls::default(),
-            amqp_heartbeat: outbox::amqp::DEFAULT_HEARTBEAT,
+            amqp_tls: outbox_support::amqp::Tls::default(),
+            amqp_heartbeat: outbox_support::amqp::DEFAULT_HEARTBEAT,
             amqp_exchange: amqp_exchange.into(),
             table: TableName::parse("outbox").expect("a valid name"),
             leader_lock_key: db::LEADER_LOCK_KEY,

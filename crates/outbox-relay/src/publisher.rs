@@ -301,12 +301,12 @@ pub fn attribute(seqs: &[i64], answers: &[Answer]) -> Vec<Outcome> {
 }
 
 /// A connection with one confirm-mode channel and the exchange declared, and what the broker
-/// says about it ([`outbox::amqp::watch`]: blocked, lost).
+/// says about it ([`outbox_support::amqp::watch`]: blocked, lost).
 #[derive(Debug)]
 pub struct Publisher {
     connection: Connection,
     channel: Channel,
-    watch: outbox::amqp::Watch,
+    watch: outbox_support::amqp::Watch,
     exchange: ShortString,
     /// The `user_id` property: the connection's own user, which RabbitMQ verifies (it rejects
     /// a `user_id` that is not the authenticated user), so a consumer knows who published.
@@ -327,22 +327,22 @@ pub fn url_user(url: &str) -> Result<Option<String>, String> {
 impl Publisher {
     /// Connects (with `tls` for an `amqps://` URL, asking for `heartbeat` unless the URL names
     /// one), enables publisher confirms and declares the exchange. `on_change` hears what the
-    /// broker says about the connection from then on (see [`outbox::amqp::watch`]).
+    /// broker says about the connection from then on (see [`outbox_support::amqp::watch`]).
     pub async fn connect(
         url: &str,
-        tls: &outbox::amqp::Tls,
+        tls: &outbox_support::amqp::Tls,
         heartbeat: Duration,
         exchange: &str,
         timeout: Duration,
-        on_change: impl Fn(&outbox::amqp::Change) + Send + 'static,
+        on_change: impl Fn(&outbox_support::amqp::Change) + Send + 'static,
     ) -> Result<Self, Error> {
         let user_id = url_user(url).map_err(Error::BadUrl)?;
         let connect = async {
             // No lapin auto-recovery: the relay reconnects itself (with its own backoff) and
             // must know that confirms of the old connection are lost.
             let props = ConnectionProperties::default().with_connection_name(APP_ID.into());
-            let connection = outbox::amqp::connect(url, tls, heartbeat, props).await?;
-            let watch = outbox::amqp::watch(&connection, on_change);
+            let connection = outbox_support::amqp::connect(url, tls, heartbeat, props).await?;
+            let watch = outbox_support::amqp::watch(&connection, on_change);
             let channel = connection.create_channel().await?;
             channel
                 .confirm_select(ConfirmSelectOptions::default())
@@ -368,7 +368,7 @@ impl Publisher {
     }
 
     /// The broker's reason, while it blocks this connection's publishing (a resource alarm).
-    pub fn blocked(&self) -> Option<outbox::amqp::Blocked> {
+    pub fn blocked(&self) -> Option<outbox_support::amqp::Blocked> {
         self.watch.blocked()
     }
 
@@ -379,7 +379,7 @@ impl Publisher {
     }
 
     /// Resolves once the connection is lost, with why.
-    pub async fn lost(&self) -> outbox::amqp::Lost {
+    pub async fn lost(&self) -> outbox_support::amqp::Lost {
         self.watch.lost_wait().await
     }
 

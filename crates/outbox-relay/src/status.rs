@@ -10,7 +10,7 @@ use std::{
 };
 
 use chrono::{DateTime, Utc};
-use outbox::metrics::Metric;
+use outbox_support::metrics::Metric;
 
 use crate::db::Backlog;
 
@@ -51,14 +51,14 @@ pub mod names {
     pub const AMQP_RECONNECTS: &str = "relay_amqp_reconnects_total";
 }
 
-/// The values of `relay_amqp_reconnects_total{reason}` (see `outbox::amqp::Lost`).
+/// The values of `relay_amqp_reconnects_total{reason}` (see `outbox_support::amqp::Lost`).
 pub const RECONNECT_REASONS: &[&str] = &["heartbeat", "io", "closed", "timeout"];
 
 /// The values of `relay_publish_failed_total{reason}`.
 pub const FAILED_REASONS: &[&str] = &["returned", "nacked", "error", "unreachable", "corrupt"];
 
 /// What the relay exports, with HELP texts (a service registers them with
-/// `outbox::metrics::describe`).
+/// `outbox_support::metrics::describe`).
 pub const METRICS: &[Metric] = &[
     Metric::gauge(
         names::BACKLOG,
@@ -275,11 +275,11 @@ impl Status {
     }
 
     /// The number of the next broker connection, and what the relay does with what the broker
-    /// says about it (see [`outbox::amqp::watch`]): logs it once, and records it in these figures.
+    /// says about it (see [`outbox_support::amqp::watch`]): logs it once, and records it in these figures.
     pub(crate) fn on_broker_change(
         self: &std::sync::Arc<Self>,
-    ) -> (u64, impl Fn(&outbox::amqp::Change) + Send + 'static) {
-        use outbox::amqp::Change;
+    ) -> (u64, impl Fn(&outbox_support::amqp::Change) + Send + 'static) {
+        use outbox_support::amqp::Change;
         let status = self.clone();
         let connection = self.connection.fetch_add(1, Relaxed) + 1;
         (connection, move |change: &Change| match change {

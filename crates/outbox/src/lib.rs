@@ -48,26 +48,18 @@
 //! OpenTelemetry layer in the subscriber nothing is stored; no exporter is needed either way.
 //!
 //! Layout: [`schema`] (names, migration), [`wire`] (envelope and headers), [`trace`] (W3C
-//! trace context), and the append API here; shared by the outbox crates: [`backoff`] (retry
-//! pacing), [`secret`] (URLs that never print their password), [`failover`] (broker lists and
-//! the order they are tried in), [`metrics`] (metric declarations).
+//! trace context), [`rounds`] (the order of a batch's appends), and the append API here. What
+//! the outbox crates share besides (retry pacing, secret URLs, broker failover, metric
+//! declarations, the AMQP connection) is the `outbox-support` crate.
 
 #![warn(missing_docs)]
 
-// The foreign crates this API takes and returns, re-exported so a user's versions always match
-// (two lapins or two sqlxes in one build give baffling type errors).
-#[cfg(feature = "amqp")]
-pub use lapin;
+// The foreign crate this API takes and returns, re-exported so a user's version always matches
+// (two sqlxes in one build give baffling type errors).
 pub use sqlx;
 
-#[cfg(feature = "amqp")]
-pub mod amqp;
-pub mod backoff;
-pub mod failover;
-pub mod metrics;
 pub mod rounds;
 pub mod schema;
-pub mod secret;
 pub mod trace;
 pub mod wire;
 

@@ -10,7 +10,6 @@ use std::{path::Path, time::Duration};
 
 use e2e::stack::{Stack, StackConfig};
 use lapin::ConnectionProperties;
-use outbox::{failover::BrokerUrls, secret::SecretUrl};
 use outbox_kit::{
     amqp::TlsSettings,
     testing::{
@@ -19,6 +18,7 @@ use outbox_kit::{
     },
 };
 use outbox_proto::orders::v1::OrderStatus;
+use outbox_support::{failover::BrokerUrls, secret::SecretUrl};
 
 /// The test's node: its name, plain AMQP port (distribution on 25680) and TLS port.
 const NODE: &str = "tls-outbox";
@@ -70,10 +70,10 @@ async fn relay_and_mail_move_an_event_over_amqps_with_a_private_ca_and_client_ce
     let urls = BrokerUrls::from(url.clone());
 
     // Without the CA: the broker's certificate does not verify.
-    let err = outbox::amqp::connect(
+    let err = outbox_support::amqp::connect(
         &url,
         &settings(None, Some(&client)).load(&urls).unwrap(),
-        outbox::amqp::DEFAULT_HEARTBEAT,
+        outbox_support::amqp::DEFAULT_HEARTBEAT,
         ConnectionProperties::default(),
     )
     .await
@@ -85,10 +85,10 @@ async fn relay_and_mail_move_an_event_over_amqps_with_a_private_ca_and_client_ce
     );
 
     // With the CA but no client certificate: the broker refuses.
-    let refused = outbox::amqp::connect(
+    let refused = outbox_support::amqp::connect(
         &url,
         &settings(Some(&pki.ca_file()), None).load(&urls).unwrap(),
-        outbox::amqp::DEFAULT_HEARTBEAT,
+        outbox_support::amqp::DEFAULT_HEARTBEAT,
         ConnectionProperties::default(),
     )
     .await;
@@ -98,12 +98,12 @@ async fn relay_and_mail_move_an_event_over_amqps_with_a_private_ca_and_client_ce
     );
 
     // Both: connected.
-    let conn = outbox::amqp::connect(
+    let conn = outbox_support::amqp::connect(
         &url,
         &settings(Some(&pki.ca_file()), Some(&client))
             .load(&urls)
             .unwrap(),
-        outbox::amqp::DEFAULT_HEARTBEAT,
+        outbox_support::amqp::DEFAULT_HEARTBEAT,
         ConnectionProperties::default(),
     )
     .await

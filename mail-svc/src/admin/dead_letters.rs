@@ -27,7 +27,7 @@ use lapin::{
     uri::{AMQPUri, SASLMechanism},
 };
 
-use outbox::{
+use outbox_support::{
     failover::{BrokerUrls, Failover},
     secret::SecretUrl,
 };
@@ -48,7 +48,7 @@ const BROKER_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct DeadLetters {
     /// Shared by the clones (one per call): a connect moves on from the node last used.
     broker: Arc<Failover>,
-    amqp_tls: outbox::amqp::Tls,
+    amqp_tls: outbox_support::amqp::Tls,
     /// `AMQP_HEARTBEAT`.
     heartbeat: Duration,
     topology: Topology,
@@ -134,7 +134,7 @@ impl DeadLetters {
     /// `amqp_url`: one address or several (all with the same user, which validation checks).
     pub fn new(
         amqp_url: impl Into<BrokerUrls>,
-        amqp_tls: outbox::amqp::Tls,
+        amqp_tls: outbox_support::amqp::Tls,
         topology: Topology,
     ) -> Self {
         let urls = amqp_url.into();
@@ -142,7 +142,7 @@ impl DeadLetters {
         Self {
             broker: Arc::new(Failover::new(urls)),
             amqp_tls,
-            heartbeat: outbox::amqp::DEFAULT_HEARTBEAT,
+            heartbeat: outbox_support::amqp::DEFAULT_HEARTBEAT,
             topology,
             own_user,
         }
@@ -160,7 +160,8 @@ impl DeadLetters {
                 let props =
                     ConnectionProperties::default().with_connection_name("mail-svc-admin".into());
                 let conn =
-                    outbox::amqp::connect(url, &self.amqp_tls, self.heartbeat, props).await?;
+                    outbox_support::amqp::connect(url, &self.amqp_tls, self.heartbeat, props)
+                        .await?;
                 let ch = conn.create_channel().await?;
                 Ok::<_, lapin::Error>((conn, ch))
             };

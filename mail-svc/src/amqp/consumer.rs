@@ -15,8 +15,9 @@ use lapin::{
     options::{BasicConsumeOptions, BasicQosOptions},
     types::{AMQPValue, FieldTable},
 };
-use outbox::{amqp::Change, backoff::Backoff, secret::SecretUrl, trace::TraceHeaders};
+use outbox::trace::TraceHeaders;
 use outbox_inbox::amqp::{DeadLetterChannel, Disposition, Topology, Unsettled, ack_together};
+use outbox_support::{amqp::Change, backoff::Backoff, secret::SecretUrl};
 use sqlx::PgPool;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
@@ -39,9 +40,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct Consumer {
     /// The broker's addresses, shared with nothing else: a reconnect moves on from the node it
     /// lost.
-    pub broker_urls: outbox::failover::Failover,
+    pub broker_urls: outbox_support::failover::Failover,
     /// TLS material for `amqps://` addresses.
-    pub amqp_tls: outbox::amqp::Tls,
+    pub amqp_tls: outbox_support::amqp::Tls,
     /// The heartbeat the connection asks for unless its URL names one (`AMQP_HEARTBEAT`).
     pub heartbeat: Duration,
     /// What the broker says about the connection, for `GetStatus`.
@@ -69,7 +70,7 @@ pub struct Consumer {
 }
 
 /// What the broker says about the consumer's connection right now (see
-/// [`outbox::amqp::watch`]), for `GetStatus`.
+/// [`outbox_support::amqp::watch`]), for `GetStatus`.
 #[derive(Debug, Default)]
 pub struct BrokerState {
     blocked: Mutex<Option<(String, Instant)>>,
@@ -170,7 +171,7 @@ impl Consumer {
     ) -> anyhow::Result<End> {
         let connect_one = async move |url: &SecretUrl| {
             let connect = async {
-                let conn = outbox::amqp::connect(
+                let conn = outbox_support::amqp::connect(
                     url,
                     &self.amqp_tls,
                     self.heartbeat,
@@ -178,7 +179,7 @@ impl Consumer {
                 )
                 .await?;
                 // At once: lapin passes events on only to listeners that exist.
-                let watch = outbox::amqp::watch(&conn, self.broker.on_change());
+                let watch = outbox_support::amqp::watch(&conn, self.broker.on_change());
                 Ok::<_, lapin::Error>((conn, watch))
             };
             tokio::time::timeout(CONNECT_TIMEOUT, connect)
@@ -202,7 +203,7 @@ impl Consumer {
     async fn consume(
         &self,
         conn: &Connection,
-        watch: &outbox::amqp::Watch,
+        watch: &outbox_support::amqp::Watch,
         shutdown: &CancellationToken,
         backoff: &mut Backoff,
     ) -> anyhow::Result<End> {

@@ -8,8 +8,8 @@ use mail_svc::{
     config::MailerKind,
     metrics::{DEAD_LETTERED, METRICS, SENT},
 };
-use outbox::metrics::Kind;
 use outbox_kit::testing::{Exposition, run_in_own_process, scrape};
+use outbox_support::metrics::Kind;
 
 use crate::common::{Names, Publisher, SmtpSink, config, created, eventually, start};
 

@@ -218,7 +218,7 @@ async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
     let publisher = outbox_relay::publisher::Publisher::connect(
         &testing::amqp_url(),
         &Default::default(),
-        outbox::amqp::DEFAULT_HEARTBEAT,
+        outbox_support::amqp::DEFAULT_HEARTBEAT,
         &exchange,
         Duration::from_secs(30),
         |_| {},

@@ -14,7 +14,7 @@ pub enum BrokerError {
     /// The connection was lost while consuming (missed heartbeats: a silent network; a failed
     /// socket; closed by the broker).
     #[error("the broker connection was lost ({})", .0.describe())]
-    Lost(outbox::amqp::Lost),
+    Lost(outbox_support::amqp::Lost),
     /// No answer within [`BROKER_CALL_TIMEOUT`]: the connection is taken for dead.
     #[error("{what} got no answer in {timeout:?}")]
     Timeout {

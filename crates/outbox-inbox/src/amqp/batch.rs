@@ -6,7 +6,7 @@ use lapin::{
     message::Delivery,
     options::{BasicAckOptions, BasicRejectOptions},
 };
-use outbox::backoff::Backoff;
+use outbox_support::backoff::Backoff;
 use sqlx::PgPool;
 
 use super::{

@@ -16,7 +16,7 @@ use lapin::{
     options::{BasicCancelOptions, BasicConsumeOptions, BasicQosOptions},
     types::FieldTable,
 };
-use outbox::{
+use outbox_support::{
     amqp::{Change, Tls, Watch},
     backoff::Backoff,
     failover::Failover,
@@ -202,7 +202,7 @@ impl Consumer {
     }
 
     /// Called with what the broker says about each connection of
-    /// [`Consumer::run_reconnecting`] (blocked, unblocked, lost; see [`outbox::amqp::watch`]),
+    /// [`Consumer::run_reconnecting`] (blocked, unblocked, lost; see [`outbox_support::amqp::watch`]),
     /// from a task of its own: the place to log, count and update health.
     pub fn on_change(mut self, on_change: impl Fn(&Change) + Send + Sync + 'static) -> Self {
         self.on_change = Some(Arc::new(on_change));
@@ -297,7 +297,7 @@ impl Consumer {
 
     /// One connection to the first of `brokers` that answers, watched from the start.
     async fn connect(&self, brokers: &Failover) -> Result<(Connection, Watch), String> {
-        let connect_one = async |url: &outbox::secret::SecretUrl| {
+        let connect_one = async |url: &outbox_support::secret::SecretUrl| {
             let mut properties = ConnectionProperties::default();
             if let Some(name) = &self.connection_name {
                 properties = properties.with_connection_name(name.as_str().into());
@@ -307,7 +307,7 @@ impl Consumer {
                     super::connect(url.expose(), &self.tls, self.heartbeat, properties).await?;
                 // At once: lapin passes events on only to listeners that exist.
                 let on_change = self.on_change.clone();
-                let watch = outbox::amqp::watch(&conn, move |change| {
+                let watch = outbox_support::amqp::watch(&conn, move |change| {
                     if let Some(f) = &on_change {
                         f(change);
                     }
@@ -357,7 +357,7 @@ impl Consumer {
         H: Handler,
         H::Error: fmt::Display,
     {
-        let watch = outbox::amqp::watch(conn, |_| {});
+        let watch = outbox_support::amqp::watch(conn, |_| {});
         self.session(
             conn,
             &watch,

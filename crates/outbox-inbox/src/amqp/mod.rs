@@ -37,8 +37,8 @@ pub use topology::{DELIVERY_LIMIT, Topology};
 
 /// Opening the connection a [`Consumer`] runs on: one URL, TLS material, a heartbeat (a silent
 /// network is noticed within about two), what the broker says about it; and the list of
-/// brokers [`Consumer::run_reconnecting`] fails over, from the `outbox` crate.
-pub use outbox::{
+/// brokers [`Consumer::run_reconnecting`] fails over, from the `outbox-support` crate.
+pub use outbox_support::{
     amqp::{Change, DEFAULT_HEARTBEAT, Lost, Tls, connect},
     failover::{BrokerUrls, Failover},
 };

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use outbox::backoff::Backoff;
+use outbox_support::backoff::Backoff;
 
 use super::Relay;
 

@@ -36,7 +36,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use outbox::{backoff::Backoff, failover::Failover};
+use outbox_support::{backoff::Backoff, failover::Failover};
 use sqlx::{PgConnection, PgPool, postgres::PgListener};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -254,7 +254,7 @@ impl Relay {
                         && let Some(p) = publisher.take()
                     {
                         if let Error::ConfirmTimeout(_) = e {
-                            let lost = outbox::amqp::Lost::Timeout;
+                            let lost = outbox_support::amqp::Lost::Timeout;
                             self.status
                                 .broker_connection_lost(lost.label(), lost.describe());
                         }

@@ -92,7 +92,7 @@ pub fn config(names: &Names) -> Config {
         admin_tokens_file: None,
         amqp_url: testing::amqp_url().into(),
         amqp_tls: Default::default(),
-        amqp_heartbeat: outbox::amqp::DEFAULT_HEARTBEAT,
+        amqp_heartbeat: outbox_support::amqp::DEFAULT_HEARTBEAT,
         db_statement_timeout: outbox_kit::db::DEFAULT_STATEMENT_TIMEOUT,
         amqp_exchange: names.exchange.clone(),
         mail_queue: names.queue.clone(),

@@ -174,7 +174,7 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         database_url: database_url.into(),
         amqp_url: amqp_url.into(),
         amqp_tls: Default::default(),
-        amqp_heartbeat: outbox::amqp::DEFAULT_HEARTBEAT,
+        amqp_heartbeat: outbox_support::amqp::DEFAULT_HEARTBEAT,
         db_statement_timeout: outbox_kit::db::DEFAULT_STATEMENT_TIMEOUT,
         amqp_exchange: exchange.to_owned(),
         grpc_addr: "127.0.0.1:0".parse().expect("addr"),
