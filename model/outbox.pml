@@ -6,7 +6,7 @@
  * model/README.md explains what is modelled, how, and what is not.
  *
  * Every step that stands for code names it in a comment of the fixed form
- *     models: crates/outbox-relay/src/cycle.rs::cycle
+ *     models: crates/outbox-relay/src/cycle/batch.rs::cycle
  * (e2e/tests/it/model.rs checks that each of those functions exists).
  *
  * Bounds and switches (all -D at `spin -a` time):
@@ -398,7 +398,7 @@ inline fetch_batch(into, skip_orders, skip_seqs) {
 /* Waits for the background delete, then deletes again what failed before (inside an atomic
  * step). A delete that fails leaves its seqs out of reads until a later one succeeds. */
 inline settle_deletes() {
-  /* models: crates/outbox-relay/src/cycle.rs::settle_deletes */
+  /* models: crates/outbox-relay/src/cycle/deletes.rs::settle_deletes */
   if
   :: deleting[r] != 0 ->
      if
@@ -483,11 +483,11 @@ end_standby:
   od;
 
 leader:
-  /* models: crates/outbox-relay/src/cycle.rs::lead */
+  /* models: crates/outbox-relay/src/cycle/mod.rs::lead */
   {
     skip;
-    /* models: crates/outbox-relay/src/cycle.rs::cycle */
-    /* Drained, it waits (models: crates/outbox-relay/src/cycle.rs::wait) for a NOTIFY or the poll (a
+    /* models: crates/outbox-relay/src/cycle/batch.rs::cycle */
+    /* Drained, it waits (models: crates/outbox-relay/src/cycle/wake.rs::wait) for a NOTIFY or the poll (a
      * row to read), or the end of a hold. */
 end_cycle:
     if
@@ -501,7 +501,7 @@ end_cycle:
       lock_holder == r + 1 &&
       (ahead != 0 || CANDIDATES(held, undeleted) != 0 || held != 0 || undeleted != 0
        || deleting[r] != 0) ->
-      /* models: crates/outbox-relay/src/cycle.rs::held_orders */
+      /* models: crates/outbox-relay/src/cycle/holds.rs::held_orders */
       /* a hold ends when its own backoff has elapsed: at any time */
       if
       :: held & 1 -> held = held & ~1
@@ -518,7 +518,7 @@ end_cycle:
       if
       :: ahead != 0 -> batch = ahead; ahead = 0; from_ahead = 1
       :: else ->
-         /* models: crates/outbox-relay/src/cycle.rs::finish_deletes */
+         /* models: crates/outbox-relay/src/cycle/deletes.rs::finish_deletes */
          settle_deletes();
          fetch_batch(batch, held, undeleted);
          from_ahead = 0
@@ -544,7 +544,7 @@ end_cycle:
     :: else
     fi;
 
-    /* models: crates/outbox-relay/src/cycle.rs::publish_in_waves */
+    /* models: crates/outbox-relay/src/cycle/waves.rs::publish_in_waves */
     do
     :: atomic {
          ahead_due ->
@@ -652,8 +652,8 @@ end_cycle:
 #else
          attributed = retn;
 #endif
-         /* models: crates/outbox-relay/src/cycle.rs::decide */
-         /* models: crates/outbox-relay/src/cycle.rs::settle */
+         /* models: crates/outbox-relay/src/cycle/fate.rs::decide */
+         /* models: crates/outbox-relay/src/cycle/waves.rs::settle */
          d_step {
          k = 1;
          do

@@ -244,8 +244,11 @@ pub async fn run(broker: Broker) -> anyhow::Result<std::path::PathBuf> {
     tail.print_new(&stack);
     stack.broker.ctl("start_app").await?;
     println!("  rabbitmqctl start_app (recovered)");
-    tokio::time::sleep(Duration::from_secs(6)).await;
-    tail.print_new(&stack);
+    // The relay retries on its backoff (seconds apart by now): wait for the three events' mails
+    // (orders 43 and 44 have three each), then for the log lines to settle.
+    stack.mails_for(43, 3).await?;
+    stack.mails_for(44, 3).await?;
+    settle(&stack, &mut tail).await;
 
     stack.stop().await;
     Ok(stack.log_dir.clone())

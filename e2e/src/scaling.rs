@@ -288,7 +288,6 @@ pub async fn shard_writes(shards: usize, secs: f64, writers: usize) -> anyhow::R
     static BASE: AtomicI64 = AtomicI64::new(1_000_000);
     let base = BASE.fetch_add(100_000_000, Ordering::Relaxed);
     let mut cfg = StackConfig::new("bench");
-    cfg.db_max_connections = None;
     cfg.relays = 1;
     cfg.mails = 1;
     cfg.shards = shards;

@@ -5,6 +5,7 @@ use std::{
     net::{SocketAddr, TcpListener},
     path::{Path, PathBuf},
     process::Stdio,
+    sync::atomic::{AtomicBool, Ordering},
     time::{Duration, Instant},
 };
 
@@ -223,6 +224,16 @@ impl ServiceProc {
 /// [`StackConfig::db_max_connections`] of the tests' stacks.
 pub const TEST_DB_MAX_CONNECTIONS: u32 = 8;
 
+/// Set by [`use_service_default_pools`]: stacks keep the services' own pool sizes.
+static SERVICE_DEFAULT_POOLS: AtomicBool = AtomicBool::new(false);
+
+/// From now on [`StackConfig::new`] leaves the services' pools at their defaults, as the `bench`
+/// and `chaos` binaries want them (the figures and the faults of a deployment); the tests' stacks
+/// keep [`TEST_DB_MAX_CONNECTIONS`], so that several fit one PostgreSQL beside the other tests.
+pub fn use_service_default_pools() {
+    SERVICE_DEFAULT_POOLS.store(true, Ordering::Relaxed);
+}
+
 /// What to start.
 #[derive(Debug, Clone)]
 pub struct StackConfig {
@@ -236,7 +247,7 @@ pub struct StackConfig {
     /// Where each process's log goes (`<name>.log`).
     pub log_dir: PathBuf,
     /// `DB_MAX_CONNECTIONS` of orders-svc and mail-svc (relay-svc's pools are small and fixed);
-    /// `None`: the services' defaults, as a benchmark wants them.
+    /// `None`: the services' defaults.
     pub db_max_connections: Option<u32>,
     /// Extra environment for every service.
     pub env: Vec<(String, String)>,
@@ -256,8 +267,9 @@ pub struct StackConfig {
 
 impl StackConfig {
     /// One relay, one mail service on the machine's broker, logs in a fresh temporary directory,
-    /// and small database pools: several stacks run at once beside the other packages' tests,
-    /// all on one PostgreSQL (100 connections by default).
+    /// and small database pools unless [`use_service_default_pools`] was called: in the suite
+    /// several stacks run at once beside the other packages' tests, all on one PostgreSQL (100
+    /// connections by default).
     pub fn new(tag: &str) -> Self {
         let log_dir = std::env::temp_dir().join(outbox_kit::testing::unique(tag));
         Self {
@@ -266,7 +278,8 @@ impl StackConfig {
             shards: 1,
             rust_log: "info".into(),
             log_dir,
-            db_max_connections: Some(TEST_DB_MAX_CONNECTIONS),
+            db_max_connections: (!SERVICE_DEFAULT_POOLS.load(Ordering::Relaxed))
+                .then_some(TEST_DB_MAX_CONNECTIONS),
             env: Vec::new(),
             relay_env: Vec::new(),
             mail_env: Vec::new(),

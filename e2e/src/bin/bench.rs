@@ -16,6 +16,7 @@ struct Cli {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     e2e::stack::build_services()?;
+    e2e::stack::use_service_default_pools();
     let report = bench::run(&cli.options).await?;
     print!("{}", bench::table(&report));
     std::fs::write(&cli.options.json, serde_json::to_string_pretty(&report)?)?;

@@ -22,8 +22,8 @@ struct Cli {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     e2e::stack::build_services()?;
+    e2e::stack::use_service_default_pools();
     let mut cfg = StackConfig::new("chaos");
-    cfg.db_max_connections = None;
     cfg.rust_log = cli.service_log;
     let report = chaos::run(&cli.options, cfg).await?;
     println!("{report}");

@@ -58,7 +58,6 @@ pub async fn mail_consume_until(
     done: Done,
 ) -> anyhow::Result<MailRun> {
     let mut cfg = StackConfig::new("bench");
-    cfg.db_max_connections = None;
     cfg.relays = 0;
     cfg.mails = instances;
     cfg.rust_log = "warn".into();

@@ -14,7 +14,6 @@ use crate::stack::{Stack, StackConfig};
 /// measures the services, not their log output).
 pub async fn bench_stack(relays: usize, mails: usize) -> anyhow::Result<Stack> {
     let mut cfg = StackConfig::new("bench");
-    cfg.db_max_connections = None;
     cfg.relays = relays;
     cfg.mails = mails;
     cfg.rust_log = "warn".into();

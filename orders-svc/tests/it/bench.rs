@@ -1,7 +1,7 @@
 //! A small write-path benchmark that prints figures and asserts none (the machine is noisy):
 //! Upsert over gRPC at C=1 and C=32 next to the one-transaction-per-call SQL ceiling
 //! (`batch::apply_one`, the write path's transaction for one call straight on a pool, as
-//! `e2e/src/bench.rs` measures it), both in the same run.
+//! `e2e/src/bench/` measures it), both in the same run.
 //!
 //! `cargo test -p orders-svc --test it bench:: -- --nocapture` shows the table.
 
