@@ -6,6 +6,7 @@ use std::{
     path::{Path, PathBuf},
     process::Stdio,
     sync::atomic::{AtomicBool, Ordering},
+    sync::{Arc, OnceLock},
     time::{Duration, Instant},
 };
 
@@ -16,7 +17,10 @@ use outbox_proto::{
     orders::v1::{OrderStatus, UpsertOrderRequest, order_service_client::OrderServiceClient},
     relay::v1::relay_service_client::RelayServiceClient,
 };
-use tokio::process::{Child, Command};
+use tokio::{
+    process::{Child, Command},
+    sync::{OwnedSemaphorePermit, Semaphore},
+};
 use tonic::transport::{Channel, Endpoint};
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
@@ -352,11 +356,34 @@ pub struct Stack {
     pub admin_amqp_url: String,
     /// The broker of the services that were given no URL list.
     pub broker: Broker,
+    /// This stack's share of [`SERVICES_AT_ONCE`] (a test stack's; `None` for the binaries').
+    _turn: Option<OwnedSemaphorePermit>,
+}
+
+/// How many services the tests' stacks of one process run at once: each holds a small pool of
+/// database connections ([`TEST_DB_MAX_CONNECTIONS`]), and the suite's stacks run beside the
+/// other packages' tests on one PostgreSQL (100 connections by default). A stack waits for its
+/// services' turn before it starts any.
+pub const SERVICES_AT_ONCE: u32 = 8;
+
+fn services_at_once() -> Arc<Semaphore> {
+    static TURNS: OnceLock<Arc<Semaphore>> = OnceLock::new();
+    TURNS
+        .get_or_init(|| Arc::new(Semaphore::new(SERVICES_AT_ONCE as usize)))
+        .clone()
 }
 
 impl Stack {
     /// Starts orders-svc first (it migrates the outbox), then the relays and mail services.
     pub async fn start(cfg: StackConfig) -> anyhow::Result<Self> {
+        let turn = match cfg.db_max_connections {
+            Some(_) => {
+                let services = (1 + cfg.relays + cfg.mails) as u32;
+                let wanted = services.min(SERVICES_AT_ONCE);
+                Some(services_at_once().acquire_many_owned(wanted).await?)
+            }
+            None => None,
+        };
         let bins = Binaries::locate()?;
         std::fs::create_dir_all(&cfg.log_dir)?;
         let tag = outbox_kit::testing::unique("e2e_test");
@@ -446,6 +473,7 @@ impl Stack {
             log_dir: cfg.log_dir,
             admin_amqp_url: amqp_of(&cfg.mail_amqp_urls, 0),
             broker: cfg.broker,
+            _turn: turn,
         })
     }
 
