@@ -1,5 +1,5 @@
 //! One function per command: the calls it makes and what it prints. Each command (or group of
-//! subcommands) has a module of its own; [`listing`] holds how every listing shows shards.
+//! subcommands) has a module of its own; `listing` holds how every listing shows shards.
 
 mod backlog;
 mod dead_letters;
