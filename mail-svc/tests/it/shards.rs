@@ -154,8 +154,17 @@ async fn the_admin_service_names_and_acts_on_shards() {
 
     // Two dead letters with the same seq in two shards (each a second "first" event of its
     // order: a chain conflict): the seq filter takes the shard's only.
+    // The second only once the first is applied: two deliveries may be applied out of order,
+    // and a second "first" event applied first would make the first one a stale duplicate.
+    let processed = svc.status().await.processed;
     for (shard, order) in [("0", 400), ("2", 401)] {
         publisher.sharded(&created(30, order, EMAIL), shard).await;
+    }
+    eventually("both first events applied", 60, || async {
+        (svc.status().await.processed >= processed + 2).then_some(())
+    })
+    .await;
+    for (shard, order) in [("0", 400), ("2", 401)] {
         publisher.sharded(&created(31, order, EMAIL), shard).await;
     }
     eventually("both dead-lettered", 60, || async {
