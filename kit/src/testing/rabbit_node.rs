@@ -91,25 +91,6 @@ impl RabbitNode {
             .expect("rabbitmqctl runs")
     }
 
-    /// [`ctl`](Self::ctl) that must succeed, for async code (its output on failure).
-    pub async fn ctl_ok(&self, args: &[&str]) -> anyhow::Result<()> {
-        let out = tokio::process::Command::new("rabbitmqctl")
-            .args(["-n", &self.node])
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .await?;
-        anyhow::ensure!(
-            out.status.success(),
-            "rabbitmqctl -n {} {}: {}{}",
-            self.node,
-            args.join(" "),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Ok(())
-    }
-
     /// The node's log files, for a failure message.
     pub fn log(&self) -> String {
         let mut out = String::new();
