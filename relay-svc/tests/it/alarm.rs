@@ -11,6 +11,7 @@
 use std::time::{Duration, Instant};
 
 use outbox_kit::testing::{self, Exposition, rabbit_node::RabbitNode, scrape};
+use tokio_util::sync::CancellationToken;
 
 use crate::common::*;
 
@@ -58,6 +59,11 @@ async fn a_memory_alarm_is_visible_blocks_sending_and_loses_nothing() {
     })
     .await;
 
+    // The broker blocks a connection when it next publishes, and the writers above may be done
+    // by the time the alarm is up (rabbitmqctl takes seconds on a busy machine): one more
+    // writer keeps events coming until the block is over.
+    let stop_writing = CancellationToken::new();
+    let writer = keep_writing(&orders.client, 90_000, stop_writing.clone());
     let raised = Instant::now();
     memory_alarm(&node, true);
     wait_until("the relay reports the block", || async {
@@ -94,7 +100,9 @@ async fn a_memory_alarm_is_visible_blocks_sending_and_loses_nothing() {
 
     let cleared = Instant::now();
     memory_alarm(&node, false);
-    let events = writers.await.expect("writers");
+    stop_writing.cancel();
+    let mut events = writers.await.expect("writers");
+    events.extend(writer.await.expect("writer"));
     let all: Vec<u64> = events.iter().map(|(_, s)| *s).collect();
     wait_until("everything consumed after the alarm cleared", || async {
         consumer.has_all(&all)

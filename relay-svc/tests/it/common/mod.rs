@@ -502,6 +502,28 @@ pub fn spawn_writers(
     })
 }
 
+/// One writer that keeps appending (a new order per call, ids from `first_id`) until `stop` is
+/// cancelled; returns its (order, seq) pairs. For a test that needs the relay to be publishing
+/// at a moment it does not control (the broker blocks a connection when it next publishes).
+pub fn keep_writing(
+    client: &OrderServiceClient<Channel>,
+    first_id: i64,
+    stop: CancellationToken,
+) -> tokio::task::JoinHandle<Vec<(i64, u64)>> {
+    let client = client.clone();
+    tokio::spawn(async move {
+        let mut events = Vec::new();
+        for id in first_id.. {
+            if stop.is_cancelled() {
+                break;
+            }
+            events.push((id, upsert_via(&client, id, OrderStatus::Pending).await));
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        events
+    })
+}
+
 /// Preloads `events` rows over `orders` chains in one transaction (event i belongs to order
 /// 1 + i % orders); returns every order's chain.
 pub async fn preload(pool: &PgPool, events: i64, orders: i64) -> Vec<(i64, u64)> {
