@@ -2,8 +2,9 @@
 //! the service processes (by pid), PostgreSQL (its auxiliary processes plus the backends serving
 //! the stage's databases), RabbitMQ (`beam.smp`) and the load generator (this process).
 //!
-//! A backend that exits during a stage takes its CPU time with it; every stage keeps its
-//! connections open until it is measured, so that loss is limited to short-lived connections.
+//! Each process is measured against its own earlier figure: a backend that exits during a stage
+//! takes only its own share of the stage with it, never a part of the others' (a group total
+//! would drop by the exited process's whole life).
 
 use std::{collections::BTreeMap, fs, sync::OnceLock};
 
@@ -39,10 +40,10 @@ pub struct CpuMeter {
     databases: Vec<String>,
 }
 
-/// Cumulative CPU seconds per group at one instant, and the whole machine's busy seconds (every
-/// process, ours and others', over all cores) at the same instant.
+/// Cumulative CPU seconds per process (by group and pid) at one instant, and the whole machine's
+/// busy seconds (every process, ours and others', over all cores) at the same instant.
 #[derive(Debug, Clone)]
-pub struct CpuSnapshot(BTreeMap<String, f64>, f64);
+pub struct CpuSnapshot(BTreeMap<(String, u32), f64>, f64);
 
 impl CpuMeter {
     pub fn new(services: Vec<(String, u32)>, databases: Vec<String>) -> Self {
@@ -54,28 +55,25 @@ impl CpuMeter {
 
     /// Reads the current cumulative CPU seconds of every group.
     pub fn sample(&self) -> CpuSnapshot {
-        let mut groups: BTreeMap<String, f64> = BTreeMap::new();
+        // Both groups are always named, even with no process of theirs (pid 0 is no process).
+        let mut processes: BTreeMap<(String, u32), f64> =
+            [(("postgres".into(), 0), 0.0), (("rabbitmq".into(), 0), 0.0)].into();
+        let mut add = |group: &str, pid: u32| {
+            processes.insert((group.into(), pid), process_secs(pid).unwrap_or(0.0));
+        };
         for (name, pid) in &self.services {
-            *groups.entry(name.clone()).or_insert(0.0) += process_secs(*pid).unwrap_or(0.0);
+            add(name, *pid);
         }
-        groups.insert(
-            "load".into(),
-            process_secs(std::process::id()).unwrap_or(0.0),
-        );
-        let (mut postgres, mut rabbitmq) = (0.0, 0.0);
+        add("load", std::process::id());
         for pid in all_pids() {
             let Some(comm) = read_comm(pid) else { continue };
             match comm.as_str() {
-                "postgres" if self.counts_postgres(pid) => {
-                    postgres += process_secs(pid).unwrap_or(0.0)
-                }
-                "beam.smp" => rabbitmq += process_secs(pid).unwrap_or(0.0),
+                "postgres" if self.counts_postgres(pid) => add("postgres", pid),
+                "beam.smp" => add("rabbitmq", pid),
                 _ => {}
             }
         }
-        groups.insert("postgres".into(), postgres);
-        groups.insert("rabbitmq".into(), rabbitmq);
-        CpuSnapshot(groups, machine_busy_secs().unwrap_or(0.0))
+        CpuSnapshot(processes, machine_busy_secs().unwrap_or(0.0))
     }
 
     /// Auxiliary processes (WAL writer, checkpointer, autovacuum, …) always count; a client
@@ -103,13 +101,16 @@ fn backend_database(title: &str) -> Option<&str> {
 
 impl CpuSnapshot {
     /// CPU seconds spent per group between `earlier` and this snapshot.
+    /// A process that started since `earlier` counts with all it spent; one that exited is
+    /// left out (its last moments are lost, not the other processes' work).
     pub fn since(&self, earlier: &CpuSnapshot) -> CpuUse {
-        CpuUse(
-            self.0
-                .iter()
-                .map(|(k, v)| (k.clone(), (v - earlier.0.get(k).unwrap_or(&0.0)).max(0.0)))
-                .collect(),
-        )
+        let mut groups: BTreeMap<String, f64> = BTreeMap::new();
+        for ((group, pid), secs) in &self.0 {
+            let before = earlier.0.get(&(group.clone(), *pid)).unwrap_or(&0.0);
+            // (A pid reused by a new process would read less than before: count nothing.)
+            *groups.entry(group.clone()).or_insert(0.0) += (secs - before).max(0.0);
+        }
+        CpuUse(groups)
     }
 
     /// Busy CPU seconds of the whole machine between `earlier` and this snapshot: what our
@@ -231,6 +232,24 @@ mod tests {
         assert_eq!(parse_busy_ticks(line), Some(161));
         assert_eq!(parse_busy_ticks("cpu0 1 2 3 4"), None);
         assert_eq!(parse_busy_ticks("cpu  1 2"), None);
+    }
+
+    #[test]
+    fn an_exited_process_takes_only_its_own_share_with_it() {
+        let snapshot = |procs: &[(&str, u32, f64)]| {
+            CpuSnapshot(
+                procs
+                    .iter()
+                    .map(|(g, pid, secs)| (((*g).to_string(), *pid), *secs))
+                    .collect(),
+                0.0,
+            )
+        };
+        // Backend 7 (5 s spent before the stage) exits during it; backend 8 spends 0.5 s and
+        // backend 9 starts during the stage and spends 0.25 s.
+        let before = snapshot(&[("postgres", 7, 5.0), ("postgres", 8, 1.0)]);
+        let after = snapshot(&[("postgres", 8, 1.5), ("postgres", 9, 0.25)]);
+        assert_eq!(after.since(&before).0["postgres"], 0.75);
     }
 
     #[test]
