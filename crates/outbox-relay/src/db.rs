@@ -266,7 +266,19 @@ pub async fn delete(q: &Queries, pool: &PgPool, seqs: &[i64]) -> Result<u64, Err
     Ok(done.rows_affected())
 }
 
-/// What one look at the database tells the floor (see [`crate::floor::Observation`]), and which
+/// One look at the database, in one statement: what the read floor moves by (see
+/// [`crate::floor`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Observation {
+    /// The oldest transaction id still running (every id below it has ended).
+    pub xmin: i64,
+    /// A fresh transaction id of the relay's own, greater than every id handed out before.
+    pub xid: i64,
+    /// The last seq the outbox's sequence handed out (0: none).
+    pub handed_out: i64,
+}
+
+/// What one look at the database tells the floor ([`Observation`]), and which
 /// of `holes` (below `floor`) are still present or in quarantine, with the quarantine's other
 /// seqs below the floor (an operator may move them back).
 pub async fn observe(
@@ -274,7 +286,7 @@ pub async fn observe(
     pool: &PgPool,
     holes: &[i64],
     floor: i64,
-) -> Result<(crate::floor::Observation, Vec<i64>), Error> {
+) -> Result<(Observation, Vec<i64>), Error> {
     let (xmin, xid, handed_out, holes): (i64, i64, i64, Vec<i64>) =
         sqlx::query_as(AssertSqlSafe(q.observe.as_str()))
             .bind(holes)
@@ -282,7 +294,7 @@ pub async fn observe(
             .fetch_one(pool)
             .await
             .map_err(Error::from_db)?;
-    let observation = crate::floor::Observation {
+    let observation = Observation {
         xmin,
         xid,
         handed_out,

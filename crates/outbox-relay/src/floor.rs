@@ -41,21 +41,10 @@ use std::{
 use sqlx::PgPool;
 
 use crate::{
-    db::{self, OutboxRow, Queries, ReadFrom},
+    db::{self, Observation, OutboxRow, Queries, ReadFrom},
     error::Error,
     status::Status,
 };
-
-/// One look at the database, in one statement (see the module doc).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Observation {
-    /// The oldest transaction id still running (every id below it has ended).
-    pub xmin: i64,
-    /// A fresh transaction id of the relay's own, greater than every id handed out before.
-    pub xid: i64,
-    /// The last seq the outbox's sequence handed out (0: none).
-    pub handed_out: i64,
-}
 
 /// Every seq up to `handed_out` belongs to a writer whose id is below `xid`.
 #[derive(Debug, Clone, Copy)]
