@@ -2,8 +2,7 @@
 //!
 //! orders-svc's migrations own the `outbox` table; since migration 0003 it has the shape of the
 //! `outbox` crate's table (`outbox::TableName::migration_sql`), and orders-svc appends through
-//! that crate. Rows without a `routing_key` predate it: their `payload` is an encoded
-//! `orders.events.v1.OrderPayload`.
+//! that crate. Migration 0006 gave the rows written before it (without a `routing_key`) theirs.
 //!
 //! How to read it without losing rows: sequence values are handed out before commit, so
 //! transactions commit out of seq order and a row with a smaller seq can appear after a larger

@@ -14,7 +14,8 @@ use sqlx::{PgPool, Postgres, Transaction};
 use crate::{error::Error, order::Status};
 
 /// The embedded migrations (the `orders` table and the `outbox`; 0003 brings the outbox to the
-/// `outbox` crate's shape).
+/// `outbox` crate's shape, 0006 gives the rows written before it their routing keys: relay-svc
+/// waits for it).
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 /// An order as stored.

@@ -3,9 +3,14 @@
 //!
 //! The relay itself is the `outbox-relay` library (read rule, waves per order, confirms with
 //! returns matched per message, exact deletes, quarantine, backoff, leader lease, metrics; its
-//! crate docs and README give the guarantees and the failure windows). This binary adds the
-//! settings, the gRPC status and health, and [`amqp::OrdersEncoder`], which publishes rows of
-//! the first orders outbox (before orders-svc migration 0003) exactly as before.
+//! crate docs and README give the guarantees and the failure windows), with its default
+//! encoding of the rows. This binary adds the settings, the gRPC status and health, and the wait
+//! for orders-svc's schema ([`schema`]).
+//!
+//! **Startup**: each database's relay starts once orders-svc's migration
+//! [`schema::NEEDED_MIGRATION`] is applied (it gave the rows of the first orders outbox their
+//! routing keys; a relay reading them before would quarantine them). Until then it takes no
+//! leader lock, logs the wait, and health is NOT_SERVING.
 //!
 //! **Sharded writes** (`RELAY_SHARDS`): one relay per order database, each with its own leader
 //! lock (in its own database), status and metrics labelled `shard`; `GetStatus` sums them (see
@@ -13,25 +18,27 @@
 //! moves rows of the one shard a request names (see [`admin`]).
 //!
 //! **Health** (`grpc.health.v1`, `""` and `relay.v1.RelayService`): SERVING while the orders
-//! database (every shard's) answers a ping, leader or standby alike (a standby is ready to take over);
-//! NOT_SERVING while it does not, and from the moment shutdown starts. Of the broker, only a
-//! leader's lost connection counts ([`BrokerProbe`]): NOT_SERVING from its loss (missed
-//! heartbeats, a failed socket, a close) until a new one is open. A broker that is merely
+//! database (every shard's) answers a ping and has orders-svc's schema ([`SchemaProbe`]), leader
+//! or standby alike (a standby is ready to take over); NOT_SERVING while it does not, and from
+//! the moment shutdown starts. Of the broker, only a leader's lost connection counts
+//! ([`BrokerProbe`]): NOT_SERVING from its loss (missed heartbeats, a failed socket, a close)
+//! until a new one is open. A broker that is merely
 //! unreachable at start, or that blocks publishing (a resource alarm: `relay_broker_blocked`,
 //! `GetStatus.broker_blocked_reason`), leaves it SERVING: the relay catches up by itself.
 //!
 //! Layout: [`config`] (settings → `outbox_relay::Settings`), [`grpc`] (`GetStatus`), [`admin`]
-//! (`relay.admin.v1.RelayAdmin`: backlog and quarantine for operators, `outboxctl`), [`amqp`]
-//! (the orders encoder), [`error`] (the library's errors as gRPC statuses). The relay's SQL,
-//! figures, metric names and errors are the library's: `outbox_relay::{db, status, error}`.
+//! (`relay.admin.v1.RelayAdmin`: backlog and quarantine for operators, `outboxctl`), [`schema`]
+//! (the orders-svc migration it waits for), [`error`] (the library's errors as gRPC statuses).
+//! The relay's SQL, figures, metric names and errors are the library's:
+//! `outbox_relay::{db, status, error}`.
 
 pub mod admin;
-pub mod amqp;
 pub mod config;
 pub mod error;
 pub mod grpc;
 #[doc(hidden)]
 pub mod hook;
+pub mod schema;
 
 use std::{net::SocketAddr, sync::Arc};
 
@@ -44,7 +51,8 @@ use outbox_relay::{
     db::Queries,
     status::{METRICS, Status},
 };
-use tokio::{net::TcpListener, task::AbortHandle, task::JoinHandle};
+use outbox_support::backoff::Backoff;
+use tokio::{net::TcpListener, sync::watch, task::AbortHandle, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
 pub use config::Config;
@@ -55,6 +63,8 @@ pub struct App {
     grpc_addr: SocketAddr,
     metrics_addr: SocketAddr,
     statuses: Vec<Arc<Status>>,
+    /// Each shard's orders-svc schema as its relay last read it (see [`schema`]).
+    schemas: Vec<watch::Receiver<schema::Schema>>,
     server: JoinHandle<Result<(), tonic::transport::Error>>,
     relays: Vec<JoinHandle<()>>,
     health: JoinHandle<()>,
@@ -62,8 +72,9 @@ pub struct App {
 
 impl App {
     /// Validates the config, binds the listeners (port 0 picks free ports) and starts the relay
-    /// loop. Neither the database nor the broker has to be up: the relay retries until they are,
-    /// while status is served and health says NOT_SERVING until the database answers.
+    /// loop. Neither the database nor the broker has to be up, nor orders-svc's schema migrated:
+    /// the relay retries until they are, while status is served and health says NOT_SERVING
+    /// until the database answers and has orders-svc's migration [`schema::NEEDED_MIGRATION`].
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
         cfg.validate()?;
         let shards = cfg.shards()?;
@@ -91,6 +102,7 @@ impl App {
         let settings = cfg.settings()?;
         let queries = Queries::new(&settings.table);
         let mut statuses = Vec::with_capacity(shards.len());
+        let mut schemas = Vec::with_capacity(shards.len());
         let mut relays = Vec::with_capacity(shards.len());
         for (index, pool) in pools.iter().enumerate() {
             let status = Arc::new(if sharded {
@@ -98,20 +110,39 @@ impl App {
             } else {
                 Status::default()
             });
+            let (schema, schema_rx) =
+                watch::channel(schema::Schema::Unknown("not read yet".into()));
             // The leader lock is per database: one leader per shard among the instances. The
             // relay's lock and LISTEN connections use the shard pool's connect options.
-            relays.push(tokio::spawn(
-                outbox_relay::Relay::new(
-                    settings.clone(),
-                    pool.clone(),
-                    status.clone(),
-                    shutdown.clone(),
-                )
-                .with_encoder(Arc::new(amqp::OrdersEncoder))
-                .run(),
-            ));
+            let relay = outbox_relay::Relay::new(
+                settings.clone(),
+                pool.clone(),
+                status.clone(),
+                shutdown.clone(),
+            );
+            let (pool, backoff, shutdown) = (
+                pool.clone(),
+                Backoff::new(settings.backoff_min, settings.backoff_max),
+                shutdown.clone(),
+            );
+            let database = shards[index].0.clone();
+            relays.push(tokio::spawn(async move {
+                // Not before orders-svc converted the rows of the first outbox: see `schema`.
+                if schema::wait_until_ready(&pool, &database, &schema, backoff, &shutdown).await {
+                    relay.run().await;
+                }
+            }));
             statuses.push(status);
+            schemas.push(schema_rx);
         }
+
+        // The first health answer includes the schema: wait (bounded) for its first read.
+        let _ = tokio::time::timeout(outbox_kit::health::PROBE_TIMEOUT, async {
+            for schema in &mut schemas {
+                let _ = schema.changed().await;
+            }
+        })
+        .await;
 
         let (health, health_service) =
             Health::new::<RelayServiceServer<grpc::RelayGrpc>>(shutdown.clone()).await;
@@ -123,7 +154,10 @@ impl App {
                     .map(|(setting, _, pg)| (setting.clone(), DbProbe::new(pg.clone())))
                     .collect(),
             ),
-            BrokerProbe(statuses.clone()),
+            (
+                BrokerProbe(statuses.clone()),
+                SchemaProbe::new(&shards, &schemas),
+            ),
         );
         health.set(probe.check().await).await;
         let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
@@ -151,6 +185,7 @@ impl App {
             grpc_addr,
             metrics_addr,
             statuses,
+            schemas,
             server,
             relays,
             health: health_monitor,
@@ -176,6 +211,12 @@ impl App {
     /// The live status of each shard's relay, shard 0 first.
     pub fn shard_statuses(&self) -> &[Arc<Status>] {
         &self.statuses
+    }
+
+    /// Each shard's orders-svc schema as its relay reads it, shard 0 first: the relay of a
+    /// shard runs once its schema is [`schema::Schema::Ready`].
+    pub fn schemas(&self) -> Vec<watch::Receiver<schema::Schema>> {
+        self.schemas.clone()
     }
 
     /// Handles that stop the relay and the gRPC server at once, without any cleanup, as a crash
@@ -214,6 +255,50 @@ impl Probe for BrokerProbe {
         match self.0.iter().find_map(|s| s.broker_lost()) {
             Some(why) => Err(format!("broker: connection lost ({why}); reconnecting")),
             None => Ok(()),
+        }
+    }
+}
+
+/// NOT_SERVING while any shard's relay waits for orders-svc's schema (see [`schema`]).
+#[derive(Debug)]
+pub struct SchemaProbe(Vec<(String, watch::Receiver<schema::Schema>)>);
+
+impl SchemaProbe {
+    /// A probe of each shard's schema, named by the setting its database came from.
+    fn new<T, U>(shards: &[(String, T, U)], schemas: &[watch::Receiver<schema::Schema>]) -> Self {
+        Self(
+            shards
+                .iter()
+                .map(|(setting, _, _)| setting.clone())
+                .zip(schemas.iter().cloned())
+                .collect(),
+        )
+    }
+}
+
+impl Probe for SchemaProbe {
+    async fn check(&mut self) -> Result<(), String> {
+        let several = self.0.len() > 1;
+        for (setting, schema) in &mut self.0 {
+            if let Some(why) = schema.borrow_and_update().waiting() {
+                return Err(if several {
+                    format!("{setting}: {why}")
+                } else {
+                    why
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// At once when a shard's schema is read: a relay that starts is SERVING without waiting
+    /// for the next probe.
+    async fn changed(&mut self) {
+        let changes = self.0.iter_mut().map(|(_, s)| Box::pin(s.changed()));
+        match futures::future::select_all(changes).await {
+            (Ok(()), _, _) => {}
+            // The shard's relay task ended (shutdown): its last value stands.
+            (Err(_), _, _) => std::future::pending::<()>().await,
         }
     }
 }

@@ -140,15 +140,16 @@ pub struct OutboxRow {
     pub event_type: String,
     /// The seq of the aggregate's previous event; `None` for its first.
     pub prev_seq: Option<i64>,
-    /// Set by every writer using the `outbox` crate; `None` for a row of the first orders
-    /// outbox (written before orders-svc migration 0003, or by a replica of that version).
+    /// Set by every writer using the `outbox` crate; `None` for a row written otherwise (by
+    /// hand, or by a writer of an older shape), which [`EnvelopeEncoder`] refuses.
+    ///
+    /// [`EnvelopeEncoder`]: crate::publisher::EnvelopeEncoder
     pub routing_key: Option<String>,
-    /// The payload's content type (`None` without a routing key).
+    /// The payload's content type (`None`: protobuf).
     pub content_type: Option<String>,
     /// Extra headers, a JSON object of strings.
     pub headers: Option<String>,
-    /// The caller's payload; for a row without `routing_key`, an encoded
-    /// `orders.events.v1.OrderPayload`.
+    /// The caller's payload.
     pub payload: Vec<u8>,
     /// The W3C `traceparent` of the writer's span, if it had one.
     pub traceparent: Option<String>,

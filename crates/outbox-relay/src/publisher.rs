@@ -50,7 +50,8 @@ pub async fn declare_exchange(channel: &Channel, exchange: &str) -> Result<(), l
 /// aggregate's later events wait behind it until an operator moves it back).
 ///
 /// [`EnvelopeEncoder`] handles every row written by the `outbox` crate. A service whose outbox
-/// also holds rows of an older shape wraps it (relay-svc does, for the first orders outbox).
+/// also holds rows of another shape can wrap it, or give those rows a routing key with a
+/// migration and keep the default (orders-svc's migration 0006 did so for its first outbox).
 pub trait Encoder: Send + Sync + std::fmt::Debug + 'static {
     /// The message for `row`, or why it can never be published.
     fn encode(&self, row: &OutboxRow) -> Result<Outgoing, String>;

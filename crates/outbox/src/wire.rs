@@ -22,8 +22,7 @@ pub const HEADER_TRACEPARENT: &str = crate::trace::TRACEPARENT;
 /// Header: the W3C trace state, sent with [`HEADER_TRACEPARENT`] when the stored context has one.
 /// The outbox stores it among the row's headers under this name.
 pub const HEADER_TRACESTATE: &str = crate::trace::TRACESTATE;
-/// Header: the aggregate type (AMQP long string). Sent for rows that name their routing key
-/// (written by this crate); rows of the first orders outbox carry none.
+/// Header: the aggregate type (AMQP long string), sent with every row's message.
 pub const HEADER_AGGREGATE_TYPE: &str = "aggregate_type";
 /// Header: the payload's content type when it is not [`CONTENT_TYPE_PROTOBUF`].
 pub const HEADER_PAYLOAD_CONTENT_TYPE: &str = "payload_content_type";

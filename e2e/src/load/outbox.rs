@@ -33,10 +33,13 @@ pub async fn fill_outbox(
     .fetch_one(&mut *tx)
     .await?;
     sqlx::query(
-        "insert into outbox (seq, aggregate_id, event_type, prev_seq, payload)
+        "insert into outbox (seq, aggregate_id, event_type, routing_key, content_type, prev_seq,
+                             payload)
          overriding system value
          select $4 + g, $5 + (g % $2),
                 case when g < $2 then 'OrderCreated' else 'OrderStatusChanged' end,
+                case when g < $2 then 'order.created' else 'order.status_changed' end,
+                'application/x-protobuf',
                 case when g >= $2 then $4 + g - $2 end, $3
            from generate_series(0, $1 - 1) g",
     )

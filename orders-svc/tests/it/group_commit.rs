@@ -497,8 +497,10 @@ pub(crate) async fn rival_creates_order_9(pool: &PgPool) -> Transaction<'static,
     let mut rival = pool.begin().await.expect("begin");
     sqlx::query(
         "with ev as (
-             insert into outbox (aggregate_id, event_type, prev_seq, payload, traceparent)
-             values (9, 'OrderCreated', null, $1, null)
+             insert into outbox (aggregate_id, event_type, routing_key, content_type, prev_seq,
+                                 payload, traceparent)
+             values (9, 'OrderCreated', 'order.created', 'application/x-protobuf', null, $1,
+                     null)
              returning seq, created_at
          )
          insert into orders (id, status, customer_email, version, last_event_seq, created_at,

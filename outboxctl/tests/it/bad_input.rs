@@ -33,8 +33,9 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing() {
     }
     .encode_to_vec();
     sqlx::query(
-        "insert into outbox (seq, aggregate_id, event_type, prev_seq, payload)
-         overriding system value values ($2 + 100, $1, 'OrderStatusChanged', $2 + 50, $3)",
+        "insert into outbox (seq, aggregate_id, event_type, routing_key, prev_seq, payload)
+         overriding system value
+         values ($2 + 100, $1, 'OrderStatusChanged', 'order.status_changed', $2 + 50, $3)",
     )
     .bind(o)
     .bind(first)

@@ -223,8 +223,9 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
     assert_eq!(dead["count"], 1);
     assert_eq!(dead["messages"][0]["seq"], y2);
 
-    // A row the relay cannot encode (a hand-written event with a misspelt type) is quarantined
-    // and holds back its order's next event.
+    // A row the relay cannot encode (hand-written the first orders outbox's way, without a
+    // routing key, and with a misspelt type) is quarantined and holds back its order's next
+    // event.
     let z = 4303_i64;
     let payload = |status: OrderStatus, previous: OrderStatus| {
         OrderPayload {
@@ -250,8 +251,8 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
     })
     .await;
     let z2: i64 = sqlx::query_scalar(
-        "insert into outbox (aggregate_id, event_type, prev_seq, payload)
-         values ($1, 'OrderStatusChanged', $2, $3) returning seq",
+        "insert into outbox (aggregate_id, event_type, routing_key, prev_seq, payload)
+         values ($1, 'OrderStatusChanged', 'order.status_changed', $2, $3) returning seq",
     )
     .bind(z)
     .bind(z1)
@@ -261,7 +262,8 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
     .expect("insert");
     let list = ctl.run(None, &["quarantine", "list"]).await.ok();
     assert!(
-        list.stdout.contains("unknown event_type \"OrderCreatd\""),
+        list.stdout
+            .contains("no routing key (not written by the outbox crate)"),
         "{list:?}"
     );
     let backlog = ctl.run(None, &["backlog"]).await.ok();
@@ -275,11 +277,14 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
     assert_eq!(status["figures"]["quarantined"], 1);
     assert_eq!(status["figures"]["held_back_by_quarantine"], 1);
     // The operator repairs the row, then requeues it: both events are published and mailed.
-    sqlx::query("update outbox_quarantine set event_type = 'OrderCreated' where seq = $1")
-        .bind(z1)
-        .execute(&stack.orders_pool)
-        .await
-        .expect("repair");
+    sqlx::query(
+        "update outbox_quarantine set event_type = 'OrderCreated', routing_key = 'order.created'
+          where seq = $1",
+    )
+    .bind(z1)
+    .execute(&stack.orders_pool)
+    .await
+    .expect("repair");
     let requeue = ctl
         .run(
             Some(TOKEN),
@@ -448,10 +453,11 @@ async fn a_dropped_row_and_a_chain_with_two_gaps_are_released() {
         async move {
             // An explicit seq leaves a gap before it (the chain's missing events).
             sqlx::query_scalar::<_, i64>(
-                "insert into outbox (seq, aggregate_id, event_type, prev_seq, payload)
+                "insert into outbox (seq, aggregate_id, event_type, routing_key, prev_seq,
+                                     payload)
                  overriding system value
                  values (coalesce($1, nextval(pg_get_serial_sequence('outbox', 'seq'))),
-                         $2, $3, $4, $5)
+                         $2, $3, $6, $4, $5)
                  returning seq",
             )
             .bind(seq)
@@ -459,6 +465,8 @@ async fn a_dropped_row_and_a_chain_with_two_gaps_are_released() {
             .bind(event_type)
             .bind(prev)
             .bind(p)
+            // A misspelt type has none: the row is quarantined.
+            .bind(outbox_proto::orders::events::v1::routing_key(event_type))
             .fetch_one(&pool)
             .await
             .expect("insert")
@@ -591,7 +599,7 @@ async fn a_dropped_row_and_a_chain_with_two_gaps_are_released() {
     assert_eq!(detail["rows"][0]["type"], "OrderCreatd");
     assert_eq!(
         detail["rows"][0]["quarantine_reason"],
-        "unknown event_type \"OrderCreatd\""
+        "no routing key (not written by the outbox crate)"
     );
     assert!(
         detail["rows"][0]["payload_hex"]

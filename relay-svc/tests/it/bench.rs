@@ -16,7 +16,7 @@ use lapin::{
 };
 use outbox_kit::testing;
 use outbox_proto::orders::{
-    events::v1::{ORDER_STATUS_CHANGED, OrderEvent},
+    events::v1::{ORDER_STATUS_CHANGED, OrderEvent, ROUTING_KEY_STATUS_CHANGED},
     v1::OrderStatus,
 };
 use prost::Message;
@@ -228,22 +228,19 @@ async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
     let body = payload(1, OrderStatus::Paid, OrderStatus::Pending);
     let messages: Vec<outbox_relay::publisher::Outgoing> = (0..events)
         .map(|i| {
-            outbox_relay::publisher::Encoder::encode(
-                &relay_svc::amqp::OrdersEncoder,
-                &outbox_relay::db::OutboxRow {
-                    seq: i + 1,
-                    aggregate_type: "order".into(),
-                    aggregate_id: 1 + i % 1_000,
-                    event_type: ORDER_STATUS_CHANGED.into(),
-                    prev_seq: (i >= 1_000).then_some(i + 1 - 1_000),
-                    routing_key: None,
-                    content_type: None,
-                    headers: None,
-                    payload: body.clone(),
-                    traceparent: None,
-                    created_at: chrono::Utc::now(),
-                },
-            )
+            outbox_relay::publisher::Outgoing::from_row(&outbox_relay::db::OutboxRow {
+                seq: i + 1,
+                aggregate_type: "order".into(),
+                aggregate_id: 1 + i % 1_000,
+                event_type: ORDER_STATUS_CHANGED.into(),
+                prev_seq: (i >= 1_000).then_some(i + 1 - 1_000),
+                routing_key: Some(ROUTING_KEY_STATUS_CHANGED.into()),
+                content_type: Some(outbox::wire::CONTENT_TYPE_PROTOBUF.into()),
+                headers: None,
+                payload: body.clone(),
+                traceparent: None,
+                created_at: chrono::Utc::now(),
+            })
             .expect("encodes")
         })
         .collect();

@@ -19,3 +19,4 @@ mod secrets;
 mod settings;
 mod shards;
 mod startup;
+mod upgrade;

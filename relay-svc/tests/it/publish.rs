@@ -212,8 +212,8 @@ async fn an_event_committed_after_a_later_seq_was_published_is_still_published()
     ))
     .await;
 
-    let insert = "insert into outbox (aggregate_id, event_type, prev_seq, payload) \
-                  values ($1, 'OrderCreated', null, $2) returning seq";
+    let insert = "insert into outbox (aggregate_id, event_type, routing_key, prev_seq, payload) \
+                  values ($1, 'OrderCreated', 'order.created', null, $2) returning seq";
     let mut slow = orders.pool.begin().await.expect("begin A");
     let small: i64 = sqlx::query_scalar(insert)
         .bind(1001_i64)

@@ -1,7 +1,7 @@
 //! What relay-svc adds to the library's handling of events it cannot deliver (the behaviour
-//! itself is tested in `crates/outbox-relay/tests/it`): its encoder's refusals of rows of the
-//! first orders outbox, and the figures it exports. Each test runs in a process of its own:
-//! the counters read are process-wide.
+//! itself is tested in `crates/outbox-relay/tests/it`): the quarantine of rows the default
+//! encoding refuses in the orders outbox, and the figures it exports. Each test runs in a process
+//! of its own: the counters read are process-wide.
 
 use lapin::{
     Connection, ConnectionProperties,
@@ -13,33 +13,15 @@ use outbox_proto::orders::v1::OrderStatus;
 
 use crate::common::*;
 
-/// Inserts a row of the first orders outbox (no routing key: the orders encoder decodes it);
-/// returns its seq.
-async fn insert_first_shape_row(
-    orders: &Orders,
-    order: i64,
-    event_type: &str,
-    payload: &[u8],
-) -> i64 {
-    sqlx::query_scalar(
-        "insert into outbox (aggregate_id, event_type, payload) values ($1, $2, $3) returning seq",
-    )
-    .bind(order)
-    .bind(event_type)
-    .bind(payload)
-    .fetch_one(&orders.pool)
-    .await
-    .expect("insert outbox row")
-}
-
-/// A row of an event type the orders encoder does not know (a rolling deploy that emits a new
-/// event) and one whose payload is not an `OrderPayload` are quarantined, each with its reason;
-/// the quarantine shows in the figures and the metrics, and other orders flow.
+/// A row without a routing key (written the first orders outbox's way after migration 0006: by
+/// an orders-svc of before 0003 still running, or by hand) and one with headers that are not a
+/// JSON object of strings are quarantined, each with its reason; the quarantine shows in the
+/// figures and the metrics, and other orders flow.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn rows_the_orders_encoder_refuses_are_quarantined_and_counted() {
+async fn rows_the_encoding_refuses_are_quarantined_and_counted() {
     if testing::run_in_own_process(concat!(
         module_path!(),
-        "::rows_the_orders_encoder_refuses_are_quarantined_and_counted"
+        "::rows_the_encoding_refuses_are_quarantined_and_counted"
     )) {
         return;
     }
@@ -47,9 +29,22 @@ async fn rows_the_orders_encoder_refuses_are_quarantined_and_counted() {
     let exchange = testing::unique("relay_ex");
     let consumer = Consumer::start(&exchange, Some("#")).await;
     let valid = payload(900_001, OrderStatus::Pending, OrderStatus::Unspecified);
-    let teleported = insert_first_shape_row(&orders, 900_001, "OrderTeleported", &valid).await;
-    let garbage =
-        insert_first_shape_row(&orders, 900_002, "OrderCreated", &[0xff, 0xff, 0xff, 0x01]).await;
+    let keyless: i64 = sqlx::query_scalar(
+        "insert into outbox (aggregate_id, event_type, payload) \
+         values (900001, 'OrderCreated', $1) returning seq",
+    )
+    .bind(&valid)
+    .fetch_one(&orders.pool)
+    .await
+    .expect("insert the row without a routing key");
+    let bad_headers: i64 = sqlx::query_scalar(
+        "insert into outbox (aggregate_id, event_type, routing_key, headers, payload) \
+         values (900002, 'OrderCreated', 'order.created', '[1]', $1) returning seq",
+    )
+    .bind(&valid)
+    .fetch_one(&orders.pool)
+    .await
+    .expect("insert the row with unreadable headers");
     let relay = Relay::start(relay_config(
         &orders.database_url,
         &testing::amqp_url(),
@@ -69,10 +64,13 @@ async fn rows_the_orders_encoder_refuses_are_quarantined_and_counted() {
             .await
             .expect("reasons");
     assert_eq!(reasons.len(), 2, "{reasons:?}");
-    assert_eq!(reasons[0].0, teleported);
-    assert!(reasons[0].1.contains("OrderTeleported"), "{reasons:?}");
-    assert_eq!(reasons[1].0, garbage);
-    assert!(reasons[1].1.contains("not an OrderPayload"), "{reasons:?}");
+    assert_eq!(reasons[0].0, keyless);
+    assert!(reasons[0].1.contains("no routing key"), "{reasons:?}");
+    assert_eq!(reasons[1].0, bad_headers);
+    assert!(
+        reasons[1].1.contains("headers are not a JSON object"),
+        "{reasons:?}"
+    );
     assert_eq!(relay.status().await.consecutive_failures, 0);
 
     // Counted (every counter is exported at 0 from the start, and this test has the process to

@@ -149,8 +149,9 @@ fn authed<T>(msg: T) -> Request<T> {
 /// Puts a row straight into quarantine, as the relay would after failing to encode it.
 async fn quarantine(pool: &PgPool, seq: i64, order: i64, reason: &str) {
     sqlx::query(
-        "insert into outbox_quarantine (seq, aggregate_id, event_type, payload, created_at, reason)
-         values ($1, $2, 'OrderCreated', $3, now(), $4)",
+        "insert into outbox_quarantine (seq, aggregate_id, event_type, routing_key, payload,
+                                        created_at, reason)
+         values ($1, $2, 'OrderCreated', 'order.created', $3, now(), $4)",
     )
     .bind(seq)
     .bind(order)

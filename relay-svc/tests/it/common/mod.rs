@@ -203,6 +203,8 @@ pub struct Relay {
     pub shutdown: CancellationToken,
     /// The in-process figures, including those `GetStatus` does not carry (holds, quarantine).
     pub live: Arc<outbox_relay::status::Status>,
+    /// Each shard's orders-svc schema as the relay reads it (see `relay_svc::schema`).
+    pub schemas: Vec<tokio::sync::watch::Receiver<relay_svc::schema::Schema>>,
     crash: CrashHandle,
     pub task: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
@@ -217,6 +219,7 @@ impl Relay {
         let metrics_addr = app.metrics_addr();
         let crash = app.crash_handle();
         let live = app.status();
+        let schemas = app.schemas();
         let task = tokio::spawn(app.run());
         let client = RelayServiceClient::connect(format!("http://{grpc_addr}"))
             .await
@@ -227,9 +230,15 @@ impl Relay {
             metrics_addr,
             shutdown,
             live,
+            schemas,
             crash,
             task,
         }
+    }
+
+    /// Shard 0's orders-svc schema as the relay last read it.
+    pub fn schema(&self) -> relay_svc::schema::Schema {
+        self.schemas[0].borrow().clone()
     }
 
     pub async fn status(&self) -> RelayStatus {
@@ -279,6 +288,8 @@ pub struct Received {
     pub routing_key: String,
     pub properties: BasicProperties,
     pub event: OrderEvent,
+    /// The body as it came.
+    pub body: Vec<u8>,
 }
 
 /// An independent consumer: its own connection, a unique exclusive queue bound to the exchange.
@@ -364,6 +375,7 @@ impl Consumer {
                     routing_key: d.routing_key.to_string(),
                     properties: d.properties,
                     event,
+                    body: d.data,
                 });
             }
         });
@@ -429,6 +441,58 @@ pub fn assert_complete_and_ordered(received: &[Received], chains: &BTreeMap<i64,
             prev = Some(e.seq);
         }
     }
+}
+
+/// A fresh database that orders-svc's migrations brought up to `version` only (0: an empty
+/// database), as an older orders-svc left it; its name and a pool. Start orders-svc on it with
+/// [`Orders::start_on`] to migrate the rest (and drop it with the test).
+pub async fn orders_database_at(version: i64) -> (String, PgPool) {
+    use sqlx::Connection;
+    let database = testing::unique("relay_test");
+    let mut admin = sqlx::PgConnection::connect(&format!("{}/postgres", testing::pg_server_url()))
+        .await
+        .expect("admin connection");
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "create database \"{database}\""
+    )))
+    .execute(&mut admin)
+    .await
+    .expect("create database");
+    let pool = PgPool::connect(&format!("{}/{database}", testing::pg_server_url()))
+        .await
+        .expect("pool");
+    if version > 0 {
+        orders_svc::db::MIGRATOR
+            .run_to(version, &pool)
+            .await
+            .expect("the older migrations");
+    }
+    (database, pool)
+}
+
+/// Appends an event as the first orders outbox did (before orders-svc migration 0003, and an
+/// orders-svc of that version after it): no routing key, the payload an encoded `OrderPayload`.
+/// Its seq.
+pub async fn insert_first_format(
+    pool: &PgPool,
+    order: i64,
+    event_type: &str,
+    prev_seq: Option<i64>,
+    payload: &[u8],
+    traceparent: Option<&str>,
+) -> i64 {
+    sqlx::query_scalar(
+        "insert into outbox (aggregate_id, event_type, prev_seq, payload, traceparent) \
+         values ($1, $2, $3, $4, $5) returning seq",
+    )
+    .bind(order)
+    .bind(event_type)
+    .bind(prev_seq)
+    .bind(payload)
+    .bind(traceparent)
+    .fetch_one(pool)
+    .await
+    .expect("insert a row of the first format")
 }
 
 /// A valid encoded payload for raw-SQL outbox rows.
@@ -531,9 +595,11 @@ pub async fn preload(pool: &PgPool, events: i64, orders: i64) -> Vec<(i64, u64)>
     let mut tx = pool.begin().await.expect("begin");
     let first: i64 = sqlx::query_scalar(
         "with ins as ( \
-             insert into outbox (aggregate_id, event_type, prev_seq, payload) \
+             insert into outbox (aggregate_id, event_type, routing_key, prev_seq, payload) \
              select 1 + (g % $2), \
-                    case when g < $2 then 'OrderCreated' else 'OrderStatusChanged' end, null, $3 \
+                    case when g < $2 then 'OrderCreated' else 'OrderStatusChanged' end, \
+                    case when g < $2 then 'order.created' else 'order.status_changed' end, \
+                    null, $3 \
                from generate_series(0, $1 - 1) g \
              returning seq) \
          select min(seq) from ins",
