@@ -24,9 +24,7 @@ struct Row {
 
 #[tokio::test]
 async fn publishes_the_event_with_every_property_then_deletes_the_row() {
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
 
     // Written before the relay runs, so the rows can be read back as the relay will see them.
     let created = orders
@@ -43,12 +41,7 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
         [created, paid]
     );
 
-    let relay = Relay::start(relay_config(
-        &orders.database_url,
-        &testing::amqp_url(),
-        &exchange,
-    ))
-    .await;
+    let relay = Relay::start_for(&orders, &exchange).await;
     wait_until("both events consumed", || async {
         consumer.has_all(&[created, paid])
     })
@@ -202,15 +195,8 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
 /// a bigger one was published. A high-water-mark relay would skip it; this one must not.
 #[tokio::test]
 async fn an_event_committed_after_a_later_seq_was_published_is_still_published() {
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
-    let _relay = Relay::start(relay_config(
-        &orders.database_url,
-        &testing::amqp_url(),
-        &exchange,
-    ))
-    .await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
+    let _relay = Relay::start_for(&orders, &exchange).await;
 
     let insert = "insert into outbox (aggregate_id, event_type, prev_seq, payload) \
                   values ($1, 'OrderCreated', null, $2) returning seq";
@@ -271,12 +257,7 @@ async fn unroutable_events_stay_in_the_outbox_until_a_queue_is_bound() {
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_ex");
     let consumer = Consumer::start(&exchange, None).await;
-    let relay = Relay::start(relay_config(
-        &orders.database_url,
-        &testing::amqp_url(),
-        &exchange,
-    ))
-    .await;
+    let relay = Relay::start_for(&orders, &exchange).await;
 
     let mut events = Vec::new();
     for id in 1..=3 {
@@ -306,14 +287,12 @@ async fn unroutable_events_stay_in_the_outbox_until_a_queue_is_bound() {
     assert!(metrics.contains("relay_held_orders"), "{metrics}");
 
     consumer.bind("order.#").await;
-    let all: Vec<u64> = events.iter().map(|(_, s)| *s).collect();
-    wait_until("everything is delivered once routable", || async {
-        consumer.has_all(&all)
-    })
-    .await;
-    wait_until("the outbox is drained", || async {
-        orders.outbox_seqs().await.is_empty()
-    })
+    all_arrive(
+        "everything is delivered once routable",
+        &consumer,
+        &orders,
+        &events,
+    )
     .await;
     wait_until("GetStatus shows recovery", || async {
         let s = relay.status().await;
@@ -331,12 +310,7 @@ async fn a_returned_event_holds_back_the_rest_of_its_order() {
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_ex");
     let consumer = Consumer::start(&exchange, Some("order.status_changed")).await;
-    let relay = Relay::start(relay_config(
-        &orders.database_url,
-        &testing::amqp_url(),
-        &exchange,
-    ))
-    .await;
+    let relay = Relay::start_for(&orders, &exchange).await;
     let created = orders.upsert(7, OrderStatus::Pending).await;
     let paid = orders.upsert(7, OrderStatus::Paid).await;
     wait_until("the returned create is retried", || async {
