@@ -624,12 +624,16 @@ pub fn run_for(command: &mut std::process::Command, for_: std::time::Duration) -
 /// Runs a service binary to its end: (succeeded, stdout + stderr).
 pub fn run_to_end(command: &mut std::process::Command) -> (bool, String) {
     let out = command.output().expect("the binary runs");
-    let all = format!(
+    (out.status.success(), output_text(&out))
+}
+
+/// What a finished command wrote: its stdout, then its stderr.
+pub fn output_text(out: &std::process::Output) -> String {
+    format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), all)
+    )
 }
 
 /// Runs a service binary that must refuse to start: asserts it fails and that its output says

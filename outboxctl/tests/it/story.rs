@@ -129,10 +129,13 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
         &format!("redriven 1 message(s) to the main queue: {x2}"),
     )
     .await;
-    wait_until("x's chain sent in order", || async {
-        stack.mails(x).await == [(x1, true), (x2, true), (x3, true)]
-    })
-    .await;
+    stack
+        .wait_for_mails(
+            "x's chain sent in order",
+            x,
+            &[(x1, true), (x2, true), (x3, true)],
+        )
+        .await;
     // Again: the dead letter is gone, the filter matches nothing, nothing changes.
     let again = ctl
         .change(
@@ -152,10 +155,9 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
         &format!("order {y}: skipped seq {y2}, released {y3}"),
     )
     .await;
-    wait_until("y's released chain sent", || async {
-        stack.mails(y).await == [(y1, true), (y3, true)]
-    })
-    .await;
+    stack
+        .wait_for_mails("y's released chain sent", y, &[(y1, true), (y3, true)])
+        .await;
     let again = ctl
         .change_json(&["held", "release", "--order", &y.to_string()], "again")
         .await;
@@ -220,10 +222,13 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
         &format!("requeued: {z1}\n"),
     )
     .await;
-    wait_until("z's chain published and mailed", || async {
-        stack.mails(z).await == [(z1, true), (z2, true)]
-    })
-    .await;
+    stack
+        .wait_for_mails(
+            "z's chain published and mailed",
+            z,
+            &[(z1, true), (z2, true)],
+        )
+        .await;
     let again = ctl
         .change_json(
             &["quarantine", "requeue", "--seq", &z1.to_string()],
@@ -256,10 +261,13 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
         &format!("retried: {x3}\n"),
     )
     .await;
-    wait_until("the retried mail sent", || async {
-        stack.mails(x).await == [(x1, true), (x2, true), (x3, true)]
-    })
-    .await;
+    stack
+        .wait_for_mails(
+            "the retried mail sent",
+            x,
+            &[(x1, true), (x2, true), (x3, true)],
+        )
+        .await;
     let again = ctl
         .change_json(&["mails", "retry", "--seq", &x3.to_string()], "again")
         .await;
@@ -419,10 +427,13 @@ async fn a_dropped_row_and_a_chain_with_two_gaps_are_released() {
         serde_json::json!([q1, q2 + 100, q2 + 300])
     );
     assert_eq!(release["released"], serde_json::json!([q2, q4, q6]));
-    wait_until("the released chain sent in order", || async {
-        stack.mails(w).await == [(q2, true), (q4, true), (q6, true)]
-    })
-    .await;
+    stack
+        .wait_for_mails(
+            "the released chain sent in order",
+            w,
+            &[(q2, true), (q4, true), (q6, true)],
+        )
+        .await;
 
     let relay_audit = audit(&stack.orders_pool).await;
     assert_eq!(relay_audit.len(), 1, "{relay_audit:?}");

@@ -78,12 +78,7 @@ async fn a_crate_row_goes_out_with_its_own_routing_key_and_headers_in_the_envelo
         Some(&AMQPValue::LongLongInt(7))
     );
     // The payload's content type is the envelope's own: no header for it.
-    let second_headers = second
-        .properties
-        .headers()
-        .as_ref()
-        .expect("headers")
-        .inner();
+    let second_headers = second.headers();
     assert!(!second_headers.contains_key("payload_content_type"));
     assert!(!second_headers.contains_key("tenant"));
 }

@@ -4,10 +4,7 @@ use chrono::{DateTime, Utc};
 use lapin::types::AMQPValue;
 use outbox::trace::TraceHeaders;
 use outbox_kit::testing;
-use outbox_proto::orders::{
-    events::v1::{OrderEvent, OrderPayload},
-    v1::OrderStatus,
-};
+use outbox_proto::orders::{events::v1::OrderEvent, v1::OrderStatus};
 use relay_svc::App;
 use tokio_util::sync::CancellationToken;
 
@@ -65,12 +62,11 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
             r#type: "OrderCreated".into(),
             aggregate_id: 42,
             prev_seq: None,
-            payload: Some(OrderPayload {
-                id: 42,
-                status: OrderStatus::Pending as i32,
-                customer_email: "customer42@example.com".into(),
-                previous_status: OrderStatus::Unspecified as i32,
-            }),
+            payload: Some(testing::orders::order_payload(
+                42,
+                OrderStatus::Pending,
+                OrderStatus::Unspecified
+            )),
             ts_ms: rows[0].created_at.timestamp_millis(),
         }
     );
@@ -81,12 +77,11 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
             r#type: "OrderStatusChanged".into(),
             aggregate_id: 42,
             prev_seq: Some(created),
-            payload: Some(OrderPayload {
-                id: 42,
-                status: OrderStatus::Paid as i32,
-                customer_email: "customer42@example.com".into(),
-                previous_status: OrderStatus::Pending as i32,
-            }),
+            payload: Some(testing::orders::order_payload(
+                42,
+                OrderStatus::Paid,
+                OrderStatus::Pending
+            )),
             ts_ms: rows[1].created_at.timestamp_millis(),
         }
     );
@@ -138,22 +133,12 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
         assert_eq!(sent.trace_id(), stored.trace_id());
         assert_ne!(sent.traceparent(), stored.traceparent(), "a new span id");
     }
-    let first_headers = first
-        .properties
-        .headers()
-        .as_ref()
-        .expect("headers")
-        .inner();
+    let first_headers = first.headers();
     assert!(
         !first_headers.contains_key("prev_seq"),
         "no prev_seq on the first event"
     );
-    let second_headers = second
-        .properties
-        .headers()
-        .as_ref()
-        .expect("headers")
-        .inner();
+    let second_headers = second.headers();
     assert_eq!(
         second_headers.get("prev_seq"),
         Some(&AMQPValue::LongLongInt(created as i64))

@@ -229,6 +229,11 @@ impl Stack {
         i64::try_from(seq).expect("seq")
     }
 
+    /// Waits (`what`: the moment, for the failure message) until the order's mails are `want`.
+    pub async fn wait_for_mails(&self, what: &str, order_id: i64, want: &[(i64, bool)]) {
+        wait_until(what, || async { self.mails(order_id).await == want }).await;
+    }
+
     /// The order's mails in queue order: (seq, sent).
     pub async fn mails(&self, order_id: i64) -> Vec<(i64, bool)> {
         sqlx::query_as(

@@ -11,7 +11,7 @@ use futures::StreamExt;
 use lapin::{
     BasicProperties, Connection, ConnectionProperties,
     options::{BasicConsumeOptions, ExchangeDeleteOptions, QueueBindOptions, QueueDeclareOptions},
-    types::FieldTable,
+    types::{AMQPValue, FieldTable, ShortString},
 };
 use outbox_kit::{
     telemetry::LogFormat,
@@ -99,11 +99,10 @@ impl Orders {
         status: OrderStatus,
         traceparent: Option<&str>,
     ) -> u64 {
-        let mut req = tonic::Request::new(orders::upsert_request(id, status));
-        if let Some(tp) = traceparent {
-            req.metadata_mut()
-                .insert("traceparent", tp.parse().expect("metadata"));
-        }
+        let req = match traceparent {
+            Some(tp) => orders::traced_upsert_request(id, status, tp),
+            None => tonic::Request::new(orders::upsert_request(id, status)),
+        };
         self.client
             .clone()
             .upsert(req)
@@ -282,6 +281,13 @@ pub struct Received {
     pub routing_key: String,
     pub properties: BasicProperties,
     pub event: OrderEvent,
+}
+
+impl Received {
+    /// Its headers (the relay always sends some).
+    pub fn headers(&self) -> &BTreeMap<ShortString, AMQPValue> {
+        self.properties.headers().as_ref().expect("headers").inner()
+    }
 }
 
 /// An independent consumer: its own connection, a unique exclusive queue bound to the exchange.
