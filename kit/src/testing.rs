@@ -451,15 +451,7 @@ pub async fn scrape(addr: SocketAddr) -> std::io::Result<String> {
 }
 
 /// The `process_*` metrics every service must export.
-pub const PROCESS_METRICS: &[&str] = &[
-    "process_cpu_seconds_total",
-    "process_resident_memory_bytes",
-    "process_virtual_memory_bytes",
-    "process_open_fds",
-    "process_max_fds",
-    "process_start_time_seconds",
-    "process_threads",
-];
+pub const PROCESS_METRICS: &[&str] = crate::metrics::process::NAMES;
 
 /// A Prometheus text exposition, parsed far enough to check its hygiene.
 #[derive(Debug, Default)]
