@@ -8,7 +8,8 @@
 //! [`rabbit_node`], a RabbitMQ node of a test's own for tests that restart or block a broker;
 //! [`wait_until`], the one way tests wait for an outcome; [`chains`], the relay's guarantee
 //! checked on what a consumer received; [`RefusingQueue`], a queue the broker nacks for;
-//! [`orders`], test orders written through orders-svc or by hand.
+//! [`orders`], test orders written through orders-svc or by hand; [`settings`], checks of the
+//! settings every service declares alike.
 
 pub mod chains;
 pub mod health;
@@ -18,6 +19,7 @@ pub mod rabbit_node;
 pub mod reflection;
 mod refusing;
 pub mod secrets;
+pub mod settings;
 
 pub use refusing::RefusingQueue;
 
@@ -611,6 +613,22 @@ pub fn run_for(command: &mut std::process::Command, for_: std::time::Duration) -
         err.read_to_string(&mut all).expect("stderr");
     }
     (running, all)
+}
+
+/// The service binary at `binary` pointed at servers that are not there (PostgreSQL, database
+/// `database`, and RabbitMQ on port 1), its own ports 0 and `RUST_LOG=info`: it starts and
+/// keeps retrying, logging, for as long as it runs.
+pub fn against_absent_servers(binary: &str, database: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(binary);
+    cmd.env(
+        "DATABASE_URL",
+        format!("postgres://postgres@127.0.0.1:1/{database}"),
+    )
+    .env("AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
+    .env("GRPC_ADDR", "127.0.0.1:0")
+    .env("METRICS_ADDR", "127.0.0.1:0")
+    .env("RUST_LOG", "info");
+    cmd
 }
 
 /// Runs a service binary to its end: (succeeded, stdout + stderr).
