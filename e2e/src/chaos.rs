@@ -18,7 +18,7 @@ use anyhow::Context;
 use futures::StreamExt;
 use outbox_proto::{
     mail::v1::{GetStatusRequest as MailStatusRequest, ListMailsRequest},
-    orders::v1::{OrderStatus, UpsertOrderRequest},
+    orders::v1::{OrderStatus, STATUSES, UpsertOrderRequest},
 };
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tonic::Code;
@@ -227,14 +227,6 @@ struct OrderLedger {
 }
 
 type Ledger = Arc<Mutex<BTreeMap<i64, OrderLedger>>>;
-
-const STATUSES: [OrderStatus; 5] = [
-    OrderStatus::Pending,
-    OrderStatus::Paid,
-    OrderStatus::Shipped,
-    OrderStatus::Delivered,
-    OrderStatus::Cancelled,
-];
 
 /// One of the `--orders` places an order lives in: writers walk its order along the status path
 /// (mostly forward, sometimes a cancel, sometimes a random status the rules may reject) and start

@@ -9,6 +9,7 @@
 //! - [`telemetry`]: tracing setup (`RUST_LOG`, `LOG_FORMAT=json`) and OpenTelemetry span export
 //!   (`OTEL_EXPORTER_OTLP_ENDPOINT`);
 //! - [`shutdown`]: one cancellation token fed by SIGTERM and ctrl-c;
+//! - [`service`]: a service binary's `main` (healthcheck, or telemetry, build, run, flush);
 //! - [`config`]: the one duration format of every setting (`200ms`, `1s`, `2m`), and the
 //!   refusal of removed settings (the `*_MS` ones it replaced), naming their replacements;
 //! - [`db`]: connect to PostgreSQL, creating the database when it is missing;
@@ -33,6 +34,7 @@ pub mod grpc;
 pub mod health;
 pub mod metrics;
 pub mod outbox;
+pub mod service;
 pub mod shutdown;
 pub mod telemetry;
 pub mod tls;

@@ -6,7 +6,7 @@
 //! gauge says which service and version answers. Each scrape also reads the process figures
 //! (`process_*`, read by the private `process` module) fresh from `/proc`.
 
-mod process;
+pub(crate) mod process;
 
 use std::{net::SocketAddr, sync::OnceLock};
 

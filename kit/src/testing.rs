@@ -5,22 +5,33 @@
 //! read a service's real `/metrics` answer; [`init_tracing`], the trace contexts `main` installs; [`pki`], throwaway CAs for the TLS tests; [`health`], [`reflection`] and [`secrets`], what the
 //! services' tests of those share; [`run_for`] and [`run_to_end`], for tests of the real binaries;
 //! [`run_in_own_process`], for a test that must not share its process with the others;
-//! [`rabbit_node`], a RabbitMQ node of a test's own for tests that restart or block a broker.
+//! [`rabbit_node`], a RabbitMQ node of a test's own for tests that restart or block a broker;
+//! [`wait_until`], the one way tests wait for an outcome; [`chains`], the relay's guarantee
+//! checked on what a consumer received; [`RefusingQueue`], a queue the broker nacks for;
+//! [`orders`], test orders written through orders-svc or by hand; [`settings`], checks of the
+//! settings every service declares alike.
 
+pub mod chains;
 pub mod health;
+pub mod orders;
 pub mod pki;
 pub mod rabbit_node;
 pub mod reflection;
+mod refusing;
 pub mod secrets;
+pub mod settings;
+
+pub use refusing::RefusingQueue;
 
 use std::{
     collections::{BTreeMap, BTreeSet},
+    future::Future,
     net::SocketAddr,
     sync::{
         Arc,
         atomic::{AtomicU64, Ordering},
     },
-    time::{SystemTime, UNIX_EPOCH},
+    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
 
 use tokio::{
@@ -138,6 +149,57 @@ pub async fn drop_database(name: &str) -> Result<(), sqlx::Error> {
     .execute(&mut admin)
     .await?;
     admin.close().await
+}
+
+/// [`drop_database`] from a `Drop` impl, which cannot await: on a thread and runtime of its own,
+/// ending whatever still uses the database (the services and relays of the test that just
+/// ended). Best effort: a leftover is swept by the next test run.
+pub fn drop_database_blocking(name: String) {
+    let done = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            let _ = drop_database(&name).await;
+        });
+    });
+    let _ = done.join();
+}
+
+/// Spawns every one of `tasks` at once and, in a task of its own, gathers what they return in
+/// task order: a test's concurrent writers, each returning what it wrote.
+pub fn spawn_gathered<T, Fut>(
+    tasks: impl IntoIterator<Item = Fut>,
+) -> tokio::task::JoinHandle<Vec<T>>
+where
+    Fut: Future<Output = Vec<T>> + Send + 'static,
+    T: Send + 'static,
+{
+    let tasks: Vec<_> = tasks.into_iter().map(tokio::spawn).collect();
+    tokio::spawn(async move {
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(t.await.expect("writer"));
+        }
+        all
+    })
+}
+
+/// Generous: tests wait for outcomes, they never assert speed.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// Polls `check` until it returns true, failing the test after [`PATIENCE`] with `what`.
+pub async fn wait_until<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let start = Instant::now();
+    while !check().await {
+        assert!(start.elapsed() < PATIENCE, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 #[cfg(test)]
@@ -391,15 +453,7 @@ pub async fn scrape(addr: SocketAddr) -> std::io::Result<String> {
 }
 
 /// The `process_*` metrics every service must export.
-pub const PROCESS_METRICS: &[&str] = &[
-    "process_cpu_seconds_total",
-    "process_resident_memory_bytes",
-    "process_virtual_memory_bytes",
-    "process_open_fds",
-    "process_max_fds",
-    "process_start_time_seconds",
-    "process_threads",
-];
+pub const PROCESS_METRICS: &[&str] = crate::metrics::process::NAMES;
 
 /// A Prometheus text exposition, parsed far enough to check its hygiene.
 #[derive(Debug, Default)]
@@ -561,15 +615,35 @@ pub fn run_for(command: &mut std::process::Command, for_: std::time::Duration) -
     (running, all)
 }
 
+/// The service binary at `binary` pointed at servers that are not there (PostgreSQL, database
+/// `database`, and RabbitMQ on port 1), its own ports 0 and `RUST_LOG=info`: it starts and
+/// keeps retrying, logging, for as long as it runs.
+pub fn against_absent_servers(binary: &str, database: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(binary);
+    cmd.env(
+        "DATABASE_URL",
+        format!("postgres://postgres@127.0.0.1:1/{database}"),
+    )
+    .env("AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
+    .env("GRPC_ADDR", "127.0.0.1:0")
+    .env("METRICS_ADDR", "127.0.0.1:0")
+    .env("RUST_LOG", "info");
+    cmd
+}
+
 /// Runs a service binary to its end: (succeeded, stdout + stderr).
 pub fn run_to_end(command: &mut std::process::Command) -> (bool, String) {
     let out = command.output().expect("the binary runs");
-    let all = format!(
+    (out.status.success(), output_text(&out))
+}
+
+/// What a finished command wrote: its stdout, then its stderr.
+pub fn output_text(out: &std::process::Output) -> String {
+    format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), all)
+    )
 }
 
 /// Runs a service binary that must refuse to start: asserts it fails and that its output says

@@ -2,23 +2,18 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use orders_svc::{App, config::Cli};
-use outbox_kit::health::Command;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
-    if let Some(Command::Healthcheck(args)) = &cli.command {
-        return Ok(
-            outbox_kit::health::healthcheck("orders-svc", cli.config.grpc_addr, &args.tls).await,
-        );
-    }
-    let cfg = cli.config;
-    let telemetry = outbox_kit::telemetry::init(cfg.log_format, "orders-svc")?;
-    let shutdown = outbox_kit::shutdown::on_signal();
-    let app = App::build(cfg, shutdown).await?;
-    let run = app.run().await;
-    // Also after a failed run: its spans are the ones worth reading.
-    telemetry.shutdown().await;
-    run?;
-    Ok(ExitCode::SUCCESS)
+    let (grpc_addr, log_format) = (cli.config.grpc_addr, cli.config.log_format);
+    outbox_kit::service::main(
+        "orders-svc",
+        cli.command.as_ref(),
+        grpc_addr,
+        log_format,
+        |shutdown| App::build(cli.config, shutdown),
+        App::run,
+    )
+    .await
 }

@@ -18,6 +18,15 @@ pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "
 pub mod orders {
     pub mod v1 {
         tonic::include_proto!("orders.v1");
+
+        /// Every status an order can have (all but `Unspecified`).
+        pub const STATUSES: [OrderStatus; 5] = [
+            OrderStatus::Pending,
+            OrderStatus::Paid,
+            OrderStatus::Shipped,
+            OrderStatus::Delivered,
+            OrderStatus::Cancelled,
+        ];
     }
     pub mod events {
         pub mod v1 {

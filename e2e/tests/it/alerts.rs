@@ -65,11 +65,7 @@ fn promtool(args: &[&str]) -> String {
                  binary on PATH"
             )
         });
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = outbox_kit::testing::output_text(&out);
     assert!(
         out.status.success(),
         "promtool {} failed:\n{text}",

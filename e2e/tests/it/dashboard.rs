@@ -142,11 +142,7 @@ fn every_panel_query_is_valid_promql() {
             )
         });
     let _ = std::fs::remove_file(&path);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = outbox_kit::testing::output_text(&out);
     assert!(
         out.status.success(),
         "a panel query is not PromQL:\n{text}\n{rules}"

@@ -109,16 +109,10 @@ async fn the_trace_id_of_an_upsert_appears_in_relay_and_mail_logs() {
         .await
         .expect("stack starts");
     let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
-    let mut request = tonic::Request::new(UpsertOrderRequest {
-        id: 7,
-        status: OrderStatus::Pending as i32,
-        customer_email: "trace@example.com".into(),
-    });
-    request.metadata_mut().insert(
-        "traceparent",
-        format!("00-{trace_id}-00f067aa0ba902b7-01")
-            .parse()
-            .expect("header"),
+    let request = outbox_kit::testing::orders::traced_upsert_request(
+        7,
+        OrderStatus::Pending,
+        &format!("00-{trace_id}-00f067aa0ba902b7-01"),
     );
     let seq = stack
         .orders_client()

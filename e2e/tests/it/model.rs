@@ -105,11 +105,7 @@ fn run(dir: &Path, program: &str, args: &[&str]) -> String {
         .current_dir(dir)
         .output()
         .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = outbox_kit::testing::output_text(&out);
     assert!(
         out.status.success(),
         "{program} {} failed ({}):\n{text}",

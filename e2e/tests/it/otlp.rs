@@ -17,7 +17,7 @@ use opentelemetry_proto::tonic::{
     common::v1::any_value::Value,
     trace::v1::Span,
 };
-use outbox_proto::orders::v1::{OrderStatus, UpsertOrderRequest};
+use outbox_proto::orders::v1::OrderStatus;
 
 /// One received span and the `service.name` of the resource it came with.
 #[derive(Debug, Clone)]
@@ -116,16 +116,10 @@ async fn one_upsert_exports_one_trace_across_the_three_services() {
 
     let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
     let caller_span = "00f067aa0ba902b7";
-    let mut request = tonic::Request::new(UpsertOrderRequest {
-        id: 9,
-        status: OrderStatus::Pending as i32,
-        customer_email: "otlp@example.com".into(),
-    });
-    request.metadata_mut().insert(
-        "traceparent",
-        format!("00-{trace_id}-{caller_span}-01")
-            .parse()
-            .expect("header"),
+    let request = outbox_kit::testing::orders::traced_upsert_request(
+        9,
+        OrderStatus::Pending,
+        &format!("00-{trace_id}-{caller_span}-01"),
     );
     stack
         .orders_client()

@@ -4,6 +4,17 @@
 
 use std::fmt::Write as _;
 
+/// The figures, by metric name: the `process_*` metrics every service exports.
+pub(crate) const NAMES: &[&str] = &[
+    "process_cpu_seconds_total",
+    "process_resident_memory_bytes",
+    "process_virtual_memory_bytes",
+    "process_open_fds",
+    "process_max_fds",
+    "process_start_time_seconds",
+    "process_threads",
+];
+
 /// Clock ticks per second in `/proc/<pid>/stat`. The kernel reports these times in USER_HZ,
 /// which is 100 on every Linux architecture (the kernel's own HZ may differ; USER_HZ does not).
 const USER_HZ: f64 = 100.0;
@@ -180,15 +191,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     fn this_process_reports_every_figure() {
         let text = render();
-        for name in [
-            "process_cpu_seconds_total",
-            "process_resident_memory_bytes",
-            "process_virtual_memory_bytes",
-            "process_open_fds",
-            "process_max_fds",
-            "process_start_time_seconds",
-            "process_threads",
-        ] {
+        for &name in NAMES {
             assert!(
                 text.contains(&format!("# HELP {name} ")),
                 "{name} in {text}"

@@ -3,20 +3,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use outbox_proto::orders::{events::v1::OrderPayload, v1::OrderStatus};
+use outbox_proto::orders::{
+    events::v1::OrderPayload,
+    v1::{OrderStatus, STATUSES},
+};
 use prost::Message;
 use rand::Rng;
 use sqlx::PgPool;
 
 use crate::common::{self, outbox, start};
-
-const STATUSES: [OrderStatus; 5] = [
-    OrderStatus::Pending,
-    OrderStatus::Paid,
-    OrderStatus::Shipped,
-    OrderStatus::Delivered,
-    OrderStatus::Cancelled,
-];
 
 /// Runs `tasks` x `per_task` random upserts over orders `1..=orders`, returns the seqs the
 /// service reported.

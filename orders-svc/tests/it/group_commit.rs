@@ -108,6 +108,23 @@ async fn let_them_queue(calls: &[Call]) {
     );
 }
 
+/// Lets the parked writers go and waits until each of them succeeded.
+async fn unpark(plug: Transaction<'static, Postgres>, parked: Vec<Call>) {
+    plug.commit().await.expect("release the writers");
+    for p in parked {
+        p.await.expect("task").expect("parked call");
+    }
+}
+
+/// What each of `calls` answered, in call order.
+async fn answers(calls: Vec<Call>) -> Vec<Result<UpsertOrderResponse, tonic::Status>> {
+    let mut answers = Vec::new();
+    for c in calls {
+        answers.push(c.await.expect("task"));
+    }
+    answers
+}
+
 /// How many transactions wrote these orders' events.
 async fn transactions_of(direct: &PgPool, ids: &[i64]) -> i64 {
     sqlx::query_scalar("select count(distinct xmin::text) from outbox where aggregate_id = any($1)")
@@ -207,14 +224,8 @@ async fn a_forbidden_transition_or_bad_input_fails_only_its_own_call_in_a_group_
         .expect_err("invalid status");
     assert_eq!(err.code(), Code::InvalidArgument);
     let_them_queue(&calls).await;
-    plug.commit().await.expect("release the writers");
-    for p in parked {
-        p.await.expect("task").expect("parked call");
-    }
-    let mut results = Vec::new();
-    for c in calls {
-        results.push(c.await.expect("task"));
-    }
+    unpark(plug, parked).await;
+    let results = answers(calls).await;
 
     let ok = |i: usize| results[i].as_ref().expect("call succeeds").clone();
     let code = |i: usize| results[i].as_ref().expect_err("call fails").code();
@@ -278,14 +289,8 @@ async fn several_calls_on_one_order_in_one_batch_keep_a_gap_free_chain() {
     )
     .await;
     let_them_queue(&calls).await;
-    plug.commit().await.expect("release the writers");
-    for p in parked {
-        p.await.expect("task").expect("parked call");
-    }
-    let mut results = Vec::new();
-    for c in calls {
-        results.push(c.await.expect("task"));
-    }
+    unpark(plug, parked).await;
+    let results = answers(calls).await;
     assert_eq!(
         results[4].as_ref().expect_err("forbidden").code(),
         Code::FailedPrecondition
@@ -356,10 +361,7 @@ async fn a_batch_that_loses_a_creation_race_goes_again_as_an_update() {
     )
     .await;
     let_them_queue(&calls).await;
-    plug.commit().await.expect("release the writers");
-    for p in parked {
-        p.await.expect("task").expect("parked call");
-    }
+    unpark(plug, parked).await;
     wait_blocked(&direct, 1).await;
     rival.commit().await.expect("the rival wins");
 

@@ -86,6 +86,17 @@ async fn tls_channel(addr: SocketAddr, tls: &ClientTls) -> Result<Channel, Strin
         .map_err(|e| format!("{e:?}"))
 }
 
+/// Connects with `tls` and calls Upsert: the error of whichever step failed.
+async fn upsert_over_tls(addr: SocketAddr, tls: &ClientTls) -> Result<(), String> {
+    let channel = tls_channel(addr, tls).await?;
+    // TLS 1.3: the server's refusal may arrive with the first call.
+    OrderServiceClient::new(channel)
+        .upsert(upsert_request(None))
+        .await
+        .map(|_| ())
+        .map_err(|s| s.to_string())
+}
+
 fn client_tls(ca: Option<PathBuf>, client: Option<&CertFiles>) -> ClientTls {
     ClientTls {
         grpc_ca_file: ca,
@@ -212,29 +223,14 @@ async fn tls_and_client_certificates() {
         .upsert(upsert_request(None))
         .await
         .expect("called over mutual TLS");
-    let without = match tls_channel(svc.addr, &client_tls(Some(pki.ca_file()), None)).await {
-        Err(e) => Err(e),
-        // TLS 1.3: the server's refusal may arrive with the first call.
-        Ok(ch) => OrderServiceClient::new(ch)
-            .upsert(upsert_request(None))
-            .await
-            .map(|_| ())
-            .map_err(|s| s.to_string()),
-    };
+    let without = upsert_over_tls(svc.addr, &client_tls(Some(pki.ca_file()), None)).await;
     assert!(
         without.is_err(),
         "a client without a certificate is refused"
     );
     let stranger = other.client("stranger");
     let foreign =
-        match tls_channel(svc.addr, &client_tls(Some(pki.ca_file()), Some(&stranger))).await {
-            Err(e) => Err(e),
-            Ok(ch) => OrderServiceClient::new(ch)
-                .upsert(upsert_request(None))
-                .await
-                .map(|_| ())
-                .map_err(|s| s.to_string()),
-        };
+        upsert_over_tls(svc.addr, &client_tls(Some(pki.ca_file()), Some(&stranger))).await;
     assert!(foreign.is_err(), "a certificate of another CA is refused");
 
     // `orders-svc healthcheck` over mutual TLS: with the CA and a client certificate it passes;

@@ -2,14 +2,11 @@
 //! the same transaction; no-ops, bad input and forbidden changes write nothing.
 
 use outbox::trace::TraceHeaders;
-use outbox_proto::orders::{
-    events::v1::OrderPayload,
-    v1::{GetOrderRequest, OrderStatus},
-};
+use outbox_proto::orders::{events::v1::OrderPayload, v1::OrderStatus};
 use prost::Message;
 use tonic::Code;
 
-use crate::common::{count, outbox, req, start, upsert};
+use crate::common::{count, get, outbox, req, start, upsert};
 
 const EMAIL: &str = "taro@example.com";
 
@@ -136,13 +133,7 @@ async fn same_status_is_a_no_op_without_event() {
     upsert(&t, 7, OrderStatus::Paid, EMAIL)
         .await
         .expect("create");
-    let before = t
-        .client
-        .clone()
-        .get_order(GetOrderRequest { id: 7 })
-        .await
-        .expect("get")
-        .into_inner();
+    let before = get(&t, 7).await.expect("get");
     let again = upsert(&t, 7, OrderStatus::Paid, EMAIL)
         .await
         .expect("retry");
@@ -219,26 +210,14 @@ async fn forbidden_transitions_fail_precondition_and_write_nothing() {
             upsert(&t, id, step, "").await.expect("allowed step");
         }
         let events_before = count(&t.pool, "outbox").await;
-        let before = t
-            .client
-            .clone()
-            .get_order(GetOrderRequest { id })
-            .await
-            .expect("get")
-            .into_inner();
+        let before = get(&t, id).await.expect("get");
         let err = upsert(&t, id, target, "").await.expect_err("forbidden");
         assert_eq!(
             err.code(),
             Code::FailedPrecondition,
             "{initial:?} -> {target:?}"
         );
-        let after = t
-            .client
-            .clone()
-            .get_order(GetOrderRequest { id })
-            .await
-            .expect("get")
-            .into_inner();
+        let after = get(&t, id).await.expect("get");
         assert_eq!(before, after);
         assert_eq!(count(&t.pool, "outbox").await, events_before);
     }
@@ -247,32 +226,16 @@ async fn forbidden_transitions_fail_precondition_and_write_nothing() {
 #[tokio::test]
 async fn get_order_unknown_is_not_found_and_bad_id_is_invalid() {
     let t = start().await;
-    let err = t
-        .client
-        .clone()
-        .get_order(GetOrderRequest { id: 404 })
-        .await
-        .expect_err("missing");
+    let err = get(&t, 404).await.expect_err("missing");
     assert_eq!(err.code(), Code::NotFound);
-    let err = t
-        .client
-        .clone()
-        .get_order(GetOrderRequest { id: 0 })
-        .await
-        .expect_err("bad id");
+    let err = get(&t, 0).await.expect_err("bad id");
     assert_eq!(err.code(), Code::InvalidArgument);
     assert!(err.message().contains("id"));
 
     upsert(&t, 404, OrderStatus::Pending, EMAIL)
         .await
         .expect("create");
-    let order = t
-        .client
-        .clone()
-        .get_order(GetOrderRequest { id: 404 })
-        .await
-        .expect("found")
-        .into_inner();
+    let order = get(&t, 404).await.expect("found");
     assert_eq!((order.id, order.status), (404, OrderStatus::Pending as i32));
     assert!(order.created_at.is_some() && order.updated_at.is_some());
 }

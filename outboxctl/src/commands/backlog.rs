@@ -4,13 +4,10 @@ use outbox_proto::relay::admin::v1::ListBacklogRequest;
 use serde_json::json;
 
 use super::{
-    listing::{shard_cell, unavailable_json, unavailable_note, with_shard},
+    listing::{ShardTable, unavailable_json, unavailable_note},
     relay_admin, u,
 };
-use crate::{
-    Failure, Output, Result, Services,
-    table::{Table, age},
-};
+use crate::{Failure, Output, Result, Services, table::age};
 
 /// `outboxctl backlog`.
 pub(super) async fn backlog(s: &Services, limit: u32) -> Result<Output> {
@@ -21,13 +18,9 @@ pub(super) async fn backlog(s: &Services, limit: u32) -> Result<Output> {
         .map_err(|e| Failure::from_status("relay-svc", &addr, &e))?
         .into_inner();
     let sharded = r.rows.iter().any(|row| row.shard > 0) || !r.unavailable_shards.is_empty();
-    let mut t = Table::new(&with_shard(
-        sharded,
-        &["SEQ", "ORDER", "TYPE", "PREV", "AGE"],
-    ));
+    let mut t = ShardTable::new(sharded, &["SEQ", "ORDER", "TYPE", "PREV", "AGE"]);
     for row in &r.rows {
-        t.row(shard_cell(
-            sharded,
+        t.row(
             row.shard,
             vec![
                 u(row.seq),
@@ -36,7 +29,7 @@ pub(super) async fn backlog(s: &Services, limit: u32) -> Result<Output> {
                 row.prev_seq.map_or("-".into(), u),
                 age(row.age_ms),
             ],
-        ));
+        );
     }
     let mut human = format!(
         "outbox backlog: {} row(s), oldest {}; quarantined {} (holding back {} row(s))\n",

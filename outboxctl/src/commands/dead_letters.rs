@@ -6,11 +6,8 @@ use outbox_proto::mail::admin::v1::{
 use serde_json::json;
 use tonic::{Code, Status};
 
-use super::{
-    listing::{shard_cell, with_shard},
-    mail_admin, seq_list, u,
-};
-use crate::{Failure, Output, Result, Services, cli::DeadLetters, table::Table};
+use super::{listing::ShardTable, mail_admin, seq_list, u};
+use crate::{Failure, Output, Result, Services, cli::DeadLetters};
 
 /// `outboxctl dead-letters ...`.
 pub(super) async fn dead_letters(s: &Services, d: &DeadLetters) -> Result<Output> {
@@ -28,13 +25,9 @@ pub(super) async fn dead_letters(s: &Services, d: &DeadLetters) -> Result<Output
                 .map_err(fail)?
                 .into_inner();
             let sharded = r.messages.iter().any(|m| m.shard > 0);
-            let mut t = Table::new(&with_shard(
-                sharded,
-                &["SEQ", "ORDER", "TYPE", "REDRIVEN", "REASON"],
-            ));
+            let mut t = ShardTable::new(sharded, &["SEQ", "ORDER", "TYPE", "REDRIVEN", "REASON"]);
             for m in &r.messages {
-                t.row(shard_cell(
-                    sharded,
+                t.row(
                     m.shard,
                     vec![
                         if m.seq == 0 { "?".into() } else { u(m.seq) },
@@ -51,7 +44,7 @@ pub(super) async fn dead_letters(s: &Services, d: &DeadLetters) -> Result<Output
                         m.redrive_count.to_string(),
                         m.reason.clone(),
                     ],
-                ));
+                );
             }
             let human = if r.messages.is_empty() {
                 format!(

@@ -4,15 +4,8 @@ use outbox_proto::mail::admin::v1::{self as mail_admin, ListHeldRequest, Release
 use serde_json::{Value, json};
 use tonic::Status;
 
-use super::{
-    listing::{shard_cell, with_shard},
-    mail_admin, seq_list, step, u,
-};
-use crate::{
-    Failure, Output, Result, Services,
-    cli::Held,
-    table::{Table, age},
-};
+use super::{listing::ShardTable, mail_admin, seq_list, step, u};
+use crate::{Failure, Output, Result, Services, cli::Held, table::age};
 
 pub(super) fn held_advice(o: &mail_admin::HeldOrder) -> String {
     let (id, w) = (o.order_id, o.waiting_for);
@@ -59,7 +52,7 @@ pub(super) async fn held(s: &Services, h: &Held) -> Result<Output> {
                 .into_inner();
             let unknown = !r.dead_letters_unavailable.is_empty();
             let sharded = r.orders.iter().any(|o| o.shard > 0);
-            let mut t = Table::new(&with_shard(
+            let mut t = ShardTable::new(
                 sharded,
                 &[
                     "ORDER",
@@ -69,10 +62,9 @@ pub(super) async fn held(s: &Services, h: &Held) -> Result<Output> {
                     "HELD",
                     "OLDEST",
                 ],
-            ));
+            );
             for o in &r.orders {
-                t.row(shard_cell(
-                    sharded,
+                t.row(
                     o.shard,
                     vec![
                         o.order_id.to_string(),
@@ -86,7 +78,7 @@ pub(super) async fn held(s: &Services, h: &Held) -> Result<Output> {
                         seq_list(&o.held_seqs),
                         age(o.oldest_held_age_ms),
                     ],
-                ));
+                );
             }
             let mut human = if r.orders.is_empty() {
                 "no held events\n".to_owned()

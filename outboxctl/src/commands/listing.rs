@@ -5,17 +5,36 @@ use outbox_proto::relay::admin::v1::UnavailableShard;
 use serde_json::{Value, json};
 
 use super::step;
+use crate::table::Table;
 
-/// Listings name each row's shard only when some row is on a shard other than 0 (relay-svc with
-/// RELAY_SHARDS): the unsharded tables stay as they were.
-pub(super) fn with_shard<'a>(sharded: bool, header: &[&'a str]) -> Vec<&'a str> {
-    let shard = sharded.then_some("SHARD");
-    shard.into_iter().chain(header.iter().copied()).collect()
+/// A listing's table. It names each row's shard only when the listing spans shards (relay-svc
+/// with RELAY_SHARDS: some row is on a shard other than 0, or a shard left out): the unsharded
+/// tables stay as they were.
+#[derive(Debug)]
+pub(super) struct ShardTable {
+    sharded: bool,
+    table: Table,
 }
 
-pub(super) fn shard_cell(sharded: bool, shard: u32, cells: Vec<String>) -> Vec<String> {
-    let shard = sharded.then(|| shard.to_string());
-    shard.into_iter().chain(cells).collect()
+impl ShardTable {
+    pub(super) fn new(sharded: bool, header: &[&str]) -> Self {
+        let shard = sharded.then_some("SHARD");
+        let header: Vec<&str> = shard.into_iter().chain(header.iter().copied()).collect();
+        Self {
+            sharded,
+            table: Table::new(&header),
+        }
+    }
+
+    /// A row of `shard`.
+    pub(super) fn row(&mut self, shard: u32, cells: Vec<String>) {
+        let shard = self.sharded.then(|| shard.to_string());
+        self.table.row(shard.into_iter().chain(cells).collect());
+    }
+
+    pub(super) fn render(&self) -> String {
+        self.table.render()
+    }
 }
 
 /// What a listing left out: one line per shard whose database could not be read (nothing when
@@ -48,17 +67,12 @@ pub(super) fn shard_prefix(shard: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::table::Table;
 
     fn listing(shards: &[u32]) -> String {
         let sharded = shards.iter().any(|s| *s > 0);
-        let mut t = Table::new(&with_shard(sharded, &["SEQ", "ORDER"]));
+        let mut t = ShardTable::new(sharded, &["SEQ", "ORDER"]);
         for (i, shard) in shards.iter().enumerate() {
-            t.row(shard_cell(
-                sharded,
-                *shard,
-                vec![i.to_string(), "42".into()],
-            ));
+            t.row(*shard, vec![i.to_string(), "42".into()]);
         }
         t.render()
     }

@@ -4,11 +4,8 @@ use outbox_proto::mail::admin::v1::{ListFailedMailsRequest, MailFilter, RetryMai
 use serde_json::json;
 use tonic::Status;
 
-use super::{
-    listing::{shard_cell, with_shard},
-    mail_admin, seq_list, u,
-};
-use crate::{Failure, Output, Result, Services, cli::Mails, table::Table};
+use super::{listing::ShardTable, mail_admin, seq_list, u};
+use crate::{Failure, Output, Result, Services, cli::Mails};
 
 /// `outboxctl mails ...`.
 pub(super) async fn mails(s: &Services, m: &Mails) -> Result<Output> {
@@ -26,13 +23,12 @@ pub(super) async fn mails(s: &Services, m: &Mails) -> Result<Output> {
                 .map_err(fail)?
                 .into_inner();
             let sharded = r.mails.iter().any(|f| f.shard > 0);
-            let mut t = Table::new(&with_shard(
+            let mut t = ShardTable::new(
                 sharded,
                 &["SEQ", "ORDER", "TYPE", "RECIPIENT", "ATTEMPTS", "ERROR"],
-            ));
+            );
             for f in &r.mails {
-                t.row(shard_cell(
-                    sharded,
+                t.row(
                     f.shard,
                     vec![
                         u(f.seq),
@@ -42,7 +38,7 @@ pub(super) async fn mails(s: &Services, m: &Mails) -> Result<Output> {
                         f.attempts.to_string(),
                         f.last_error.clone(),
                     ],
-                ));
+                );
             }
             let human = if r.mails.is_empty() {
                 "no failed mail\n".to_owned()

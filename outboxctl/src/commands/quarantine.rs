@@ -7,13 +7,13 @@ use serde_json::json;
 use tonic::Status;
 
 use super::{
-    listing::{shard_cell, shard_prefix, unavailable_json, unavailable_note, with_shard},
+    listing::{ShardTable, shard_prefix, unavailable_json, unavailable_note},
     relay_admin, seq_list, u,
 };
 use crate::{
     Failure, Output, Result, Services,
     cli::{self, Quarantine},
-    table::{Table, age},
+    table::age,
 };
 
 fn quarantine_selector(sel: &cli::QuarantineSelect) -> QuarantineSelector {
@@ -40,7 +40,7 @@ pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
                 .into_inner();
             let sharded =
                 r.rows.iter().any(|row| row.shard > 0) || !r.unavailable_shards.is_empty();
-            let mut t = Table::new(&with_shard(
+            let mut t = ShardTable::new(
                 sharded,
                 &[
                     "SEQ",
@@ -50,10 +50,9 @@ pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
                     "HOLDS BACK",
                     "REASON",
                 ],
-            ));
+            );
             for row in &r.rows {
-                t.row(shard_cell(
-                    sharded,
+                t.row(
                     row.shard,
                     vec![
                         u(row.seq),
@@ -63,7 +62,7 @@ pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
                         row.held_back.to_string(),
                         row.reason.clone(),
                     ],
-                ));
+                );
             }
             let mut human = if r.rows.is_empty() {
                 "no row in quarantine\n".to_owned()

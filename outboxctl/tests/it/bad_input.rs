@@ -3,8 +3,8 @@
 //! unreachable service each get a clear error and an exit code, and nothing changes (no audit
 //! row, no row moved, no message moved). Also: the admin services are listed by reflection.
 
-use outbox_proto::orders::{events::v1::OrderPayload, v1::OrderStatus};
-use prost::Message;
+use outbox_kit::testing::orders::payload;
+use outbox_proto::orders::v1::OrderStatus;
 
 use crate::common::{Ctl, Run, Stack, TOKEN, audit, start_relay, wait_until};
 
@@ -25,13 +25,7 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing() {
         stack.mails(o).await == [(first, true)]
     })
     .await;
-    let payload = OrderPayload {
-        id: o,
-        status: OrderStatus::Paid as i32,
-        customer_email: format!("customer{o}@example.com"),
-        previous_status: OrderStatus::Pending as i32,
-    }
-    .encode_to_vec();
+    let payload = payload(o, OrderStatus::Paid, OrderStatus::Pending);
     sqlx::query(
         "insert into outbox (seq, aggregate_id, event_type, routing_key, prev_seq, payload)
          overriding system value

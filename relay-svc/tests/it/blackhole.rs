@@ -34,9 +34,7 @@ where
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_silent_broker_is_noticed_within_two_heartbeats_and_the_next_address_takes_over() {
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
     // Two addresses of the one broker: the first goes silent, the second stays.
     let first = Proxy::start(&testing::amqp_addr()).await.expect("proxy");
     let second = Proxy::start(&testing::amqp_addr()).await.expect("proxy");
@@ -102,9 +100,7 @@ async fn a_silent_broker_is_noticed_within_two_heartbeats_and_the_next_address_t
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_silent_database_hangs_no_cycle_and_publishing_resumes() {
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
     let db = Proxy::start(&testing::pg_addr()).await.expect("proxy");
     let via_proxy = testing::pg_url_via(db.addr(), &orders.database);
     let mut cfg = relay_config(&via_proxy, &testing::amqp_url(), &exchange);

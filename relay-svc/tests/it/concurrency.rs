@@ -8,9 +8,7 @@ use crate::common::{self, *};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_committed_event_arrives_in_chain_order_under_concurrent_writers() {
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
     let mut cfg = relay_config(&orders.database_url, &testing::amqp_url(), &exchange);
     // Small batches: many cycles, several waves per batch, rows committing mid-read.
     cfg.batch_size = 16;
@@ -20,23 +18,14 @@ async fn every_committed_event_arrives_in_chain_order_under_concurrent_writers()
         .await
         .expect("writers");
     assert_eq!(events.len(), 8 * 8 * LIFECYCLE.len());
-    let all: Vec<u64> = events.iter().map(|(_, s)| *s).collect();
-
-    wait_until("every committed seq consumed", || async {
-        consumer.has_all(&all)
-    })
-    .await;
-    wait_until("the outbox is drained", || async {
-        orders.outbox_seqs().await.is_empty()
-    })
-    .await;
+    all_arrive("every committed seq consumed", &consumer, &orders, &events).await;
     assert_complete_and_ordered(&consumer.snapshot(), &chains_of(&events));
     let status = relay.status().await;
     assert_eq!(status.backlog, 0);
-    assert!(status.published_total >= all.len() as u64);
+    assert!(status.published_total >= events.len() as u64);
     assert_eq!(
         status.last_published_seq,
-        *all.iter().max().expect("events")
+        events.iter().map(|(_, s)| *s).max().expect("events")
     );
     consumer.cleanup().await;
 }
@@ -59,9 +48,7 @@ async fn the_active_one(a: &Relay, b: &Relay) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_standby_takes_over_when_the_active_relay_is_killed_mid_stream() {
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
     let cfg = || {
         let mut c = relay_config(&orders.database_url, &testing::amqp_url(), &exchange);
         c.batch_size = 8;
@@ -87,24 +74,14 @@ async fn a_standby_takes_over_when_the_active_relay_is_killed_mid_stream() {
     .await;
 
     let events = writers.await.expect("writers");
-    let all: Vec<u64> = events.iter().map(|(_, s)| *s).collect();
-    wait_until("every committed seq consumed", || async {
-        consumer.has_all(&all)
-    })
-    .await;
-    wait_until("the outbox is drained", || async {
-        orders.outbox_seqs().await.is_empty()
-    })
-    .await;
+    all_arrive("every committed seq consumed", &consumer, &orders, &events).await;
     assert_complete_and_ordered(&consumer.snapshot(), &chains_of(&events));
     consumer.cleanup().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_graceful_shutdown_hands_over_to_the_standby() {
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
     let cfg = || relay_config(&orders.database_url, &testing::amqp_url(), &exchange);
     let a = Relay::start(cfg()).await;
     let b = Relay::start(cfg()).await;

@@ -106,31 +106,21 @@ fn writers_until(
     writers: i64,
     stop: CancellationToken,
 ) -> tokio::task::JoinHandle<Vec<(i64, u64)>> {
-    let client = client.clone();
-    tokio::spawn(async move {
-        let tasks: Vec<_> = (0..writers)
-            .map(|w| {
-                let (client, stop) = (client.clone(), stop.clone());
-                tokio::spawn(async move {
-                    let mut events = Vec::new();
-                    let mut id = w * 100_000;
-                    while !stop.is_cancelled() {
-                        id += 1;
-                        for status in LIFECYCLE {
-                            events.push((id, upsert_via(&client, id, status).await));
-                            tokio::time::sleep(Duration::from_millis(40)).await;
-                        }
-                    }
-                    events
-                })
-            })
-            .collect();
-        let mut all = Vec::new();
-        for t in tasks {
-            all.extend(t.await.expect("writer"));
+    testing::spawn_gathered((0..writers).map(|w| {
+        let (client, stop) = (client.clone(), stop.clone());
+        async move {
+            let mut events = Vec::new();
+            let mut id = w * 100_000;
+            while !stop.is_cancelled() {
+                id += 1;
+                for status in LIFECYCLE {
+                    events.push((id, upsert(&client, id, status).await));
+                    tokio::time::sleep(Duration::from_millis(40)).await;
+                }
+            }
+            events
         }
-        all
-    })
+    }))
 }
 
 async fn max_committed_seq(orders: &Orders) -> i64 {
@@ -145,9 +135,7 @@ async fn max_committed_seq(orders: &Orders) -> i64 {
 /// leader finds its lock gone and stands by; every event arrived, in chain order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_frozen_leader_is_replaced_and_stands_by_when_it_wakes_up() {
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
     let a = Process::spawn(&orders.database_url, &exchange).await;
     let b = Process::spawn(&orders.database_url, &exchange).await;
     let a_leads = loop {
@@ -212,14 +200,12 @@ async fn a_frozen_leader_is_replaced_and_stands_by_when_it_wakes_up() {
     tokio::time::sleep(Duration::from_secs(2)).await;
     stop.cancel();
     let events = writers.await.expect("writers");
-    let all: Vec<u64> = events.iter().map(|(_, s)| *s).collect();
-    wait_until("every committed event consumed", || async {
-        consumer.has_all(&all)
-    })
-    .await;
-    wait_until("the outbox is drained", || async {
-        orders.outbox_seqs().await.is_empty()
-    })
+    all_arrive(
+        "every committed event consumed",
+        &consumer,
+        &orders,
+        &events,
+    )
     .await;
     assert_complete_and_ordered(&consumer.snapshot(), &chains_of(&events));
     assert!(frozen.status().await.is_some_and(|s| !s.active));

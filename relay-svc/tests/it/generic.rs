@@ -4,7 +4,6 @@
 
 use lapin::types::AMQPValue;
 use outbox::{NewEvent, wire::Envelope};
-use outbox_kit::testing;
 use outbox_proto::orders::{events::v1::OrderPayload, v1::OrderStatus};
 use prost::Message;
 
@@ -12,9 +11,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn a_crate_row_goes_out_with_its_own_routing_key_and_headers_in_the_envelope() {
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
 
     let body = payload(7, OrderStatus::Pending, OrderStatus::Unspecified);
     let outbox = outbox::Outbox::new("outbox").expect("name");
@@ -35,12 +32,7 @@ async fn a_crate_row_goes_out_with_its_own_routing_key_and_headers_in_the_envelo
     tx.commit().await.expect("commit");
     let seqs: Vec<u64> = appended.iter().map(|a| a.seq as u64).collect();
 
-    let _relay = Relay::start(relay_config(
-        &orders.database_url,
-        &testing::amqp_url(),
-        &exchange,
-    ))
-    .await;
+    let _relay = Relay::start_for(&orders, &exchange).await;
     wait_until("both events consumed", || async { consumer.has_all(&seqs) }).await;
 
     let received = consumer.snapshot();
@@ -86,21 +78,14 @@ async fn a_crate_row_goes_out_with_its_own_routing_key_and_headers_in_the_envelo
         Some(&AMQPValue::LongLongInt(7))
     );
     // The payload's content type is the envelope's own: no header for it.
-    let second_headers = second
-        .properties
-        .headers()
-        .as_ref()
-        .expect("headers")
-        .inner();
+    let second_headers = second.headers();
     assert!(!second_headers.contains_key("payload_content_type"));
     assert!(!second_headers.contains_key("tenant"));
 }
 
 #[tokio::test]
 async fn a_crate_row_with_unreadable_headers_is_quarantined_with_the_reason() {
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
     // Written by hand: the crate never stores such headers.
     let seq: i64 = sqlx::query_scalar(
         "insert into outbox (aggregate_type, aggregate_id, event_type, routing_key, content_type, \
@@ -111,12 +96,7 @@ async fn a_crate_row_with_unreadable_headers_is_quarantined_with_the_reason() {
     .fetch_one(&orders.pool)
     .await
     .expect("insert");
-    let _relay = Relay::start(relay_config(
-        &orders.database_url,
-        &testing::amqp_url(),
-        &exchange,
-    ))
-    .await;
+    let _relay = Relay::start_for(&orders, &exchange).await;
     wait_until("the row is quarantined", || async {
         sqlx::query_scalar::<_, i64>("select count(*) from outbox_quarantine where seq = $1")
             .bind(seq)

@@ -18,9 +18,7 @@ async fn is(addr: SocketAddr, want: ServingStatus) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn starts_with_the_database_down_and_health_follows_it() {
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
     let db = Proxy::start(&outbox_kit::testing::pg_addr())
         .await
         .expect("proxy");
@@ -66,22 +64,12 @@ async fn starts_with_the_database_down_and_health_follows_it() {
 async fn a_standby_is_serving() {
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_ex");
-    let first = Relay::start(relay_config(
-        &orders.database_url,
-        &testing::amqp_url(),
-        &exchange,
-    ))
-    .await;
+    let first = Relay::start_for(&orders, &exchange).await;
     wait_until("the first relay leads", || async {
         first.status().await.active
     })
     .await;
-    let second = Relay::start(relay_config(
-        &orders.database_url,
-        &testing::amqp_url(),
-        &exchange,
-    ))
-    .await;
+    let second = Relay::start_for(&orders, &exchange).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(!second.status().await.active, "the second one stands by");
     assert!(is(first.grpc_addr, ServingStatus::Serving).await, "leader");
@@ -95,12 +83,7 @@ async fn a_standby_is_serving() {
 async fn not_serving_as_soon_as_shutdown_starts() {
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_ex");
-    let mut relay = Relay::start(relay_config(
-        &orders.database_url,
-        &testing::amqp_url(),
-        &exchange,
-    ))
-    .await;
+    let mut relay = Relay::start_for(&orders, &exchange).await;
     health::assert_not_serving_once_shutdown_starts(
         relay.grpc_addr,
         "relay.v1.RelayService",

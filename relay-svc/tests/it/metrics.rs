@@ -23,12 +23,7 @@ async fn every_metric_has_help_and_the_process_and_build_figures_are_exported() 
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_metrics_ex");
     let consumer = Consumer::start(&exchange, Some("#")).await;
-    let relay = Relay::start(relay_config(
-        &orders.database_url,
-        &testing::amqp_url(),
-        &exchange,
-    ))
-    .await;
+    let relay = Relay::start_for(&orders, &exchange).await;
 
     let before = Exposition::parse(&scrape(relay.metrics_addr).await.expect("scrape"));
     assert_eq!(before.hygiene_problems("relay-svc"), Vec::<String>::new());

@@ -11,9 +11,7 @@ use crate::common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_broker_outage_mid_stream_loses_nothing_and_shows_the_backlog() {
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
     let broker = Proxy::start(&outbox_kit::testing::amqp_addr())
         .await
         .expect("proxy");
@@ -41,14 +39,12 @@ async fn a_broker_outage_mid_stream_loses_nothing_and_shows_the_backlog() {
     let connections = broker.connections();
 
     broker.restore();
-    let all: Vec<u64> = events.iter().map(|(_, s)| *s).collect();
-    wait_until("everything consumed after the broker is back", || async {
-        consumer.has_all(&all)
-    })
-    .await;
-    wait_until("the outbox is drained", || async {
-        orders.outbox_seqs().await.is_empty()
-    })
+    all_arrive(
+        "everything consumed after the broker is back",
+        &consumer,
+        &orders,
+        &events,
+    )
     .await;
     wait_until("GetStatus shows recovery", || async {
         let s = relay.status().await;
@@ -62,9 +58,7 @@ async fn a_broker_outage_mid_stream_loses_nothing_and_shows_the_backlog() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_database_outage_is_survived_and_publishing_resumes() {
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
     let db = Proxy::start(&outbox_kit::testing::pg_addr())
         .await
         .expect("proxy");
@@ -95,14 +89,12 @@ async fn a_database_outage_is_survived_and_publishing_resumes() {
     .await;
 
     db.restore();
-    let all: Vec<u64> = events.iter().map(|(_, s)| *s).collect();
-    wait_until("everything consumed after the database is back", || async {
-        consumer.has_all(&all)
-    })
-    .await;
-    wait_until("the outbox is drained", || async {
-        orders.outbox_seqs().await.is_empty()
-    })
+    all_arrive(
+        "everything consumed after the database is back",
+        &consumer,
+        &orders,
+        &events,
+    )
     .await;
     wait_until("leading again, no failures", || async {
         let s = relay.status().await;
@@ -117,9 +109,7 @@ async fn a_database_outage_is_survived_and_publishing_resumes() {
 /// must still be there and go out again (duplicates), never be lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_relay_killed_between_confirm_and_delete_republishes_on_restart() {
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
     let mut events = Vec::new();
     for id in 1..=3 {
         for status in [OrderStatus::Pending, OrderStatus::Paid] {
@@ -149,12 +139,7 @@ async fn a_relay_killed_between_confirm_and_delete_republishes_on_restart() {
     );
     doomed.crash();
 
-    let _relay = Relay::start(relay_config(
-        &orders.database_url,
-        &testing::amqp_url(),
-        &exchange,
-    ))
-    .await;
+    let _relay = Relay::start_for(&orders, &exchange).await;
     wait_until("every event published again", || async {
         let seqs = consumer.seqs();
         confirmed

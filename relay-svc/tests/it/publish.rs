@@ -4,10 +4,7 @@ use chrono::{DateTime, Utc};
 use lapin::types::AMQPValue;
 use outbox::trace::TraceHeaders;
 use outbox_kit::testing;
-use outbox_proto::orders::{
-    events::v1::{OrderEvent, OrderPayload},
-    v1::OrderStatus,
-};
+use outbox_proto::orders::{events::v1::OrderEvent, v1::OrderStatus};
 use relay_svc::App;
 use tokio_util::sync::CancellationToken;
 
@@ -24,9 +21,7 @@ struct Row {
 
 #[tokio::test]
 async fn publishes_the_event_with_every_property_then_deletes_the_row() {
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
 
     // Written before the relay runs, so the rows can be read back as the relay will see them.
     let created = orders
@@ -43,12 +38,7 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
         [created, paid]
     );
 
-    let relay = Relay::start(relay_config(
-        &orders.database_url,
-        &testing::amqp_url(),
-        &exchange,
-    ))
-    .await;
+    let relay = Relay::start_for(&orders, &exchange).await;
     wait_until("both events consumed", || async {
         consumer.has_all(&[created, paid])
     })
@@ -72,12 +62,11 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
             r#type: "OrderCreated".into(),
             aggregate_id: 42,
             prev_seq: None,
-            payload: Some(OrderPayload {
-                id: 42,
-                status: OrderStatus::Pending as i32,
-                customer_email: "customer42@example.com".into(),
-                previous_status: OrderStatus::Unspecified as i32,
-            }),
+            payload: Some(testing::orders::order_payload(
+                42,
+                OrderStatus::Pending,
+                OrderStatus::Unspecified
+            )),
             ts_ms: rows[0].created_at.timestamp_millis(),
         }
     );
@@ -88,12 +77,11 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
             r#type: "OrderStatusChanged".into(),
             aggregate_id: 42,
             prev_seq: Some(created),
-            payload: Some(OrderPayload {
-                id: 42,
-                status: OrderStatus::Paid as i32,
-                customer_email: "customer42@example.com".into(),
-                previous_status: OrderStatus::Pending as i32,
-            }),
+            payload: Some(testing::orders::order_payload(
+                42,
+                OrderStatus::Paid,
+                OrderStatus::Pending
+            )),
             ts_ms: rows[1].created_at.timestamp_millis(),
         }
     );
@@ -145,22 +133,12 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
         assert_eq!(sent.trace_id(), stored.trace_id());
         assert_ne!(sent.traceparent(), stored.traceparent(), "a new span id");
     }
-    let first_headers = first
-        .properties
-        .headers()
-        .as_ref()
-        .expect("headers")
-        .inner();
+    let first_headers = first.headers();
     assert!(
         !first_headers.contains_key("prev_seq"),
         "no prev_seq on the first event"
     );
-    let second_headers = second
-        .properties
-        .headers()
-        .as_ref()
-        .expect("headers")
-        .inner();
+    let second_headers = second.headers();
     assert_eq!(
         second_headers.get("prev_seq"),
         Some(&AMQPValue::LongLongInt(created as i64))
@@ -202,15 +180,8 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
 /// a bigger one was published. A high-water-mark relay would skip it; this one must not.
 #[tokio::test]
 async fn an_event_committed_after_a_later_seq_was_published_is_still_published() {
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
-    let _relay = Relay::start(relay_config(
-        &orders.database_url,
-        &testing::amqp_url(),
-        &exchange,
-    ))
-    .await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
+    let _relay = Relay::start_for(&orders, &exchange).await;
 
     let insert = "insert into outbox (aggregate_id, event_type, routing_key, prev_seq, payload) \
                   values ($1, 'OrderCreated', 'order.created', null, $2) returning seq";
@@ -271,12 +242,7 @@ async fn unroutable_events_stay_in_the_outbox_until_a_queue_is_bound() {
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_ex");
     let consumer = Consumer::start(&exchange, None).await;
-    let relay = Relay::start(relay_config(
-        &orders.database_url,
-        &testing::amqp_url(),
-        &exchange,
-    ))
-    .await;
+    let relay = Relay::start_for(&orders, &exchange).await;
 
     let mut events = Vec::new();
     for id in 1..=3 {
@@ -306,14 +272,12 @@ async fn unroutable_events_stay_in_the_outbox_until_a_queue_is_bound() {
     assert!(metrics.contains("relay_held_orders"), "{metrics}");
 
     consumer.bind("order.#").await;
-    let all: Vec<u64> = events.iter().map(|(_, s)| *s).collect();
-    wait_until("everything is delivered once routable", || async {
-        consumer.has_all(&all)
-    })
-    .await;
-    wait_until("the outbox is drained", || async {
-        orders.outbox_seqs().await.is_empty()
-    })
+    all_arrive(
+        "everything is delivered once routable",
+        &consumer,
+        &orders,
+        &events,
+    )
     .await;
     wait_until("GetStatus shows recovery", || async {
         let s = relay.status().await;
@@ -331,12 +295,7 @@ async fn a_returned_event_holds_back_the_rest_of_its_order() {
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_ex");
     let consumer = Consumer::start(&exchange, Some("order.status_changed")).await;
-    let relay = Relay::start(relay_config(
-        &orders.database_url,
-        &testing::amqp_url(),
-        &exchange,
-    ))
-    .await;
+    let relay = Relay::start_for(&orders, &exchange).await;
     let created = orders.upsert(7, OrderStatus::Pending).await;
     let paid = orders.upsert(7, OrderStatus::Paid).await;
     wait_until("the returned create is retried", || async {

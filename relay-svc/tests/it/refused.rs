@@ -3,12 +3,7 @@
 //! encoding refuses in the orders outbox, and the figures it exports. Each test runs in a process
 //! of its own: the counters read are process-wide.
 
-use lapin::{
-    Connection, ConnectionProperties,
-    options::{QueueBindOptions, QueueDeclareOptions, QueueDeleteOptions},
-    types::{AMQPValue, FieldTable},
-};
-use outbox_kit::testing::{self, Exposition};
+use outbox_kit::testing::{self, Exposition, RefusingQueue};
 use outbox_proto::orders::v1::OrderStatus;
 
 use crate::common::*;
@@ -25,9 +20,7 @@ async fn rows_the_encoding_refuses_are_quarantined_and_counted() {
     )) {
         return;
     }
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
     let valid = payload(900_001, OrderStatus::Pending, OrderStatus::Unspecified);
     let keyless: i64 = sqlx::query_scalar(
         "insert into outbox (aggregate_id, event_type, payload) \
@@ -45,12 +38,7 @@ async fn rows_the_encoding_refuses_are_quarantined_and_counted() {
     .fetch_one(&orders.pool)
     .await
     .expect("insert the row with unreadable headers");
-    let relay = Relay::start(relay_config(
-        &orders.database_url,
-        &testing::amqp_url(),
-        &exchange,
-    ))
-    .await;
+    let relay = Relay::start_for(&orders, &exchange).await;
     let other = orders.upsert(1, OrderStatus::Pending).await;
     wait_until("other orders flow", || async { consumer.has_all(&[other]) }).await;
 
@@ -98,44 +86,10 @@ async fn a_nacked_event_is_counted_in_the_metrics() {
     )) {
         return;
     }
-    let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let consumer = Consumer::start(&exchange, Some("#")).await;
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-        .await
-        .expect("connect");
-    let channel = conn.create_channel().await.expect("channel");
-    let full = testing::unique("relay_full");
-    let mut args = FieldTable::default();
-    args.insert("x-max-length".into(), AMQPValue::LongInt(0));
-    args.insert(
-        "x-overflow".into(),
-        AMQPValue::LongString("reject-publish".into()),
-    );
-    let auto_delete = QueueDeclareOptions {
-        auto_delete: true,
-        ..Default::default()
-    };
-    channel
-        .queue_declare(full.as_str().into(), auto_delete, args)
-        .await
-        .expect("declare the refusing queue");
-    channel
-        .queue_bind(
-            full.as_str().into(),
-            exchange.as_str().into(),
-            "order.status_changed".into(),
-            QueueBindOptions::default(),
-            FieldTable::default(),
-        )
-        .await
-        .expect("bind");
-    let relay = Relay::start(relay_config(
-        &orders.database_url,
-        &testing::amqp_url(),
-        &exchange,
-    ))
-    .await;
+    let (orders, exchange, consumer) = orders_and_consumer().await;
+    let full = RefusingQueue::declare("relay_full").await;
+    full.bind(&exchange, "order.status_changed").await;
+    let relay = Relay::start_for(&orders, &exchange).await;
 
     let created = orders.upsert(1, OrderStatus::Pending).await;
     let paid = orders.upsert(1, OrderStatus::Paid).await;
@@ -147,14 +101,10 @@ async fn a_nacked_event_is_counted_in_the_metrics() {
     let nacked = Exposition::parse(&metrics).value("relay_publish_failed_total{reason=\"nacked\"}");
     assert!(nacked.is_some_and(|v| v >= 1.0), "{metrics}");
 
-    channel
-        .queue_delete(full.as_str().into(), QueueDeleteOptions::default())
-        .await
-        .expect("delete the refusing queue");
+    full.delete().await;
     wait_until("both events consumed", || async {
         consumer.has_all(&[created, paid])
     })
     .await;
-    let _ = conn.close(200, "test done".into()).await;
     consumer.cleanup().await;
 }

@@ -79,7 +79,7 @@ async fn one_leader_per_shard_and_every_event_of_both_shards_once() {
             OrderStatus::Paid,
             OrderStatus::Shipped,
         ] {
-            let seq = upsert_via(&client, id, status).await;
+            let seq = upsert(&client, id, status).await;
             committed.entry(shard.clone()).or_default().push((id, seq));
         }
     }

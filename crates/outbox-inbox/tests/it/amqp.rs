@@ -22,7 +22,7 @@ use lapin::{
 };
 use outbox::wire;
 use outbox_inbox::{
-    Envelope, Handler, Inbox,
+    Envelope, Handler,
     amqp::{
         Consumer, DEATH_REASON_HEADER, DeadLetterChannel, MAX_REASON_BYTES,
         ORIGINAL_ROUTING_KEY_HEADER, Topology, Unsettled, ack_together,
@@ -31,6 +31,8 @@ use outbox_inbox::{
 use outbox_kit::testing;
 use prost::Message;
 use sqlx::PgConnection;
+
+use crate::support::fresh_inbox;
 
 pub(crate) struct Broker {
     pub(crate) conn: Connection,
@@ -286,22 +288,12 @@ pub(crate) fn relayed(aggregate_id: i64, seq: u64, prev_seq: Option<u64>) -> Vec
 #[tokio::test]
 async fn the_consumer_applies_shuffled_duplicated_chains_once_in_order_four_at_a_time() {
     let b = Broker::start().await;
-    let pool = outbox_inbox::doctest_pool().await.expect("fresh database");
-    let inbox = Inbox::new("consumer_inbox").expect("prefix");
-    inbox
-        .tables()
-        .migrator()
-        .expect("migrator")
-        .run(&pool)
-        .await
-        .expect("migrate");
-    sqlx::query(
+    let (pool, inbox) = fresh_inbox(
+        "consumer_inbox",
         "create table handled (n bigint generated always as identity, aggregate_id bigint,
                                seq bigint unique)",
     )
-    .execute(&pool)
-    .await
-    .expect("handled table");
+    .await;
 
     // Five invoices with chains of six events (seq 100a+1 ..= 100a+6), every third event twice,
     // shuffled (a fixed xorshift), and one poison message in the middle.
@@ -434,19 +426,11 @@ impl Handler for FailFirst {
 /// `stop_after`; returns the pool, the handler's attempts and the broker.
 async fn run_failing(failures: usize, stop_after: Duration) -> (sqlx::PgPool, usize, Broker) {
     let b = Broker::start().await;
-    let pool = outbox_inbox::doctest_pool().await.expect("fresh database");
-    let inbox = Inbox::new("retry_inbox").expect("prefix");
-    inbox
-        .tables()
-        .migrator()
-        .expect("migrator")
-        .run(&pool)
-        .await
-        .expect("migrate");
-    sqlx::query("create table handled (aggregate_id bigint, seq bigint unique)")
-        .execute(&pool)
-        .await
-        .expect("handled table");
+    let (pool, inbox) = fresh_inbox(
+        "retry_inbox",
+        "create table handled (aggregate_id bigint, seq bigint unique)",
+    )
+    .await;
     let protobuf = BasicProperties::default().with_content_type(wire::CONTENT_TYPE_PROTOBUF.into());
     b.publish_with("invoice.paid", &relayed(1, 1, None), protobuf)
         .await;

@@ -20,7 +20,10 @@ use outbox_inbox::{
 use outbox_kit::testing;
 use sqlx::{PgConnection, PgPool};
 
-use crate::amqp::{Broker, header, relayed};
+use crate::{
+    amqp::{Broker, header, relayed},
+    support::fresh_inbox,
+};
 
 /// The aggregate of the gate event: its handler waits until the test opens the gate, so that
 /// the deliveries behind it gather into one batch.
@@ -61,22 +64,12 @@ impl Handler for Log {
 
 async fn setup() -> (Broker, PgPool, Inbox) {
     let b = Broker::start().await;
-    let pool = outbox_inbox::doctest_pool().await.expect("fresh database");
-    let inbox = Inbox::new("batch_inbox").expect("prefix");
-    inbox
-        .tables()
-        .migrator()
-        .expect("migrator")
-        .run(&pool)
-        .await
-        .expect("migrate");
-    sqlx::query(
+    let (pool, inbox) = fresh_inbox(
+        "batch_inbox",
         "create table handled (n bigint generated always as identity, aggregate_id bigint,
                                seq bigint unique, tx bigint)",
     )
-    .execute(&pool)
-    .await
-    .expect("handled table");
+    .await;
     (b, pool, inbox)
 }
 
@@ -215,17 +208,27 @@ async fn assert_applied_once_in_order(b: &Broker, pool: &PgPool, counts: Counts)
     );
 }
 
-#[tokio::test]
-async fn one_batch_applies_duplicates_and_reorders_in_one_transaction_around_a_poison() {
+/// Consumes the gate then the ten events (with `fail_once`: the seq whose handler refuses it
+/// once), asserts they are applied once in chain order, and returns the distinct transactions
+/// that applied them.
+async fn applied_in_transactions(fail_once: Option<i64>) -> (Broker, Vec<i64>) {
     let (b, pool, inbox) = setup().await;
     let log = Log::default();
+    *log.fail_once.lock().expect("lock") = fail_once;
     let counts = consume_gate_then_ten(&b, &pool, &inbox, &log).await;
     assert_applied_once_in_order(&b, &pool, counts).await;
     let mut txs: Vec<i64> = Vec::new();
     for a in 1..=3 {
         txs.extend(handled(&pool, a).await.1);
     }
+    txs.sort_unstable();
     txs.dedup();
+    (b, txs)
+}
+
+#[tokio::test]
+async fn one_batch_applies_duplicates_and_reorders_in_one_transaction_around_a_poison() {
+    let (b, txs) = applied_in_transactions(None).await;
     assert_eq!(
         txs.len(),
         1,
@@ -236,19 +239,9 @@ async fn one_batch_applies_duplicates_and_reorders_in_one_transaction_around_a_p
 
 #[tokio::test]
 async fn a_batch_whose_transaction_fails_is_applied_one_by_one_with_the_same_outcome() {
-    let (b, pool, inbox) = setup().await;
-    let log = Log::default();
     // The batch fails on seq 12 (its handler refuses it once): nothing of it commits, and
     // its members are applied one by one.
-    *log.fail_once.lock().expect("lock") = Some(12);
-    let counts = consume_gate_then_ten(&b, &pool, &inbox, &log).await;
-    assert_applied_once_in_order(&b, &pool, counts).await;
-    let mut txs: Vec<i64> = Vec::new();
-    for a in 1..=3 {
-        txs.extend(handled(&pool, a).await.1);
-    }
-    txs.sort_unstable();
-    txs.dedup();
+    let (b, txs) = applied_in_transactions(Some(12)).await;
     assert_eq!(
         txs.len(),
         4,

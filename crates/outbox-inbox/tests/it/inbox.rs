@@ -4,6 +4,8 @@
 use outbox_inbox::{ApplyError, Chain, Envelope, Handler, Inbox, Outcome, Tables};
 use sqlx::{PgConnection, PgPool};
 
+use crate::support::fresh_inbox;
+
 /// One row per handled event: a second row for one event would fail the unique constraint.
 const HANDLED_TABLE: &str = "create table handled (n bigint generated always as identity,
     shard integer not null default 0, aggregate_id bigint, seq bigint, payload bytea,
@@ -11,20 +13,7 @@ const HANDLED_TABLE: &str = "create table handled (n bigint generated always as 
 
 /// A fresh database with an inbox and a `handled` table the handlers write to.
 async fn setup(prefix: &str) -> (PgPool, Inbox) {
-    let pool = outbox_inbox::doctest_pool().await.expect("fresh database");
-    let inbox = Inbox::new(prefix).expect("prefix");
-    inbox
-        .tables()
-        .migrator()
-        .expect("migrator")
-        .run(&pool)
-        .await
-        .expect("migrate");
-    sqlx::query(HANDLED_TABLE)
-        .execute(&pool)
-        .await
-        .expect("handled table");
-    (pool, inbox)
+    fresh_inbox(prefix, HANDLED_TABLE).await
 }
 
 /// The handler of these tests: one row per handled event, in handling order (a second row for

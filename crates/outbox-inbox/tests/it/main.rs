@@ -8,4 +8,5 @@ mod amqp;
 #[cfg(feature = "amqp")]
 mod consumer;
 mod inbox;
+mod support;
 mod types;

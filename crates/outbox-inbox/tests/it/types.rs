@@ -5,20 +5,14 @@
 use outbox_inbox::{Envelope, Handler, Inbox, Outcome};
 use sqlx::{PgConnection, PgPool};
 
+use crate::support::fresh_inbox;
+
 /// One row per handled event; a second row for one seq fails the unique constraint.
 const HANDLED_TABLE: &str = "create table handled (n bigint generated always as identity,
     aggregate_type text, aggregate_id bigint, seq bigint unique)";
 
 async fn setup() -> (PgPool, Inbox) {
-    let pool = outbox_inbox::doctest_pool().await.expect("fresh database");
-    let inbox = Inbox::new("inbox").expect("prefix");
-    let migrator = inbox.tables().migrator().expect("migrator");
-    migrator.run(&pool).await.expect("migrate");
-    sqlx::query(HANDLED_TABLE)
-        .execute(&pool)
-        .await
-        .expect("handled table");
-    (pool, inbox)
+    fresh_inbox("inbox", HANDLED_TABLE).await
 }
 
 struct Record;

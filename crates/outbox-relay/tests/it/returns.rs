@@ -5,12 +5,7 @@
 
 use std::{collections::HashSet, time::Duration};
 
-use lapin::{
-    Connection, ConnectionProperties,
-    options::{QueueBindOptions, QueueDeclareOptions, QueueDeleteOptions},
-    types::{AMQPValue, FieldTable},
-};
-use outbox_kit::testing;
+use outbox_kit::testing::RefusingQueue;
 
 use crate::support::{
     all_arrive, assert_complete_and_ordered,
@@ -94,36 +89,10 @@ async fn an_unroutable_event_in_a_mixed_wave_is_never_counted_as_delivered() {
 async fn a_nacked_event_holds_back_only_its_aggregate() {
     let db = Db::fresh("outbox_returns").await;
     let consumer = Consumer::start("#").await;
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-        .await
-        .expect("connect");
-    let channel = conn.create_channel().await.expect("channel");
-    let full = testing::unique("outbox_relay_full");
-    let mut args = FieldTable::default();
-    args.insert("x-max-length".into(), AMQPValue::LongInt(0));
-    args.insert(
-        "x-overflow".into(),
-        AMQPValue::LongString("reject-publish".into()),
-    );
-    let auto_delete = QueueDeclareOptions {
-        auto_delete: true,
-        ..Default::default()
-    };
-    channel
-        .queue_declare(full.as_str().into(), auto_delete, args)
-        .await
-        .expect("declare the refusing queue");
+    let full = RefusingQueue::declare("outbox_relay_full").await;
     for step in &LIFECYCLE[1..] {
-        channel
-            .queue_bind(
-                full.as_str().into(),
-                consumer.exchange.as_str().into(),
-                format!("parcel.{step}").as_str().into(),
-                QueueBindOptions::default(),
-                FieldTable::default(),
-            )
-            .await
-            .expect("bind");
+        full.bind(&consumer.exchange, &format!("parcel.{step}"))
+            .await;
     }
     let relay = Running::start(settings(&db, &consumer.exchange), db.pool.clone());
 
@@ -144,12 +113,8 @@ async fn a_nacked_event_holds_back_only_its_aggregate() {
     let s = relay.snapshot();
     assert_eq!(s.consecutive_failures, 0, "no global backoff: {s:?}");
 
-    channel
-        .queue_delete(full.as_str().into(), QueueDeleteOptions::default())
-        .await
-        .expect("delete the refusing queue");
+    full.delete().await;
     all_arrive("once the refusing queue is gone", &consumer, &db, &events).await;
     assert_complete_and_ordered(&consumer.envelopes(), &chains_of(&events));
-    let _ = conn.close(200, "test done".into()).await;
     consumer.cleanup().await;
 }

@@ -3,7 +3,8 @@
 use orders_svc::{App, Config};
 use outbox_kit::{telemetry::LogFormat, testing};
 use outbox_proto::orders::v1::{
-    OrderStatus, UpsertOrderRequest, UpsertOrderResponse, order_service_client::OrderServiceClient,
+    GetOrderRequest, Order, OrderStatus, UpsertOrderRequest, UpsertOrderResponse,
+    order_service_client::OrderServiceClient,
 };
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
@@ -74,6 +75,15 @@ pub async fn upsert(
     t.client
         .clone()
         .upsert(req(id, status, email))
+        .await
+        .map(|r| r.into_inner())
+}
+
+/// `GetOrder` of order `id`, as a client calls it.
+pub async fn get(t: &TestOrders, id: i64) -> Result<Order, tonic::Status> {
+    t.client
+        .clone()
+        .get_order(GetOrderRequest { id })
         .await
         .map(|r| r.into_inner())
 }

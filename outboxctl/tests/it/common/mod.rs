@@ -9,9 +9,7 @@ use lapin::{
     options::{ExchangeDeleteOptions, QueueDeleteOptions},
 };
 use outbox_kit::{telemetry::LogFormat, testing};
-use outbox_proto::orders::v1::{
-    OrderStatus, UpsertOrderRequest, order_service_client::OrderServiceClient,
-};
+use outbox_proto::orders::v1::{OrderStatus, order_service_client::OrderServiceClient};
 use serde_json::Value;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
@@ -227,20 +225,13 @@ impl Stack {
 
     /// Upserts through gRPC; the seq of the appended event.
     pub async fn upsert(&self, id: i64, status: OrderStatus) -> i64 {
-        let seq = self
-            .orders_client
-            .clone()
-            .upsert(UpsertOrderRequest {
-                id,
-                status: status as i32,
-                customer_email: format!("customer{id}@example.com"),
-            })
-            .await
-            .expect("upsert")
-            .into_inner()
-            .event_seq
-            .expect("an event");
+        let seq = testing::orders::upsert(&self.orders_client, id, status).await;
         i64::try_from(seq).expect("seq")
+    }
+
+    /// Waits (`what`: the moment, for the failure message) until the order's mails are `want`.
+    pub async fn wait_for_mails(&self, what: &str, order_id: i64, want: &[(i64, bool)]) {
+        wait_until(what, || async { self.mails(order_id).await == want }).await;
     }
 
     /// The order's mails in queue order: (seq, sent).
@@ -284,6 +275,40 @@ impl Run {
 }
 
 impl Ctl {
+    /// Runs the change `outboxctl <args> --reason <reason>` with the admin token.
+    pub async fn change(&self, args: &[&str], reason: &str) -> Run {
+        let args: Vec<&str> = args.iter().copied().chain(["--reason", reason]).collect();
+        self.run(Some(TOKEN), &args).await
+    }
+
+    /// Runs the change, asserting that it succeeded and said `says`.
+    pub async fn change_says(&self, args: &[&str], reason: &str, says: &str) -> Run {
+        let run = self.change(args, reason).await.ok();
+        assert!(run.stdout.contains(says), "{run:?}");
+        run
+    }
+
+    /// Runs the change `outboxctl --json <args> --reason <reason>`, asserting that it
+    /// succeeded; its JSON answer.
+    pub async fn change_json(&self, args: &[&str], reason: &str) -> Value {
+        let args: Vec<&str> = ["--json"].into_iter().chain(args.iter().copied()).collect();
+        self.change(&args, reason).await.ok().json()
+    }
+
+    /// Runs `outboxctl --json <args>` without the token, asserting that it succeeded; its JSON
+    /// answer.
+    pub async fn json(&self, args: &[&str]) -> Value {
+        let args: Vec<&str> = ["--json"].into_iter().chain(args.iter().copied()).collect();
+        self.run(None, &args).await.ok().json()
+    }
+
+    /// [`Ctl::json`] for a wait: `None` while the command fails.
+    pub async fn try_json(&self, args: &[&str]) -> Option<Value> {
+        let args: Vec<&str> = ["--json"].into_iter().chain(args.iter().copied()).collect();
+        let run = self.run(None, &args).await;
+        (run.code == 0).then(|| run.json())
+    }
+
     /// Runs `outboxctl <args>` with the operator `test-operator` and, when given, the token.
     pub async fn run(&self, token: Option<&str>, args: &[&str]) -> Run {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_outboxctl"));

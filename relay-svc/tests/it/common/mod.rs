@@ -2,23 +2,29 @@
 //! 0, and an independent consumer on a unique queue bound to a unique exchange.
 
 use std::{
-    collections::{BTreeMap, HashMap},
-    future::Future,
+    collections::BTreeMap,
     sync::{Arc, Mutex},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use futures::StreamExt;
 use lapin::{
     BasicProperties, Connection, ConnectionProperties,
     options::{BasicConsumeOptions, ExchangeDeleteOptions, QueueBindOptions, QueueDeclareOptions},
-    types::FieldTable,
+    types::{AMQPValue, FieldTable, ShortString},
 };
-use outbox_kit::{telemetry::LogFormat, testing};
+use outbox_kit::{
+    telemetry::LogFormat,
+    testing::{
+        self,
+        chains::{self, Link},
+        orders,
+    },
+};
 use outbox_proto::{
     orders::{
-        events::v1::{OrderEvent, OrderPayload},
-        v1::{OrderStatus, UpsertOrderRequest, order_service_client::OrderServiceClient},
+        events::v1::OrderEvent,
+        v1::{OrderStatus, order_service_client::OrderServiceClient},
     },
     relay::v1::{GetStatusRequest, RelayStatus, relay_service_client::RelayServiceClient},
 };
@@ -28,24 +34,10 @@ use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::Channel;
 
-/// Generous: tests wait for outcomes, they never assert speed.
-pub const PATIENCE: Duration = Duration::from_secs(30);
+pub use outbox_kit::testing::{PATIENCE, chains::chains_of, wait_until};
 
 pub fn init_logs() {
     outbox_kit::testing::init_tracing();
-}
-
-/// Polls `check` until it returns true, failing the test after [`PATIENCE`] with `what`.
-pub async fn wait_until<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let start = Instant::now();
-    while !check().await {
-        assert!(start.elapsed() < PATIENCE, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// A running orders-svc on a fresh database.
@@ -107,15 +99,10 @@ impl Orders {
         status: OrderStatus,
         traceparent: Option<&str>,
     ) -> u64 {
-        let mut req = tonic::Request::new(UpsertOrderRequest {
-            id,
-            status: status as i32,
-            customer_email: format!("customer{id}@example.com"),
-        });
-        if let Some(tp) = traceparent {
-            req.metadata_mut()
-                .insert("traceparent", tp.parse().expect("metadata"));
-        }
+        let req = match traceparent {
+            Some(tp) => orders::traced_upsert_request(id, status, tp),
+            None => tonic::Request::new(orders::upsert_request(id, status)),
+        };
         self.client
             .clone()
             .upsert(req)
@@ -137,27 +124,21 @@ impl Orders {
 impl Drop for Orders {
     fn drop(&mut self) {
         self.shutdown.cancel();
-        // A passing test leaves no database behind; a failing one keeps it to look at.
+        // A passing test leaves no database behind; a failing one keeps it to look at. The
+        // drop ends the relays and orders-svc of the test that still use it.
         if !std::thread::panicking() {
-            drop_database(self.database.clone());
+            testing::drop_database_blocking(self.database.clone());
         }
     }
 }
 
-/// Drops `database` (terminating whatever still uses it: the relays and orders-svc of the test
-/// that just ended), on a thread of its own since `Drop` cannot await.
-pub fn drop_database(database: String) {
-    let done = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        // Best effort: a leftover is swept by the next test run.
-        rt.block_on(async move {
-            let _ = testing::drop_database(&database).await;
-        });
-    });
-    let _ = done.join();
+/// What most tests start with: orders-svc on a fresh database, a fresh exchange, and a consumer
+/// of everything published to it.
+pub async fn orders_and_consumer() -> (Orders, String, Consumer) {
+    let orders = Orders::start().await;
+    let exchange = testing::unique("relay_ex");
+    let consumer = Consumer::start(&exchange, Some("#")).await;
+    (orders, exchange, consumer)
 }
 
 /// The lifecycle every test order walks through: four events.
@@ -241,6 +222,16 @@ impl Relay {
         self.schemas[0].borrow().clone()
     }
 
+    /// A relay with the test [`relay_config`] for `orders`' outbox and the machine's broker.
+    pub async fn start_for(orders: &Orders, exchange: &str) -> Self {
+        Self::start(relay_config(
+            &orders.database_url,
+            &testing::amqp_url(),
+            exchange,
+        ))
+        .await
+    }
+
     pub async fn status(&self) -> RelayStatus {
         self.client
             .clone()
@@ -282,6 +273,17 @@ impl Drop for Relay {
     }
 }
 
+/// Waits (`what`: the moment, for the failure message) until every one of `events` (order,
+/// seq) reached `consumer`, then until `orders`' outbox is drained.
+pub async fn all_arrive(what: &str, consumer: &Consumer, orders: &Orders, events: &[(i64, u64)]) {
+    let all: Vec<u64> = events.iter().map(|(_, s)| *s).collect();
+    wait_until(what, || async { consumer.has_all(&all) }).await;
+    wait_until("the outbox is drained", || async {
+        orders.outbox_seqs().await.is_empty()
+    })
+    .await;
+}
+
 /// One message as the consumer saw it.
 #[derive(Debug, Clone)]
 pub struct Received {
@@ -290,6 +292,13 @@ pub struct Received {
     pub event: OrderEvent,
     /// The body as it came.
     pub body: Vec<u8>,
+}
+
+impl Received {
+    /// Its headers (the relay always sends some).
+    pub fn headers(&self) -> &BTreeMap<ShortString, AMQPValue> {
+        self.properties.headers().as_ref().expect("headers").inner()
+    }
 }
 
 /// An independent consumer: its own connection, a unique exclusive queue bound to the exchange.
@@ -408,39 +417,16 @@ impl Consumer {
     }
 }
 
-/// The guarantee, checked on what a consumer received: every committed seq arrived at least
-/// once, and per order the first arrivals follow the chain (each one's `prev_seq` is the one
-/// before it). `chains` maps each order to its committed seqs in commit order.
+/// The guarantee ([`chains::assert_complete_and_ordered`]) on what a consumer received, in
+/// arrival order; `chains` maps each order to its committed seqs in commit order.
+#[track_caller]
 pub fn assert_complete_and_ordered(received: &[Received], chains: &BTreeMap<i64, Vec<u64>>) {
-    let mut first: HashMap<i64, Vec<&OrderEvent>> = HashMap::new();
-    let mut seen = std::collections::HashSet::new();
-    for r in received {
-        if seen.insert(r.event.seq) {
-            first
-                .entry(r.event.aggregate_id)
-                .or_default()
-                .push(&r.event);
-        }
-    }
-    for (order, chain) in chains {
-        let got: Vec<u64> = first
-            .get(order)
-            .map(|evs| evs.iter().map(|e| e.seq).collect())
-            .unwrap_or_default();
-        assert_eq!(
-            &got, chain,
-            "order {order}: first arrivals must be every committed event, in chain order"
-        );
-        let mut prev = None;
-        for e in &first[order] {
-            assert_eq!(
-                e.prev_seq, prev,
-                "order {order}: seq {} has the wrong prev_seq",
-                e.seq
-            );
-            prev = Some(e.seq);
-        }
-    }
+    let links = received.iter().map(|r| Link {
+        aggregate: r.event.aggregate_id,
+        seq: r.event.seq,
+        prev_seq: r.event.prev_seq,
+    });
+    chains::assert_complete_and_ordered(links, chains);
 }
 
 /// A fresh database that orders-svc's migrations brought up to `version` only (0: an empty
@@ -495,40 +481,8 @@ pub async fn insert_first_format(
     .expect("insert a row of the first format")
 }
 
-/// A valid encoded payload for raw-SQL outbox rows.
-pub fn payload(id: i64, status: OrderStatus, previous: OrderStatus) -> Vec<u8> {
-    OrderPayload {
-        id,
-        status: status as i32,
-        customer_email: format!("customer{id}@example.com"),
-        previous_status: previous as i32,
-    }
-    .encode_to_vec()
-}
-
-pub fn chains_of(events: &[(i64, u64)]) -> BTreeMap<i64, Vec<u64>> {
-    let mut chains: BTreeMap<i64, Vec<u64>> = BTreeMap::new();
-    for (order, seq) in events {
-        chains.entry(*order).or_default().push(*seq);
-    }
-    chains
-}
-
-/// Upserts through a client clone (for concurrent writers); returns the appended event's seq.
-pub async fn upsert_via(client: &OrderServiceClient<Channel>, id: i64, status: OrderStatus) -> u64 {
-    client
-        .clone()
-        .upsert(UpsertOrderRequest {
-            id,
-            status: status as i32,
-            customer_email: format!("customer{id}@example.com"),
-        })
-        .await
-        .expect("upsert")
-        .into_inner()
-        .event_seq
-        .expect("a change appends an event")
-}
+/// Raw outbox rows' payloads, and writes through a client clone (for concurrent writers).
+pub use outbox_kit::testing::orders::{payload, upsert};
 
 /// `writers` concurrent writers, each walking `orders_each` orders through [`LIFECYCLE`]
 /// (interleaved across its orders, pausing `pause` between calls). Returns (order, seq) pairs.
@@ -538,32 +492,22 @@ pub fn spawn_writers(
     orders_each: i64,
     pause: Duration,
 ) -> tokio::task::JoinHandle<Vec<(i64, u64)>> {
-    let client = client.clone();
-    tokio::spawn(async move {
-        let tasks: Vec<_> = (0..writers)
-            .map(|w| {
-                let client = client.clone();
-                tokio::spawn(async move {
-                    let mut events = Vec::new();
-                    for status in LIFECYCLE {
-                        for i in 1..=orders_each {
-                            let id = w * 1_000 + i;
-                            events.push((id, upsert_via(&client, id, status).await));
-                            if !pause.is_zero() {
-                                tokio::time::sleep(pause).await;
-                            }
-                        }
+    testing::spawn_gathered((0..writers).map(|w| {
+        let client = client.clone();
+        async move {
+            let mut events = Vec::new();
+            for status in LIFECYCLE {
+                for i in 1..=orders_each {
+                    let id = w * 1_000 + i;
+                    events.push((id, upsert(&client, id, status).await));
+                    if !pause.is_zero() {
+                        tokio::time::sleep(pause).await;
                     }
-                    events
-                })
-            })
-            .collect();
-        let mut all = Vec::new();
-        for t in tasks {
-            all.extend(t.await.expect("writer"));
+                }
+            }
+            events
         }
-        all
-    })
+    }))
 }
 
 /// One writer that keeps appending (a new order per call, ids from `first_id`) until `stop` is
@@ -581,7 +525,7 @@ pub fn keep_writing(
             if stop.is_cancelled() {
                 break;
             }
-            events.push((id, upsert_via(&client, id, OrderStatus::Pending).await));
+            events.push((id, upsert(&client, id, OrderStatus::Pending).await));
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         events

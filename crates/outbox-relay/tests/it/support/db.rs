@@ -218,16 +218,9 @@ impl Db {
         F: Fn(i64, PgPool, Outbox) -> Fut,
         Fut: Future<Output = Vec<(i64, i64)>> + Send + 'static,
     {
-        let tasks: Vec<_> = (0..writers)
-            .map(|w| tokio::spawn(write(w, self.pool.clone(), self.outbox.clone())))
-            .collect();
-        tokio::spawn(async move {
-            let mut all = Vec::new();
-            for t in tasks {
-                all.extend(t.await.expect("writer"));
-            }
-            all
-        })
+        testing::spawn_gathered(
+            (0..writers).map(|w| write(w, self.pool.clone(), self.outbox.clone())),
+        )
     }
 }
 
@@ -236,18 +229,6 @@ impl Drop for Db {
         if std::thread::panicking() {
             return;
         }
-        // `Drop` cannot await: a thread of its own drops the database (ending whatever still
-        // uses it, such as the test's relays). Best effort: a leftover is swept by the next run.
-        let name = testing::database_name(&self.database_url).to_owned();
-        let done = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async move {
-                let _ = testing::drop_database(&name).await;
-            });
-        });
-        let _ = done.join();
+        testing::drop_database_blocking(testing::database_name(&self.database_url).to_owned());
     }
 }
