@@ -167,6 +167,21 @@ pub fn drop_database_blocking(name: String) {
     let _ = done.join();
 }
 
+/// The databases named by these URLs (e.g. made with [`fresh_database_url`] for a service to
+/// create), dropped when the guard goes: a passing test leaves none behind, a failing one keeps
+/// them to look at.
+pub struct DropDatabasesOnPass(pub Vec<String>);
+
+impl Drop for DropDatabasesOnPass {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            for url in &self.0 {
+                drop_database_blocking(database_name(url).to_owned());
+            }
+        }
+    }
+}
+
 /// Spawns every one of `tasks` at once and, in a task of its own, gathers what they return in
 /// task order: a test's concurrent writers, each returning what it wrote.
 pub fn spawn_gathered<T, Fut>(

@@ -36,13 +36,16 @@ async fn one_leader_per_shard_and_every_event_of_both_shards_once() {
         testing::fresh_database_url("relay_shard"),
         testing::fresh_database_url("relay_shard"),
     ];
+    let unused = testing::fresh_database_url("relay_unused");
+    let _databases =
+        testing::DropDatabasesOnPass(vec![urls[0].clone(), urls[1].clone(), unused.clone()]);
     let list = urls.join(",");
     let orders_stop = CancellationToken::new();
     let orders = orders_svc::App::build(
         orders_svc::Config {
             grpc_addr: "127.0.0.1:0".parse().expect("addr"),
             metrics_addr: "127.0.0.1:0".parse().expect("addr"),
-            database_url: testing::fresh_database_url("relay_unused").into(),
+            database_url: unused.into(),
             shards: Some(list.as_str().into()),
             db_max_connections: 8,
             grpc_security: Default::default(),
