@@ -35,6 +35,7 @@ impl Names {
         }
     }
 
+    /// Removes the queues, exchanges and databases (called by a test that passed).
     pub async fn cleanup(&self) {
         let Ok(conn) =
             Connection::connect(&testing::amqp_url(), ConnectionProperties::default()).await
@@ -54,6 +55,9 @@ impl Names {
             }
         }
         let _ = conn.close(200, "bye".into()).await;
+        for url in [&self.orders_db, &self.mail_db] {
+            let _ = testing::drop_database(testing::database_name(url)).await;
+        }
     }
 }
 
