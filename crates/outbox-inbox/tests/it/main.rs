@@ -7,5 +7,7 @@
 mod amqp;
 #[cfg(feature = "amqp")]
 mod consumer;
+#[cfg(feature = "amqp")]
+mod hooks;
 mod inbox;
 mod types;
