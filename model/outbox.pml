@@ -814,7 +814,7 @@ inline apply_one(d) {
   o = ord[d];
   if
   :: poison & BIT(d) ->
-     /* models: mail-svc/src/amqp/dead_letter.rs::reject */
+     /* models: crates/outbox-inbox/src/amqp/batch.rs::dead_letter */
      /* judged poison before any database work: dead-lettered (confirmed), then acked */
      dl = dl | BIT(d);
      excused = excused | BIT(d);
@@ -883,15 +883,15 @@ proctype consumer(byte c) {
 end_idle:
   do
   :: atomic {
-       /* models: mail-svc/src/amqp/consumer.rs::consume */
+       /* models: crates/outbox-inbox/src/amqp/consumer.rs::session */
        qsize > 0 -> take(d0); n = 1;
        /* and whatever else has arrived already, up to BATCH_SIZE */
        if
        :: MAIL_BATCH > 1 && qsize > 0 -> take(d1); n = 2
        :: true
        fi;
-       /* models: mail-svc/src/amqp/consumer.rs::handle_batch */
-       /* models: mail-svc/src/process.rs::apply_batch */
+       /* models: crates/outbox-inbox/src/amqp/batch.rs::batch */
+       /* models: crates/outbox-inbox/src/lib.rs::apply_batch */
        d_step {
          apply_one(d0);
          if :: n == 2 -> apply_one(d1) :: else fi

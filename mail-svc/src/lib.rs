@@ -15,7 +15,8 @@
 //! **Batches: one transaction for up to `BATCH_SIZE` deliveries, then one ack.** The decision
 //! (skip / hold / process + release) of every event of a batch and their writes (the mail rows,
 //! the watermarks, the held rows, the skip counter) commit together under the orders' advisory
-//! locks, with exactly the result of one transaction per event ([`process::apply_batch`]); the
+//! locks, with exactly the result of one transaction per event ([`process::Mails`], run by
+//! `outbox_inbox::amqp::Consumer`); the
 //! broker messages are acked only after the commit. A crash between commit and ack redelivers the
 //! batch, which is then skipped. Poison messages are judged before the transaction and
 //! dead-lettered on their own with an `x-death-reason` header ([`amqp`]).
@@ -28,7 +29,7 @@
 //! for an event that does not exist.
 //!
 //! Layout: [`config`], [`event`] (decode + validate), [`process`] (the batch and per-event transactions),
-//! [`retry`] (which database errors are the event's fault, and the retry loop), [`db`] (SQL +
+//! [`retry`] (the bound on one database step), [`db`] (SQL +
 //! migrations), [`mail`] (the text table), [`mailer`] (delivery + the stuck-hold watch),
 //! [`retention`] (the periodic prune of old sent mails and audit rows),
 //! [`metrics`] (every metric with its HELP text), [`amqp`] (topology, consumer, dead letters),
@@ -138,25 +139,32 @@ impl App {
         );
         let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
 
+        let instance = format!("{:016x}", rand::random::<u64>());
+        let consumer = amqp::consumer::consumer(topology.clone(), &instance, &broker, ready)
+            .with_tls(amqp_tls.clone())
+            .with_heartbeat(cfg.amqp_heartbeat)
+            .with_prefetch(nonzero_u16(cfg.prefetch, "PREFETCH")?)
+            .with_concurrency(nonzero(
+                usize::from(cfg.consumer_concurrency),
+                "CONSUMER_CONCURRENCY",
+            )?)
+            .with_batch(
+                nonzero(usize::from(cfg.batch_size), "BATCH_SIZE")?,
+                cfg.batch_window(),
+            )
+            .with_attempt_timeout(db_step_timeout);
         let workers = Workers {
-            consumer: amqp::Consumer {
-                broker_urls: outbox_support::failover::Failover::new(cfg.amqp_url.clone()),
-                amqp_tls: amqp_tls.clone(),
-                heartbeat: cfg.amqp_heartbeat,
-                broker: broker.clone(),
-                db_step_timeout,
-                topology: topology.clone(),
-                prefetch: cfg.prefetch,
-                concurrency: usize::from(cfg.consumer_concurrency),
-                pool: pool.clone(),
-                instance: format!("{:016x}", rand::random::<u64>()),
-                mailer_wake: Arc::new(Notify::new()),
-                batch_size: usize::from(cfg.batch_size),
-                batch_window: cfg.batch_window(),
-                ready,
+            consumer,
+            brokers: outbox_support::failover::Failover::new(cfg.amqp_url.clone()),
+            judge: amqp::consumer::MailJudge {
                 trusted_publishers: cfg.trusted_publishers.clone(),
-                hooks: cfg.hooks.clone(),
             },
+            shared: Arc::new(process::Shared {
+                instance,
+                mailer_wake: Arc::new(Notify::new()),
+                crash_after_commit_seq: cfg.hooks.crash_after_commit_seq,
+            }),
+            pool: pool.clone(),
             transport,
             mailer_concurrency: cfg.mailer_concurrency,
             mailer_batch: usize::from(cfg.batch_size),
@@ -237,7 +245,14 @@ impl App {
 /// retention prune.
 #[derive(Debug)]
 struct Workers {
-    consumer: amqp::Consumer,
+    consumer: outbox_inbox::amqp::Consumer,
+    /// The broker's addresses, shared with nothing else: a reconnect moves on from the node it
+    /// lost.
+    brokers: outbox_support::failover::Failover,
+    judge: amqp::consumer::MailJudge,
+    /// What every transaction's handler shares.
+    shared: Arc<process::Shared>,
+    pool: PgPool,
     transport: mailer::Transport,
     mailer_concurrency: u16,
     /// Mails the log mailer claims and marks sent in one transaction (BATCH_SIZE).
@@ -267,15 +282,32 @@ impl Workers {
                 }
             }
         }
-        let pool = self.consumer.pool.clone();
-        let mailer_wake = self.consumer.mailer_wake.clone();
+        let pool = self.pool.clone();
+        let mailer_wake = self.shared.mailer_wake.clone();
         let pruner = tokio::spawn(retention::run(
             pool.clone(),
-            self.consumer.instance.clone(),
+            self.shared.instance.clone(),
             self.retention,
             shutdown.clone(),
         ));
-        let consumer = tokio::spawn(self.consumer.run(shutdown.clone()));
+        let consumer = {
+            let (consumer, brokers, judge, shared) =
+                (self.consumer, self.brokers, self.judge, self.shared);
+            let (pool, shutdown) = (pool.clone(), shutdown.clone());
+            tokio::spawn(async move {
+                consumer
+                    .run_reconnecting(
+                        &brokers,
+                        &pool,
+                        &process::INBOX,
+                        judge,
+                        || process::Mails::new(shared.clone()),
+                        shutdown.cancelled(),
+                    )
+                    .await;
+                tracing::info!("[mail] consumer stopped");
+            })
+        };
         let mailer = Arc::new(
             mailer::Mailer::new(pool.clone(), self.transport, mailer_wake)
                 .with_batch_size(self.mailer_batch)
@@ -298,6 +330,15 @@ impl Workers {
         pruner.await.context("retention task")?;
         Ok(())
     }
+}
+
+/// A setting that must not be zero (`validate` has checked it already).
+fn nonzero(value: usize, name: &str) -> anyhow::Result<std::num::NonZeroUsize> {
+    std::num::NonZeroUsize::new(value).with_context(|| format!("{name} must be at least 1"))
+}
+
+fn nonzero_u16(value: u16, name: &str) -> anyhow::Result<std::num::NonZeroU16> {
+    std::num::NonZeroU16::new(value).with_context(|| format!("{name} must be at least 1"))
 }
 
 /// Retry delays while waiting for the database at start-up: from 200 ms, doubling, capped at 10 s.

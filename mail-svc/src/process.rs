@@ -2,29 +2,30 @@
 //!
 //! The rule and its bookkeeping (the watermark in `order_progress`, the held events in
 //! `held_events`, the advisory lock per order) are the `outbox-inbox` crate's, on mail-svc's
-//! tables ([`INBOX`]; the order is the aggregate). For an event `e` of order `o` with watermark
-//! `w` (see [`outbox_inbox::decide()`]): `e.seq <= w`, or `e` already held -> **skip**;
+//! tables ([`INBOX`]; the order is the aggregate), and so is the loop that runs the transactions
+//! (`outbox_inbox::amqp::Consumer`, see [`crate::amqp`]). For an event `e` of order `o` with
+//! watermark `w` (see [`outbox_inbox::decide()`]): `e.seq <= w`, or `e` already held -> **skip**;
 //! `e.prev_seq == w` -> **process**: queue its mail, then the mails of the held successors it
 //! releases, in chain order; `e.prev_seq > w` -> **hold** it durably; otherwise a **conflict**
 //! no correct producer can cause: dead-letter it.
 //!
-//! What mail-svc adds is the handler: processing an event queues its mail ([`db::insert_mail`],
-//! or in a batch the `queued` CTE of [`db::push_mail_ctes`]) in the same transaction, and a
-//! duplicate bumps this instance's `skipped` counter. The broker message is acked only after the
-//! commit. [`apply_batch`] applies a batch of deliveries in one transaction with a fixed number of
-//! statements; [`apply`] is the one-event transaction the consumer falls back to.
+//! What mail-svc adds is the handler, [`Mails`]: processing an event queues its mail in the same
+//! transaction ([`db::insert_mail`] for one event; in a batch, every mail in the `queued` CTE of
+//! [`db::push_mail_ctes`], part of the batch's one statement), and the duplicates bump this
+//! instance's `skipped` counter in the same transaction. After the commit it logs what it did,
+//! counts it and wakes the mailer; the broker message is acked only after that.
 
-use std::{borrow::Cow, sync::LazyLock};
+use std::{collections::HashMap, ops::ControlFlow, sync::Arc, sync::LazyLock};
 
 use outbox::trace::TraceHeaders;
-use outbox_inbox::{Chain, Conflict, Envelope, Handler, Inbox, Tables};
-use prost::Message;
-use sqlx::{Connection, PgConnection, PgPool};
+use outbox_inbox::{Conflict, Envelope, Failure, Handler, Inbox, Outcome, Tables};
+use sqlx::{Connection, PgConnection, PgPool, Postgres, QueryBuilder};
+use tokio::sync::Notify;
 
 use crate::{
     db,
     event::{self, Event},
-    mail, retry,
+    mail,
 };
 
 /// mail-svc's inbox: the tables of migration 0001, keyed by `order_id` (and `shard`, 0005).
@@ -45,19 +46,6 @@ pub struct Queued {
     pub trace_id: Option<String>,
 }
 
-/// What the transaction did with an event.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// The event's mail and those of released successors, in chain order.
-    Processed(Vec<Queued>),
-    /// A duplicate (already processed, or already held).
-    Skipped { held: bool },
-    /// Waiting for the order's event `waiting_for`.
-    Held { waiting_for: i64 },
-    /// Contradicts the order's chain; the reason goes to the dead-letter queue.
-    Conflict(String),
-}
-
 /// Why a transaction failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
@@ -70,56 +58,27 @@ pub enum ApplyError {
         order_id: i64,
         reason: String,
     },
-    /// An outcome this version of mail-svc does not know (`outbox_inbox::Outcome` may grow):
-    /// retried and logged, never dead-lettered, until mail-svc is updated.
-    #[error("outbox-inbox reported an outcome mail-svc does not handle: {0}")]
-    UnknownOutcome(String),
     #[error(transparent)]
     Db(#[from] sqlx::Error),
 }
 
-impl retry::Retry for ApplyError {
-    fn failure(&self) -> retry::Failure {
-        match self {
-            ApplyError::Db(e) => e.failure(),
-            // Retrying keeps the event; the error is logged until someone repairs the row.
-            ApplyError::CorruptHeld { .. } | ApplyError::UnknownOutcome(_) => {
-                retry::Failure::Transient
-            }
-        }
-    }
-    fn sqlstate(&self) -> Option<String> {
-        match self {
-            ApplyError::Db(e) => e.sqlstate(),
-            _ => None,
-        }
-    }
+/// The envelope the inbox keeps for a delivered event: `body` as it arrived when it is an
+/// `OrderEvent` (protobuf), the form held events are stored in; a JSON body (the seed's
+/// hand-published shape) is stored as the `OrderEvent` it decodes to.
+pub fn envelope(ev: &Event, body: Option<&[u8]>, traceparent: Option<String>) -> Envelope {
+    use prost::Message;
+    let payload = match body {
+        Some(b) => b.to_vec(),
+        None => ev.to_proto().encode_to_vec(),
+    };
+    Envelope::new(ev.order_id, ev.seq, ev.prev_seq, payload)
+        .with_shard(ev.shard)
+        .with_aggregate_type(event::AGGREGATE_TYPE)
+        .with_traceparent(traceparent)
 }
 
-impl From<outbox_inbox::ApplyError<ApplyError>> for ApplyError {
-    fn from(e: outbox_inbox::ApplyError<ApplyError>) -> Self {
-        match e {
-            outbox_inbox::ApplyError::Handler { source, .. } => source,
-            outbox_inbox::ApplyError::Db(e) => ApplyError::Db(e),
-        }
-    }
-}
-
-/// The envelope the inbox keeps for `ev`: held events are stored as their re-encoded
-/// `OrderEvent`, as before the crate.
-fn envelope(ev: &Event, traceparent: Option<&str>) -> Envelope {
-    Envelope::new(
-        ev.order_id,
-        ev.seq,
-        ev.prev_seq,
-        ev.to_proto().encode_to_vec(),
-    )
-    .with_shard(ev.shard)
-    .with_aggregate_type(event::AGGREGATE_TYPE)
-    .with_traceparent(traceparent.map(str::to_owned))
-}
-
-/// Decodes a released held event (of the shard it was held in).
+/// Decodes a delivered or released event (of the shard its envelope names). A delivered one was
+/// judged already; a held one was judged when it arrived (see [`event::decode_stored`]).
 pub fn decode_held(e: &Envelope) -> Result<Event, ApplyError> {
     match event::decode_stored(&e.payload) {
         Ok(ev) => Ok(Event {
@@ -134,218 +93,240 @@ pub fn decode_held(e: &Envelope) -> Result<Event, ApplyError> {
     }
 }
 
-/// Applies one validated event in ONE transaction (see the module docs). `instance` names this
-/// process's counter rows.
-pub async fn apply(
-    pool: &PgPool,
-    instance: &str,
-    ev: &Event,
-    traceparent: Option<&str>,
-) -> Result<Outcome, ApplyError> {
-    let mut conn = pool.acquire().await?;
-    let result = apply_on(&mut conn, instance, ev, traceparent).await;
-    if let Err(e) = &result
-        && retry::Retry::failure(e) == retry::Failure::Reconnect
-    {
-        // A session that is read-only (it reached a standby, or the database was switched to
-        // read-only while it was open) stays so: do not hand it back to the pool, or the retry
-        // may get it again, forever.
-        conn.close_on_drop();
+/// What every transaction's [`Mails`] shares: this process's counter rows, the mailer to wake,
+/// the crash test hook.
+#[derive(Debug)]
+pub struct Shared {
+    /// Names this process's counter rows.
+    pub instance: String,
+    /// Poked after mails were queued.
+    pub mailer_wake: Arc<Notify>,
+    /// The crash test hook (`Hooks::crash_after_commit_seq`).
+    pub crash_after_commit_seq: Option<i64>,
+}
+
+/// mail-svc's handler (one per transaction): queues each processed event's mail, counts the
+/// duplicates, and reports after the commit.
+#[derive(Debug)]
+pub struct Mails {
+    shared: Arc<Shared>,
+    /// The mails of a batch, for its one statement.
+    staged: Vec<db::OwnedMail>,
+    /// What each processed event queued, by (shard, seq), for the log lines after commit.
+    queued: HashMap<(i32, i64), Queued>,
+    /// Duplicates counted in the batch's statement already.
+    counted_skips: i64,
+}
+
+impl Mails {
+    pub fn new(shared: Arc<Shared>) -> Self {
+        Self {
+            shared,
+            staged: Vec::new(),
+            queued: HashMap::new(),
+            counted_skips: 0,
+        }
     }
-    result
 }
 
-async fn apply_on(
-    conn: &mut PgConnection,
-    instance: &str,
-    ev: &Event,
-    traceparent: Option<&str>,
-) -> Result<Outcome, ApplyError> {
-    let mut tx = conn.begin().await?;
-    let mut mailer = QueueMails {
-        delivered: ev,
-        queued: Vec::new(),
-    };
-    let applied = INBOX
-        .apply(&mut tx, &envelope(ev, traceparent), &mut mailer)
-        .await?;
-    let outcome = match applied {
-        outbox_inbox::Outcome::Processed { .. } => Outcome::Processed(mailer.queued),
-        outbox_inbox::Outcome::Skipped { held } => {
-            db::bump(&mut tx, instance, db::SKIPPED, 1).await?;
-            Outcome::Skipped { held }
-        }
-        outbox_inbox::Outcome::Held { waiting_for } => Outcome::Held { waiting_for },
-        outbox_inbox::Outcome::Conflict(c) => {
-            tx.rollback().await?;
-            return Ok(Outcome::Conflict(conflict_reason(&c)));
-        }
-        other => return Err(ApplyError::UnknownOutcome(format!("{other:?}"))),
-    };
-    tx.commit().await?;
-    Ok(outcome)
-}
-
-/// The one-event path's handler: queues the mail of the delivered event (decoded already) and of
-/// each held successor it releases.
-struct QueueMails<'a> {
-    delivered: &'a Event,
-    queued: Vec<Queued>,
-}
-
-impl Handler for QueueMails<'_> {
+impl Handler for Mails {
     type Error = ApplyError;
+
     async fn handle(&mut self, tx: &mut PgConnection, e: &Envelope) -> Result<(), ApplyError> {
-        let ev = if e.seq == self.delivered.seq {
-            Cow::Borrowed(self.delivered)
-        } else {
-            Cow::Owned(decode_held(e)?)
-        };
-        self.queued
-            .push(queue(tx, &ev, e.traceparent.as_deref()).await?);
+        let ev = decode_held(e)?;
+        let q = queue(tx, &ev, e.traceparent.as_deref()).await?;
+        self.queued.insert((ev.shard, ev.seq), q);
         Ok(())
     }
-}
 
-/// One validated delivery of a batch: the event and the `traceparent` it arrived with.
-#[derive(Debug, Clone, Copy)]
-pub struct Item<'a> {
-    pub event: &'a Event,
-    pub traceparent: Option<&'a str>,
-}
-
-/// Applies a batch of validated events in ONE transaction with exactly the result of applying
-/// them one by one in slice (delivery) order: [`Inbox::batch`] locks the batch's orders (sorted,
-/// one statement) and reads their watermarks and held events (one statement) and plans every
-/// event; one statement then writes the releases, watermarks and holds with the mails and the
-/// skip counter (see [`db::push_mail_ctes`]), and the transaction commits.
-///
-/// The result has one entry per item: `None` when the item's order has a held successor that
-/// cannot be decoded (a bug or a manual edit): that order's events are left out of the batch so
-/// that the others commit, and the caller applies them on their own with [`apply`], which keeps
-/// failing (retried, logged) until someone repairs the row, as before batching.
-pub async fn apply_batch(
-    pool: &PgPool,
-    instance: &str,
-    items: &[Item<'_>],
-) -> Result<Vec<Option<Outcome>>, ApplyError> {
-    let mut conn = pool.acquire().await?;
-    let result = apply_batch_on(&mut conn, instance, items).await;
-    if let Err(e) = &result
-        && retry::Retry::failure(e) == retry::Failure::Reconnect
-    {
-        // As in `apply`: a read-only or broken session is not handed back to the pool.
-        conn.close_on_drop();
+    fn classify(error: &ApplyError) -> Failure {
+        match error {
+            ApplyError::Db(e) => outbox_inbox::failure::classify(e),
+            // Retrying keeps the event; the error is logged until someone repairs the row.
+            ApplyError::CorruptHeld { .. } => Failure::Transient,
+        }
     }
-    result
-}
 
-async fn apply_batch_on(
-    conn: &mut PgConnection,
-    instance: &str,
-    items: &[Item<'_>],
-) -> Result<Vec<Option<Outcome>>, ApplyError> {
-    let envelopes: Vec<Envelope> = items
-        .iter()
-        .map(|i| envelope(i.event, i.traceparent))
-        .collect();
-    let mut tx = conn.begin().await?;
-    let mut batch = INBOX.batch(&mut tx, &envelopes).await?;
-
-    // The events to mail, in chain order per order: the batch's own (decoded already) and the
-    // held events it releases (decoded here; an order with a corrupt one is left out).
-    let mut to_mail: Vec<(Cow<'_, Event>, Option<String>)> = Vec::new();
-    let mut corrupt = Vec::new();
-    for p in batch.processed() {
-        let ev = match p.item {
-            Some(n) => Cow::Borrowed(items[n].event),
-            None => match decode_held(p.envelope) {
-                Ok(ev) => Cow::Owned(ev),
-                Err(e) => {
+    /// The chain's mails, for the batch's one statement; an order with a corrupt held event is
+    /// left out of the batch (its events are applied on their own, and retried until someone
+    /// repairs the row), so that the others commit.
+    fn stage(&mut self, chain: &[&Envelope]) -> Option<Result<(), ApplyError>> {
+        let mut mails = Vec::with_capacity(chain.len());
+        for e in chain {
+            let ev = match decode_held(e) {
+                Ok(ev) => ev,
+                Err(err) => {
                     tracing::error!(
-                        "[mail] {e}; applying order {}'s events on their own",
-                        p.envelope.aggregate_id
+                        "[mail] {err}; applying order {}'s events on their own",
+                        e.aggregate_id
                     );
-                    corrupt.push(p.envelope.chain());
-                    continue;
+                    return Some(Err(err));
                 }
-            },
-        };
-        to_mail.push((ev, p.envelope.traceparent.clone()));
-    }
-    for chain in &corrupt {
-        batch.exclude(chain);
-    }
-    to_mail.retain(|(ev, _)| {
-        !corrupt.contains(&Chain::new(ev.shard, event::AGGREGATE_TYPE, ev.order_id))
-    });
-    let mails: Vec<db::OwnedMail> = to_mail
-        .iter()
-        .map(|(ev, tp)| {
-            let text = mail::compose(ev);
-            db::OwnedMail {
+            };
+            let tp = e.traceparent.as_deref();
+            let text = mail::compose(&ev);
+            self.queued
+                .insert((ev.shard, ev.seq), queued_text(&ev, &text, tp));
+            mails.push(db::OwnedMail {
                 shard: ev.shard,
                 seq: ev.seq,
                 order_id: ev.order_id,
                 event_type: ev.event_type(),
-                recipient: ev.recipient.clone(),
+                recipient: ev.recipient,
                 subject: text.subject,
                 body: text.body,
                 idempotency_key: mail::idempotency_key(ev.shard, ev.seq),
-                traceparent: tp.clone(),
-            }
-        })
-        .collect();
-    let planned_skips = batch.duplicates();
-    let applied = batch
-        .write(&mut tx, |q| {
-            db::push_mail_ctes(q, instance, &mails, planned_skips)
-        })
-        .await?;
-
-    // Found only by the write: a seq held already (for another order: a broken producer reusing
-    // seqs) is a duplicate, as the one-event path reports it.
-    let skips = applied
-        .iter()
-        .filter(|o| matches!(o, Some(outbox_inbox::Outcome::Skipped { .. })))
-        .count() as i64;
-    if skips > planned_skips {
-        db::bump(&mut tx, instance, db::SKIPPED, skips - planned_skips).await?;
+                traceparent: tp.map(str::to_owned),
+            });
+        }
+        self.staged.extend(mails);
+        Some(Ok(()))
     }
-    let outcomes = applied
-        .into_iter()
-        .zip(items)
-        .map(|(o, item)| {
-            o.map(|o| outcome(item.event.shard, o, &to_mail))
-                .transpose()
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    tx.commit().await?;
-    Ok(outcomes)
+
+    fn push_writes(&mut self, q: &mut QueryBuilder<Postgres>, duplicates: i64) {
+        db::push_mail_ctes(q, &self.shared.instance, &self.staged, duplicates);
+        self.counted_skips = duplicates;
+    }
+
+    /// Found only by the batch's write: a seq held already (for another order: a broken
+    /// producer reusing seqs) is a duplicate, as the one-event path reports it. And the one-event
+    /// path's duplicate.
+    async fn before_commit(
+        &mut self,
+        tx: &mut PgConnection,
+        outcomes: &[&Outcome],
+    ) -> Result<(), ApplyError> {
+        let skips = outcomes
+            .iter()
+            .filter(|o| matches!(o, Outcome::Skipped { .. }))
+            .count() as i64;
+        if skips > self.counted_skips {
+            db::bump(
+                tx,
+                &self.shared.instance,
+                db::SKIPPED,
+                skips - self.counted_skips,
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    fn committed(&mut self, e: &Envelope, outcome: &Outcome) -> ControlFlow<()> {
+        let _span = event_span(e).entered();
+        report(e, outcome, &self.queued);
+        if matches!(outcome, Outcome::Processed { .. }) {
+            self.shared.mailer_wake.notify_one();
+        }
+        if self.shared.crash_after_commit_seq == Some(e.seq) {
+            tracing::error!("[mail] consumer crashed (test hook)");
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn conflict_reason(&self, c: &Conflict) -> String {
+        conflict_reason(c)
+    }
 }
 
-/// mail-svc's outcome of a batch event, with the mails of the events it processed.
-fn outcome(
-    shard: i32,
-    o: outbox_inbox::Outcome,
-    mailed: &[(Cow<'_, Event>, Option<String>)],
-) -> Result<Outcome, ApplyError> {
-    Ok(match o {
-        outbox_inbox::Outcome::Processed { seqs } => Outcome::Processed(
-            seqs.iter()
-                .filter_map(|s| {
-                    mailed
-                        .iter()
-                        .find(|(ev, _)| (ev.shard, ev.seq) == (shard, *s))
-                })
-                .map(|(ev, tp)| queued(ev, tp.as_deref()))
-                .collect(),
-        ),
-        outbox_inbox::Outcome::Skipped { held } => Outcome::Skipped { held },
-        outbox_inbox::Outcome::Held { waiting_for } => Outcome::Held { waiting_for },
-        outbox_inbox::Outcome::Conflict(c) => Outcome::Conflict(conflict_reason(&c)),
-        other => return Err(ApplyError::UnknownOutcome(format!("{other:?}"))),
-    })
+/// Logs and counts what a committed transaction did with a delivered event. Called inside the
+/// event's [`event_span`].
+fn report(e: &Envelope, outcome: &Outcome, queued: &HashMap<(i32, i64), Queued>) {
+    match outcome {
+        Outcome::Processed { seqs } => {
+            for q in seqs.iter().filter_map(|s| queued.get(&(e.shard, *s))) {
+                // A released successor carries its own trace (not the delivery's).
+                let span = tracing::info_span!("mail", trace_id = tracing::field::Empty);
+                if let Some(t) = q.trace_id.as_deref().filter(|_| q.seq != e.seq) {
+                    span.record("trace_id", t);
+                }
+                span.in_scope(|| {
+                    tracing::info!(
+                        "[mail] send seq={} order={} \"{}\" ({})",
+                        q.seq,
+                        q.order_id,
+                        q.en,
+                        q.ja
+                    )
+                });
+            }
+            metrics::counter!(crate::metrics::PROCESSED).increment(seqs.len() as u64);
+        }
+        Outcome::Skipped { held } => {
+            metrics::counter!(crate::metrics::SKIPPED).increment(1);
+            tracing::info!(
+                "[mail] skip seq={} order={} (already {})",
+                e.seq,
+                e.aggregate_id,
+                if *held { "held" } else { "sent" }
+            );
+        }
+        Outcome::Held { waiting_for } => {
+            metrics::counter!(crate::metrics::HELD).increment(1);
+            tracing::info!(
+                "[mail] hold seq={} order={} (waiting for seq={waiting_for})",
+                e.seq,
+                e.aggregate_id
+            );
+        }
+        // Dead-lettered by the consumer with [`conflict_reason`]; nothing was committed.
+        _ => {}
+    }
+}
+
+/// The span of one event's log lines: the `process` span of its trace, a child of the relay's
+/// publish span (the context the delivery carries).
+fn event_span(e: &Envelope) -> tracing::Span {
+    let span = tracing::info_span!(
+        "event",
+        otel.name = "process",
+        otel.kind = "consumer",
+        order_id = e.aggregate_id,
+        seq = e.seq,
+        shard = tracing::field::Empty,
+        trace_id = tracing::field::Empty
+    );
+    // Seqs repeat across shards: a sharded event's lines name its shard (shard 0's read as before).
+    if e.shard != 0 {
+        span.record("shard", e.shard);
+    }
+    if let Some(t) = e
+        .traceparent
+        .as_deref()
+        .and_then(|tp| TraceHeaders::parse(tp, None))
+    {
+        t.continue_in(&span);
+    }
+    span
+}
+
+/// Applies a batch of judged events in ONE transaction, as the consumer does (the crate's
+/// [`Inbox::apply_batch`] with [`Mails`], its skip count, the commit): for tests and tools that
+/// queue mails without a broker. `None`: the event's order has a corrupt held event.
+pub async fn apply_batch(
+    pool: &PgPool,
+    instance: &str,
+    envelopes: &[Envelope],
+) -> Result<Vec<Option<Outcome>>, ApplyError> {
+    let mut handler = Mails::new(Arc::new(Shared {
+        instance: instance.to_owned(),
+        mailer_wake: Arc::new(Notify::new()),
+        crash_after_commit_seq: None,
+    }));
+    let mut conn = pool.acquire().await?;
+    let mut tx = conn.begin().await?;
+    let outcomes = INBOX
+        .apply_batch(&mut tx, envelopes, &mut handler)
+        .await
+        .map_err(|e| match e {
+            outbox_inbox::ApplyError::Handler { source, .. } => source,
+            outbox_inbox::ApplyError::Db(e) => ApplyError::Db(e),
+        })?;
+    let committed: Vec<&Outcome> = outcomes.iter().flatten().collect();
+    handler.before_commit(&mut tx, &committed).await?;
+    tx.commit().await?;
+    Ok(outcomes)
 }
 
 /// The dead-letter reason of a chain conflict, in mail-svc's words (the order is the aggregate).
@@ -366,8 +347,7 @@ fn conflict_reason(c: &Conflict) -> String {
     )
 }
 
-fn queued(ev: &Event, traceparent: Option<&str>) -> Queued {
-    let text = mail::compose(ev);
+fn queued_text(ev: &Event, text: &mail::MailText, traceparent: Option<&str>) -> Queued {
     Queued {
         seq: ev.seq,
         order_id: ev.order_id,
@@ -402,7 +382,7 @@ pub async fn queue(
         },
     )
     .await?;
-    Ok(queued(ev, traceparent))
+    Ok(queued_text(ev, &text, traceparent))
 }
 
 #[cfg(test)]
@@ -441,7 +421,7 @@ mod tests {
             recipient: "a@example.com".into(),
             ts_ms: 1,
         };
-        let e = envelope(&ev, Some("tp"));
+        let e = envelope(&ev, None, Some("tp".into()));
         assert_eq!(
             (e.shard, e.aggregate_id, e.seq, e.prev_seq),
             (3, 7, 5, Some(4))

@@ -67,7 +67,8 @@
 //! statements, with exactly the result of applying them one by one.
 //!
 //! Layout: [`schema`] (table names, migration), [`decide`](mod@decide) (the rule), [`plan`] (the
-//! rule over a batch), the transactions here, and with the `amqp` feature, `amqp` (lapin
+//! rule over a batch), [`failure`] (what a failed transaction means for its delivery), the
+//! transactions here, and with the `amqp` feature, `amqp` (lapin
 //! dispositions, dead-lettering, acks, and the `Consumer` loop: batches, reconnects, counts).
 
 #![warn(missing_docs)]
@@ -81,14 +82,16 @@ pub use sqlx;
 pub mod amqp;
 mod db;
 pub mod decide;
+pub mod failure;
 pub mod plan;
 pub mod schema;
 
-use std::fmt;
+use std::{fmt, ops::ControlFlow};
 
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 
 pub use decide::{Decision, decide};
+pub use failure::Failure;
 pub use plan::{AggregatePlan, Step, plan_aggregate};
 pub use schema::Tables;
 
@@ -174,6 +177,70 @@ pub trait Handler {
         conn: &mut PgConnection,
         event: &Envelope,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    // What follows is for the `amqp` feature's `Consumer`; every method has a default, and a
+    // handler that only handles needs none of them.
+
+    /// What a failure of this handler means for the delivery: by default
+    /// [`Failure::Transient`] (the delivery is tried again after a backoff); return
+    /// [`Failure::Poison`] for an error the event's own data causes every time (it is
+    /// dead-lettered), [`Failure::Reconnect`] for one that leaves the connection unusable (it is
+    /// closed, not handed back to the pool). The crate's own database errors are classified by
+    /// [`failure::classify`].
+    fn classify(error: &Self::Error) -> Failure {
+        let _ = error;
+        Failure::Transient
+    }
+
+    /// In a batch: takes one chain's events (in chain order: the batch's own and the held events
+    /// they release) into the batch's writes without touching the database, for
+    /// [`Handler::push_writes`] to write them in the batch's one statement (one insert for the
+    /// whole batch rather than one per event). `None`, the default: [`Handler::handle`] is called
+    /// for each instead. `Some(Err)` (e.g. a stored payload that cannot be decoded): keep nothing
+    /// of the chain; it is left out of the batch and its deliveries are applied on their own,
+    /// where [`Handler::handle`] reports the error, while the rest of the batch commits.
+    fn stage(&mut self, chain: &[&Envelope]) -> Option<Result<(), Self::Error>> {
+        let _ = chain;
+        None
+    }
+
+    /// Pushes the writes of what [`Handler::stage`] took onto the batch's one statement, as
+    /// complete CTEs each followed by a comma (see [`Batch::write`]); `duplicates` is the number
+    /// of the batch's deliveries planned as duplicates (e.g. to count them in the same
+    /// statement). The default pushes nothing.
+    fn push_writes(&mut self, q: &mut QueryBuilder<Postgres>, duplicates: i64) {
+        let _ = (q, duplicates);
+    }
+
+    /// Called in the transaction, just before its commit, with the outcome of each delivery it
+    /// applied (a chain conflict never reaches it: nothing is committed for one), e.g. to count
+    /// the duplicates that [`Handler::push_writes`] did not count. An error rolls the
+    /// transaction back. The default does nothing.
+    fn before_commit(
+        &mut self,
+        conn: &mut PgConnection,
+        outcomes: &[&Outcome],
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        let _ = (conn, outcomes);
+        async { Ok(()) }
+    }
+
+    /// Called once the transaction that applied `event` has committed, before the delivery is
+    /// acked, with its outcome (each delivery of a batch in delivery order): the place for log
+    /// lines, metrics, and waking whatever works on the handler's writes.
+    /// [`ControlFlow::Break`] stops the consumer at once, with this and every later delivery of
+    /// the batch left unacked (the broker redelivers them), as a crash would. The default
+    /// continues.
+    fn committed(&mut self, event: &Envelope, outcome: &Outcome) -> ControlFlow<()> {
+        let _ = (event, outcome);
+        ControlFlow::Continue(())
+    }
+
+    /// The dead-letter reason of an event in conflict with its chain (`x-death-reason`), in
+    /// the handler's words; by default the conflict's [`Display`](fmt::Display).
+    fn conflict_reason(&self, conflict: &Conflict) -> String {
+        conflict.to_string()
+    }
 }
 
 /// One event as the inbox sees it: its aggregate, its place in the aggregate's chain, and the
@@ -626,6 +693,62 @@ impl Inbox {
             envelopes,
             plans,
         })
+    }
+}
+
+impl Inbox {
+    /// Applies a batch of delivered events in the caller's transaction the way the `amqp`
+    /// feature's `Consumer` does: the locks and plan of [`Inbox::batch`], each chain's events
+    /// (in chain order) staged with [`Handler::stage`] or else handled with
+    /// [`Handler::handle`], then the inbox's writes and the handler's
+    /// ([`Handler::push_writes`]) in ONE statement ([`Batch::write`]). Returns each event's
+    /// outcome by its index: `None` for the events of a chain [`Handler::stage`] refused (its
+    /// writes were left out: apply those events on their own with [`Inbox::apply`]). The caller
+    /// commits; on `Err` it must roll back.
+    pub async fn apply_batch<E, H>(
+        &self,
+        conn: &mut PgConnection,
+        envelopes: &[Envelope],
+        handler: &mut H,
+    ) -> Result<Vec<Option<Outcome>>, ApplyError<E>>
+    where
+        H: Handler<Error = E>,
+    {
+        let mut batch = self.batch(conn, envelopes).await?;
+        let mut refused = Vec::new();
+        {
+            // The plan lists its events aggregate by aggregate, each chain's in chain order.
+            let mut chains: Vec<Vec<&Envelope>> = Vec::new();
+            for p in batch.processed() {
+                match chains.last_mut() {
+                    Some(chain) if chain[0].chain() == p.envelope.chain() => {
+                        chain.push(p.envelope);
+                    }
+                    _ => chains.push(vec![p.envelope]),
+                }
+            }
+            for chain in chains {
+                match handler.stage(&chain) {
+                    Some(Ok(())) => {}
+                    // Its deliveries, applied on their own, meet the error again in `handle`.
+                    Some(Err(_)) => {
+                        refused.push(chain[0].chain());
+                    }
+                    None => {
+                        for e in chain {
+                            call(handler, conn, e).await?;
+                        }
+                    }
+                }
+            }
+        }
+        for chain in &refused {
+            batch.exclude(chain);
+        }
+        let duplicates = batch.duplicates();
+        Ok(batch
+            .write(conn, |q| handler.push_writes(q, duplicates))
+            .await?)
     }
 }
 

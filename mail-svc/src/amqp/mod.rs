@@ -1,8 +1,8 @@
-//! RabbitMQ: the topology mail-svc declares ([`topology`]), the consumer loop ([`consumer`]), and
-//! dead-lettering ([`dead_letter`]). The generic parts (the topology's shape, the dead-letter
-//! channel and properties, acks after commit, [`Disposition`]) are `outbox-inbox`'s `amqp`
-//! feature; what is mail-svc's is here: judging a delivery, the batch loop, the log lines and
-//! metrics, the durable dead-letter counter.
+//! RabbitMQ: the topology mail-svc declares ([`topology`]) and its use of the consumer loop
+//! ([`consumer`]). The loop itself (batches, acks after commit, dead-lettering with a reason,
+//! retries, reconnects over the broker list) is `outbox-inbox`'s `amqp::Consumer`; what is
+//! mail-svc's is here and in [`crate::process`]: judging a delivery, the handler, the log lines
+//! and metrics, the durable dead-letter counter.
 //!
 //! Topology (all durable, declared idempotently on every (re)connect):
 //!
@@ -25,9 +25,10 @@
 //! **Batches.** Deliveries are gathered into batches of up to `BATCH_SIZE`: an idle consumer
 //! starts one at once with what has arrived; while another batch is in flight, a batch waits at
 //! most `BATCH_WINDOW` for more. Each delivery is judged first (publisher, size, format) and
-//! poison is dead-lettered on its own; the rest are applied in one transaction
-//! ([`crate::process::apply_batch`]), retried as a whole on a database error (see [`crate::retry`]) or
-//! applied one by one when an event's data failed it, so that only that event is dead-lettered.
+//! poison is dead-lettered on its own; the rest are applied in one transaction (the crate's
+//! `Inbox::apply_batch` with [`crate::process::Mails`]), retried as a whole on a database error
+//! (see `outbox_inbox::failure`) or applied one by one when an event's data failed it, so that
+//! only that event is dead-lettered.
 //! After the commit, chain conflicts are dead-lettered and the others acked together: one
 //! `basic.ack` with `multiple` on the highest tag when no other unsettled delivery of the channel
 //! lies below it (a `multiple` ack settles everything up to its tag), else one ack each.
@@ -45,9 +46,7 @@
 //! published.
 
 pub mod consumer;
-pub mod dead_letter;
 
-pub use consumer::Consumer;
 pub use outbox_inbox::amqp::{
     DEAD_LETTER_ATTEMPTS, DEATH_REASON_HEADER, DELIVERY_LIMIT, Disposition, MAX_REASON_BYTES,
     Topology, bounded_reason, dead_letter_properties, with_properties_of,

@@ -77,20 +77,17 @@ async fn queue(pool: &PgPool, first_seq: i64, count: i64, first_order: i64, orde
         })
         .collect();
     for chunk in events.chunks(500) {
-        let items: Vec<process::Item<'_>> = chunk
+        let envelopes: Vec<_> = chunk
             .iter()
-            .map(|event| process::Item {
-                event,
-                traceparent: None,
-            })
+            .map(|event| process::envelope(event, None, None))
             .collect();
-        let outcomes = process::apply_batch(pool, "cost-test", &items)
+        let outcomes = process::apply_batch(pool, "cost-test", &envelopes)
             .await
             .expect("batch");
         assert!(
             outcomes
                 .iter()
-                .all(|o| matches!(o, Some(process::Outcome::Processed(_)))),
+                .all(|o| matches!(o, Some(outbox_inbox::Outcome::Processed { .. }))),
             "every event is processed"
         );
     }

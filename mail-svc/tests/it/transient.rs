@@ -1,12 +1,12 @@
 //! A transient database error never dead-letters a valid event: the database turned read-only
 //! (as during a switchover) while events arrive delays them, unacked, and every one is processed
 //! and mailed once it is writable again. Also: real PostgreSQL errors land in the classes of
-//! `mail_svc::retry`.
+//! `outbox_inbox::failure`, the rule mail-svc's consumer applies.
 
 use std::time::{Duration, Instant};
 
 use lapin::{Connection, ConnectionProperties, options::BasicGetOptions};
-use mail_svc::retry::{Failure, classify};
+use outbox_inbox::failure::{Failure, classify};
 use outbox_kit::testing;
 use outbox_proto::orders::v1::OrderStatus;
 use sqlx::{AssertSqlSafe, Connection as _, PgConnection, PgPool};

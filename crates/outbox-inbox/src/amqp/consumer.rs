@@ -5,11 +5,14 @@
 use std::{
     fmt,
     num::{NonZeroU16, NonZeroUsize},
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
     time::Duration,
 };
 
-use futures::{FutureExt, StreamExt, stream::FuturesUnordered};
+use futures::{FutureExt, StreamExt, future::BoxFuture, stream::FuturesUnordered};
 use lapin::{
     Connection, ConnectionProperties,
     message::Delivery,
@@ -21,15 +24,15 @@ use outbox_support::{
     backoff::Backoff,
     failover::Failover,
 };
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 
 use super::{
     BrokerError, DEFAULT_HEARTBEAT, DeadLetterChannel, Judge, Topology, Unsettled,
-    batch::Work,
+    batch::{Attempts, Work},
     broker_call,
     counts::{Counters, Counts},
 };
-use crate::{Handler, Inbox};
+use crate::{Failure, Handler, Inbox};
 
 /// The first wait before a delivery whose transaction failed is tried again (doubling, with
 /// jitter, up to [`RETRY_MAX`]).
@@ -50,6 +53,53 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// What the broker says about a connection ([`Change`]), for the user's logs and health.
 type OnChange = Arc<dyn Fn(&Change) + Send + Sync>;
 
+/// Told whether a session consumes (see [`Consumer::on_consuming`]).
+type OnConsuming = Arc<dyn Fn(bool) + Send + Sync>;
+/// Told of a retried attempt (see [`Consumer::on_retry`]).
+type OnRetry = Arc<dyn Fn(&Retrying<'_>) + Send + Sync>;
+/// Told of a settled dead letter and its reason (see [`Consumer::on_dead_letter`]).
+type OnDeadLetter = Arc<dyn Fn(&Delivery, &str) + Send + Sync>;
+
+/// Writes a dead letter's record in the user's database (see [`Consumer::record_dead_letters`]).
+type RecordDeadLetter = Arc<
+    dyn for<'c> Fn(
+            &'c mut PgConnection,
+            &'c Delivery,
+            &'c str,
+        ) -> BoxFuture<'c, Result<(), sqlx::Error>>
+        + Send
+        + Sync,
+>;
+
+/// The user's callbacks, shared by a consumer's clones.
+#[derive(Clone, Default)]
+pub(super) struct Hooks {
+    pub(super) on_change: Option<OnChange>,
+    pub(super) on_consuming: Option<OnConsuming>,
+    pub(super) on_retry: Option<OnRetry>,
+    pub(super) on_dead_letter: Option<OnDeadLetter>,
+    pub(super) record_dead_letter: Option<RecordDeadLetter>,
+}
+
+/// A failed attempt at a transaction that is tried again (see [`Consumer::on_retry`]).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Retrying<'a> {
+    /// What failed: `a batch of <n>`, `seq <n>` (one delivery), `recording a dead letter`.
+    pub what: &'a str,
+    /// The error.
+    pub error: &'a str,
+    /// Its SQLSTATE, when the database raised it.
+    pub sqlstate: Option<&'a str>,
+    /// What it means ([`Failure::Transient`] or [`Failure::Reconnect`]: a poison failure is
+    /// dead-lettered, not tried again).
+    pub failure: Failure,
+    /// Failed attempts so far at this transaction.
+    pub attempt: u32,
+    /// The wait before the next attempt.
+    pub delay: Duration,
+}
+
 /// A consumer of one queue into an [`Inbox`]: every delivery is applied exactly once, in its
 /// aggregate's chain order; deliveries are gathered into batches of up to `batch_size`, each
 /// applied in one transaction and acked together, up to `concurrency` batches at once.
@@ -65,12 +115,17 @@ type OnChange = Arc<dyn Fn(&Change) + Send + Sync>;
 ///    commits, and only then dead-letters the chain [`Conflict`](crate::Conflict)s (nothing was
 ///    written for them) and acks the others together: one `basic.ack` with `multiple` on the
 ///    highest tag when no other unsettled delivery of the channel lies below it, else one each;
-/// 3. when the batch's transaction fails (a handler error on one member, a database error),
-///    applies its members one by one, each in a transaction of its own: the others commit and
-///    are acked, and a member that still fails is neither acked nor rejected but tried again
-///    after a backoff ([`RETRY_MIN`] doubling to [`RETRY_MAX`]), so that a database outage
-///    slows the consumer down instead of spinning it. At shutdown it stays unacked and the
-///    broker redelivers it (the queue's delivery limit bounds redeliveries).
+/// 3. when the batch's transaction fails, nothing of it was written: a database error that is
+///    the database's (an outage, a lock timeout, a switchover: see [`crate::failure`]) tries
+///    the whole batch again after a backoff ([`RETRY_MIN`] doubling to [`RETRY_MAX`], see
+///    [`Consumer::with_retry_backoff`]), so that an outage slows the consumer down instead of
+///    spinning it; a handler error, or an error the event's own data causes
+///    ([`Failure::Poison`]), applies the members one by one instead, each in a transaction of
+///    its own: the others commit and are acked, a member whose data the database refuses is
+///    dead-lettered (`cannot be stored: …`), and a member that still fails otherwise is neither
+///    acked nor rejected but tried again after the backoff. At shutdown what is not committed
+///    stays unacked and the broker redelivers it (the queue's delivery limit bounds
+///    redeliveries).
 ///
 /// A batch starts when it is full, when no other batch is in flight (an idle consumer adds no
 /// latency: it takes what has arrived), or when it has waited `batch_window` for more.
@@ -78,7 +133,20 @@ type OnChange = Arc<dyn Fn(&Change) + Send + Sync>;
 /// serialises them. Give `pool` at least `concurrency` connections, and a prefetch of at least
 /// `batch_size` × `concurrency`, or batches stay small.
 ///
-/// [`Consumer::counts`] says what it did (processed, skipped, held, dead-lettered, reconnects).
+/// [`Consumer::counts`] says what it did (processed, skipped, held, dead-lettered, reconnects,
+/// retries).
+///
+/// **Extension points**, for a service that needs more than the loop: what a handler's error
+/// means ([`Handler::classify`]: tried again, dead-lettered, or on a fresh connection); the
+/// handler's writes for a whole batch in the batch's one statement ([`Handler::stage`],
+/// [`Handler::push_writes`]); writes just before the commit ([`Handler::before_commit`]); a
+/// callback per committed delivery, before its ack ([`Handler::committed`]: log lines, metrics,
+/// waking a worker, or stopping as a crash would); the dead-letter reason of a chain conflict
+/// ([`Handler::conflict_reason`]); a bound on each attempt ([`Consumer::with_attempt_timeout`])
+/// and its backoff ([`Consumer::with_retry_backoff`]); callbacks for each retry
+/// ([`Consumer::on_retry`]), each dead letter ([`Consumer::on_dead_letter`]), the consuming
+/// state ([`Consumer::on_consuming`]) and the connection ([`Consumer::on_change`]); a durable
+/// record of each dead letter written before its ack ([`Consumer::record_dead_letters`]).
 ///
 /// ```no_run
 /// # async fn demo(pool: sqlx::PgPool) -> Result<(), Box<dyn std::error::Error>> {
@@ -120,7 +188,8 @@ pub struct Consumer {
     tls: Tls,
     heartbeat: Duration,
     connection_name: Option<String>,
-    on_change: Option<OnChange>,
+    attempts: Attempts,
+    hooks: Hooks,
     counters: Arc<Counters>,
 }
 
@@ -135,6 +204,7 @@ impl fmt::Debug for Consumer {
             .field("tls", &self.tls)
             .field("heartbeat", &self.heartbeat)
             .field("connection_name", &self.connection_name)
+            .field("attempts", &self.attempts)
             .field("counts", &self.counts())
             .finish_non_exhaustive()
     }
@@ -154,7 +224,12 @@ impl Consumer {
             tls: Tls::default(),
             heartbeat: DEFAULT_HEARTBEAT,
             connection_name: None,
-            on_change: None,
+            attempts: Attempts {
+                timeout: None,
+                backoff_min: RETRY_MIN,
+                backoff_max: RETRY_MAX,
+            },
+            hooks: Hooks::default(),
             counters: Arc::default(),
         }
     }
@@ -205,7 +280,86 @@ impl Consumer {
     /// [`Consumer::run_reconnecting`] (blocked, unblocked, lost; see [`outbox_support::amqp::watch`]),
     /// from a task of its own: the place to log, count and update health.
     pub fn on_change(mut self, on_change: impl Fn(&Change) + Send + Sync + 'static) -> Self {
-        self.on_change = Some(Arc::new(on_change));
+        self.hooks.on_change = Some(Arc::new(on_change));
+        self
+    }
+
+    /// Bounds each attempt at a transaction (connection, statements, commit): an attempt with
+    /// no answer within `limit` is abandoned as a broken connection ([`Failure::Reconnect`]) and
+    /// tried again. A socket gone silent (a firewall, a NAT) gives no error at all: without a
+    /// bound, the attempt waits for the kernel's TCP timeout. Default: none (the statement
+    /// timeout of your pool's sessions bounds the statements).
+    pub fn with_attempt_timeout(mut self, limit: Duration) -> Self {
+        self.attempts.timeout = Some(limit);
+        self
+    }
+
+    /// The backoff between two attempts at one transaction: from `min`, doubling with jitter, up
+    /// to `max` (default [`RETRY_MIN`] to [`RETRY_MAX`]). A lower cap recovers sooner after an
+    /// outage, at the cost of more attempts during it.
+    pub fn with_retry_backoff(mut self, min: Duration, max: Duration) -> Self {
+        self.attempts.backoff_min = min;
+        self.attempts.backoff_max = max.max(min);
+        self
+    }
+
+    /// Called with `true` once a session consumes (the topology declared, the consumer
+    /// registered) and with `false` when it stops: the place to update health and readiness.
+    pub fn on_consuming(mut self, on_consuming: impl Fn(bool) + Send + Sync + 'static) -> Self {
+        self.hooks.on_consuming = Some(Arc::new(on_consuming));
+        self
+    }
+
+    /// Called for each failed attempt at a transaction that is tried again after a backoff
+    /// (see [`Retrying`]): the place to log and count database trouble. [`Counts::retries`]
+    /// counts them too.
+    pub fn on_retry(mut self, on_retry: impl Fn(&Retrying<'_>) + Send + Sync + 'static) -> Self {
+        self.hooks.on_retry = Some(Arc::new(on_retry));
+        self
+    }
+
+    /// Called for each delivery once it is dead-lettered and settled, with its reason (as
+    /// bounded in `x-death-reason`): the place to log and count poison.
+    pub fn on_dead_letter(
+        mut self,
+        on_dead_letter: impl Fn(&Delivery, &str) + Send + Sync + 'static,
+    ) -> Self {
+        self.hooks.on_dead_letter = Some(Arc::new(on_dead_letter));
+        self
+    }
+
+    /// Records each dead letter in your database before its delivery is acked (e.g. a durable
+    /// counter that survives restarts, an audit row): `record` runs on a connection of the pool,
+    /// after the broker confirmed the dead-letter copy, and is tried again like a transaction
+    /// (after a backoff, bounded by the attempt timeout) until it succeeds; a
+    /// [`Failure::Poison`] error is logged and not tried again. When shutdown comes first the
+    /// delivery stays unacked: it comes back and is judged (and recorded) again, and the
+    /// dead-letter queue then holds two copies of it.
+    ///
+    /// ```no_run
+    /// # fn demo(consumer: outbox_inbox::amqp::Consumer) -> outbox_inbox::amqp::Consumer {
+    /// consumer.record_dead_letters(|conn, _delivery, _reason| {
+    ///     Box::pin(async move {
+    ///         sqlx::query("update stats set dead_letters = dead_letters + 1")
+    ///             .execute(conn)
+    ///             .await
+    ///             .map(drop)
+    ///     })
+    /// })
+    /// # }
+    /// ```
+    pub fn record_dead_letters<F>(mut self, record: F) -> Self
+    where
+        F: for<'c> Fn(
+                &'c mut PgConnection,
+                &'c Delivery,
+                &'c str,
+            ) -> BoxFuture<'c, Result<(), sqlx::Error>>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.hooks.record_dead_letter = Some(Arc::new(record));
         self
     }
 
@@ -241,6 +395,7 @@ impl Consumer {
     {
         let shutdown = shutdown.shared();
         let mut backoff = Backoff::new(RECONNECT_MIN, RECONNECT_MAX);
+        let stopped = AtomicBool::new(false);
         while !is_done(&shutdown) {
             let connected = tokio::select! {
                 () = shutdown.clone() => break,
@@ -254,6 +409,7 @@ impl Consumer {
                             &conn,
                             &watch,
                             &mut consumed,
+                            &stopped,
                             pool,
                             inbox,
                             &judge,
@@ -266,7 +422,7 @@ impl Consumer {
                     // Closing the connection hands every unacked delivery back to the queue.
                     let _ = conn.close(200, "bye".into()).await;
                     match ran {
-                        Ok(()) if is_done(&shutdown) => break,
+                        Ok(()) if is_done(&shutdown) || stopped.load(Ordering::SeqCst) => break,
                         Ok(()) => "the broker cancelled the consumer".to_owned(),
                         Err(e) => e.to_string(),
                     }
@@ -283,9 +439,8 @@ impl Consumer {
             tracing::warn!(
                 %error,
                 retry = backoff.failures(),
-                ?delay,
                 queue = %self.topology.queue,
-                "broker unavailable; reconnecting"
+                "broker unavailable; retrying in {delay:?}"
             );
             tokio::select! {
                 () = shutdown.clone() => break,
@@ -306,7 +461,7 @@ impl Consumer {
                 let conn =
                     super::connect(url.expose(), &self.tls, self.heartbeat, properties).await?;
                 // At once: lapin passes events on only to listeners that exist.
-                let on_change = self.on_change.clone();
+                let on_change = self.hooks.on_change.clone();
                 let watch = outbox_support::amqp::watch(&conn, move |change| {
                     if let Some(f) = &on_change {
                         f(change);
@@ -362,6 +517,7 @@ impl Consumer {
             conn,
             &watch,
             &mut false,
+            &AtomicBool::new(false),
             pool,
             inbox,
             &judge,
@@ -381,6 +537,7 @@ impl Consumer {
         conn: &Connection,
         watch: &Watch,
         consumed: &mut bool,
+        stopped: &AtomicBool,
         pool: &PgPool,
         inbox: &Inbox,
         judge: &J,
@@ -413,6 +570,7 @@ impl Consumer {
             .await?;
         *consumed = true;
         tracing::info!(queue = %self.topology.queue, "consuming");
+        self.consuming(true);
         let unsettled = Unsettled::default();
         let work = Work {
             pool,
@@ -422,6 +580,9 @@ impl Consumer {
             dead_letters: &dead_letters,
             unsettled: &unsettled,
             counters: &self.counters,
+            hooks: &self.hooks,
+            attempts: self.attempts,
+            stopped,
             shutdown: shutdown.clone(),
         };
         let (size, concurrency) = (self.batch_size.get(), self.concurrency.get());
@@ -448,6 +609,9 @@ impl Consumer {
                 Some(settled) = in_flight.next(), if !in_flight.is_empty() => {
                     if let Err(e) = settled {
                         break Err(e);
+                    }
+                    if stopped.load(Ordering::SeqCst) {
+                        break Ok(());
                     }
                 }
                 () = tokio::time::sleep_until(window_end),
@@ -483,13 +647,25 @@ impl Consumer {
             ch.basic_cancel(tag.as_str().into(), BasicCancelOptions::default()),
         )
         .await;
-        while let Some(settled) = in_flight.next().await {
-            result = result.and(settled);
+        // Stopped by a handler: as a crash, the batches in flight end where they are, unacked.
+        if !stopped.load(Ordering::SeqCst) {
+            while let Some(settled) = in_flight.next().await {
+                result = result.and(settled);
+            }
         }
         drop(in_flight);
+        self.consuming(false);
         dead_letters.close().await;
         let _ = ch.close(200, "bye".into()).await;
         result
+    }
+}
+
+impl Consumer {
+    fn consuming(&self, consuming: bool) {
+        if let Some(f) = &self.hooks.on_consuming {
+            f(consuming);
+        }
     }
 }
 

@@ -23,6 +23,9 @@ pub struct Counts {
     /// cancelled consumer) and were followed by a reconnect
     /// ([`Consumer::run_reconnecting`](super::Consumer::run_reconnecting) only).
     pub reconnects: u64,
+    /// Failed attempts at a transaction (a batch's, a delivery's, recording a dead letter) that
+    /// were tried again after a backoff.
+    pub retries: u64,
 }
 
 /// The live counters behind [`Counts`].
@@ -33,6 +36,7 @@ pub(super) struct Counters {
     held: AtomicU64,
     dead_lettered: AtomicU64,
     reconnects: AtomicU64,
+    retries: AtomicU64,
 }
 
 impl Counters {
@@ -54,6 +58,10 @@ impl Counters {
         self.reconnects.fetch_add(1, Relaxed);
     }
 
+    pub(super) fn retried(&self) {
+        self.retries.fetch_add(1, Relaxed);
+    }
+
     pub(super) fn snapshot(&self) -> Counts {
         Counts {
             processed: self.processed.load(Relaxed),
@@ -61,6 +69,7 @@ impl Counters {
             held: self.held.load(Relaxed),
             dead_lettered: self.dead_lettered.load(Relaxed),
             reconnects: self.reconnects.load(Relaxed),
+            retries: self.retries.load(Relaxed),
         }
     }
 }
@@ -82,12 +91,14 @@ mod tests {
         c.committed(&Outcome::Conflict(Conflict::new(1, Some(2), 3, None)));
         c.dead_lettered();
         c.reconnected();
+        c.retried();
         let want = Counts {
             processed: 3,
             skipped: 2,
             held: 1,
             dead_lettered: 1,
             reconnects: 1,
+            retries: 1,
         };
         assert_eq!(c.snapshot(), want);
     }

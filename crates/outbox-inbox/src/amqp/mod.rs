@@ -25,7 +25,9 @@ mod message;
 mod topology;
 
 pub use ack::{BROKER_CALL_TIMEOUT, BrokerError, Unsettled, ack_together, broker_call};
-pub use consumer::{CONNECT_TIMEOUT, Consumer, RECONNECT_MAX, RECONNECT_MIN, RETRY_MAX, RETRY_MIN};
+pub use consumer::{
+    CONNECT_TIMEOUT, Consumer, RECONNECT_MAX, RECONNECT_MIN, RETRY_MAX, RETRY_MIN, Retrying,
+};
 pub use counts::Counts;
 pub use dead_letter::{
     DEAD_LETTER_ATTEMPTS, DEATH_REASON_HEADER, DeadLetterChannel, MAX_REASON_BYTES,

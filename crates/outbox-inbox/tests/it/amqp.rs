@@ -16,7 +16,7 @@ use lapin::{
     message::Delivery,
     options::{
         BasicConsumeOptions, BasicGetOptions, BasicPublishOptions, BasicQosOptions,
-        ExchangeDeleteOptions, QueueDeclareOptions, QueueDeleteOptions,
+        ConfirmSelectOptions, ExchangeDeleteOptions, QueueDeclareOptions, QueueDeleteOptions,
     },
     types::{AMQPValue, FieldTable},
 };
@@ -46,6 +46,11 @@ impl Broker {
             .await
             .expect("connect");
         let ch = conn.create_channel().await.expect("channel");
+        // Confirmed publishes: once one returns, the queue holds the message, and a test that
+        // waits for the queue to drain does not see it empty before the message got there.
+        ch.confirm_select(ConfirmSelectOptions::default())
+            .await
+            .expect("confirms");
         let topology = Topology::new(
             &testing::unique("inbox_x"),
             &testing::unique("inbox_q"),

@@ -7,6 +7,8 @@
 mod amqp;
 #[cfg(feature = "amqp")]
 mod consumer;
+#[cfg(feature = "amqp")]
+mod hooks;
 mod inbox;
 mod support;
 mod types;
