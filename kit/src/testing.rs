@@ -170,6 +170,7 @@ pub fn drop_database_blocking(name: String) {
 /// The databases named by these URLs (e.g. made with [`fresh_database_url`] for a service to
 /// create), dropped when the guard goes: a passing test leaves none behind, a failing one keeps
 /// them to look at.
+#[derive(Debug)]
 pub struct DropDatabasesOnPass(pub Vec<String>);
 
 impl Drop for DropDatabasesOnPass {
