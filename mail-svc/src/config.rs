@@ -355,33 +355,9 @@ mod tests {
 
     #[test]
     fn liveness_settings_take_durations_in_range_and_name_themselves() {
-        let cfg = Config::parse_from(["mail-svc"]);
-        assert_eq!(cfg.amqp_heartbeat, Duration::from_secs(10));
-        assert_eq!(cfg.db_statement_timeout, Duration::from_secs(30));
-        let cfg = Config::parse_from([
-            "mail-svc",
-            "--amqp-heartbeat",
-            "2s",
-            "--db-statement-timeout",
-            "1m",
-        ]);
-        assert_eq!(cfg.amqp_heartbeat, Duration::from_secs(2));
-        assert_eq!(cfg.db_statement_timeout, Duration::from_secs(60));
-        for (flag, bad) in [
-            ("--amqp-heartbeat", "0s"),
-            ("--amqp-heartbeat", "1500ms"),
-            ("--amqp-heartbeat", "11m"),
-            ("--db-statement-timeout", "500ms"),
-            ("--db-statement-timeout", "2h"),
-        ] {
-            let err = Config::try_parse_from(["mail-svc", flag, bad])
-                .expect_err(bad)
-                .to_string();
-            assert!(
-                err.contains(flag) && err.contains(bad),
-                "{flag} {bad}: {err}"
-            );
-        }
+        outbox_kit::testing::settings::assert_liveness_settings::<Config>("mail-svc", |c| {
+            (c.amqp_heartbeat, c.db_statement_timeout)
+        });
     }
 
     #[test]

@@ -3,17 +3,11 @@
 
 use std::{process::Command, time::Duration};
 
-use outbox_kit::testing::{assert_refuses, run_for};
+use outbox_kit::testing::{against_absent_servers, assert_refuses, run_for};
 
 fn mail() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mail-svc"));
     // A database that is not there: mail-svc waits for it, logging, for as long as it runs.
-    cmd.env("DATABASE_URL", "postgres://postgres@127.0.0.1:1/mail")
-        .env("AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
-        .env("GRPC_ADDR", "127.0.0.1:0")
-        .env("METRICS_ADDR", "127.0.0.1:0")
-        .env("RUST_LOG", "info");
-    cmd
+    against_absent_servers(env!("CARGO_BIN_EXE_mail-svc"), "mail")
 }
 
 #[test]
