@@ -298,6 +298,18 @@ async fn create_database_if_missing(options: &PgConnectOptions) -> anyhow::Resul
     Ok(())
 }
 
+/// How a call that failed on the database is answered: an outage ([`is_unavailable`]) is
+/// UNAVAILABLE (retry later), anything else INTERNAL; the detail is logged, never sent.
+pub fn grpc_status(err: &sqlx::Error) -> tonic::Status {
+    if is_unavailable(err) {
+        tracing::warn!(error = %err, "database unavailable");
+        tonic::Status::unavailable("database unavailable, retry later")
+    } else {
+        tracing::error!(error = %err, "database error");
+        tonic::Status::internal("internal error")
+    }
+}
+
 /// True for errors that mean "the database is unreachable right now" rather than a bad query:
 /// callers map them to UNAVAILABLE and retry later.
 pub fn is_unavailable(err: &sqlx::Error) -> bool {

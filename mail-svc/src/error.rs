@@ -16,14 +16,7 @@ impl From<Error> for GrpcStatus {
     fn from(err: Error) -> Self {
         match &err {
             Error::InvalidArgument { .. } => GrpcStatus::invalid_argument(err.to_string()),
-            Error::Db(db) if outbox_kit::db::is_unavailable(db) => {
-                tracing::warn!(error = %db, "database unavailable");
-                GrpcStatus::unavailable("database unavailable, retry later")
-            }
-            Error::Db(db) => {
-                tracing::error!(error = %db, "database error");
-                GrpcStatus::internal("internal error")
-            }
+            Error::Db(db) => outbox_kit::db::grpc_status(db),
         }
     }
 }

@@ -99,22 +99,18 @@ mod tests {
                 .body
                 .contains("order-event-2-3")
         );
-        assert_eq!(
-            headline(Kind::StatusChanged(OrderStatus::Paid)).0,
-            "お支払いを確認しました"
-        );
-        assert_eq!(
-            headline(Kind::StatusChanged(OrderStatus::Shipped)).0,
-            "商品を発送しました"
-        );
-        assert_eq!(
-            headline(Kind::StatusChanged(OrderStatus::Delivered)).0,
-            "商品をお届けしました"
-        );
-        assert_eq!(
-            headline(Kind::StatusChanged(OrderStatus::Cancelled)).0,
-            "ご注文をキャンセルしました"
-        );
+        for (status, expected) in [
+            (OrderStatus::Paid, "お支払いを確認しました"),
+            (OrderStatus::Shipped, "商品を発送しました"),
+            (OrderStatus::Delivered, "商品をお届けしました"),
+            (OrderStatus::Cancelled, "ご注文をキャンセルしました"),
+        ] {
+            assert_eq!(
+                headline(Kind::StatusChanged(status)).0,
+                expected,
+                "{status:?}"
+            );
+        }
         assert_eq!(message_id(&idempotency_key(0, 5)), "<order-event-5@outbox>");
     }
 }

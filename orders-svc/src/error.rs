@@ -62,14 +62,7 @@ impl From<Error> for GrpcStatus {
                 tracing::error!(error = %err, "call failed on an internal error");
                 GrpcStatus::internal("internal error")
             }
-            Error::Db(db) if outbox_kit::db::is_unavailable(db) => {
-                tracing::warn!(error = %db, "database unavailable");
-                GrpcStatus::unavailable("database unavailable, retry later")
-            }
-            Error::Db(db) => {
-                tracing::error!(error = %db, "database error");
-                GrpcStatus::internal("internal error")
-            }
+            Error::Db(db) => outbox_kit::db::grpc_status(db),
         }
     }
 }

@@ -199,44 +199,29 @@ pub fn dead_letter_properties(
 /// (RabbitMQ accepts only the publishing connection's own), with `headers` in place of its
 /// headers.
 pub fn with_properties_of(original: &BasicProperties, headers: FieldTable) -> BasicProperties {
-    let o = original;
     let mut p = BasicProperties::default().with_headers(headers);
-    if let Some(v) = o.content_type() {
-        p = p.with_content_type(v.clone());
+    // One line a property: lapin can set a property on a copy but not unset one.
+    macro_rules! copy {
+        ($($get:ident => $set:ident),* $(,)?) => {
+            $(if let Some(v) = original.$get() {
+                p = p.$set(v.to_owned());
+            })*
+        };
     }
-    if let Some(v) = o.content_encoding() {
-        p = p.with_content_encoding(v.clone());
-    }
-    if let Some(v) = o.delivery_mode() {
-        p = p.with_delivery_mode(*v);
-    }
-    if let Some(v) = o.priority() {
-        p = p.with_priority(*v);
-    }
-    if let Some(v) = o.correlation_id() {
-        p = p.with_correlation_id(v.clone());
-    }
-    if let Some(v) = o.reply_to() {
-        p = p.with_reply_to(v.clone());
-    }
-    if let Some(v) = o.expiration() {
-        p = p.with_expiration(v.clone());
-    }
-    if let Some(v) = o.message_id() {
-        p = p.with_message_id(v.clone());
-    }
-    if let Some(v) = o.timestamp() {
-        p = p.with_timestamp(*v);
-    }
-    if let Some(v) = o.kind() {
-        p = p.with_type(v.clone());
-    }
-    if let Some(v) = o.app_id() {
-        p = p.with_app_id(v.clone());
-    }
-    if let Some(v) = o.cluster_id() {
-        p = p.with_cluster_id(v.clone());
-    }
+    copy!(
+        content_type => with_content_type,
+        content_encoding => with_content_encoding,
+        delivery_mode => with_delivery_mode,
+        priority => with_priority,
+        correlation_id => with_correlation_id,
+        reply_to => with_reply_to,
+        expiration => with_expiration,
+        message_id => with_message_id,
+        timestamp => with_timestamp,
+        kind => with_type,
+        app_id => with_app_id,
+        cluster_id => with_cluster_id,
+    );
     p
 }
 
