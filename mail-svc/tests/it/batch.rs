@@ -282,11 +282,7 @@ async fn a_database_error_in_the_middle_of_a_batch_retries_the_whole_batch() {
     }
     // Failing: at least a few attempts, and none of their mail inserts survived.
     eventually("the batch retried", 60, || async {
-        let metrics = common::metrics_text(svc.metrics_addr).await;
-        let retries = metrics
-            .lines()
-            .find_map(|l| l.strip_prefix("mail_db_retries_total "))
-            .and_then(|v| v.trim().parse::<f64>().ok())?;
+        let retries = common::metric(svc.metrics_addr, "mail_db_retries_total").await?;
         (retries >= 3.0).then_some(())
     })
     .await;

@@ -3,11 +3,13 @@
 
 use std::time::Duration;
 
-use mail_svc::config::MailerKind;
 use outbox_kit::testing::run_in_own_process;
 use outbox_proto::{mail::v1::MailState, orders::v1::OrderStatus};
 
-use crate::common::{Names, Publisher, SmtpSink, changed, config, created, eventually, start};
+use crate::common::{
+    Names, Publisher, SmtpSink, changed, config, created, eventually, metrics_text, smtp_config,
+    start,
+};
 
 const EMAIL: &str = "taro@example.jp";
 
@@ -76,7 +78,7 @@ async fn duplicate_delivery_gives_one_mail_and_counts_a_skip() {
     .await;
     assert_eq!(svc.seqs(43).await, vec![3]);
 
-    let metrics = reqwest_metrics(svc.metrics_addr).await;
+    let metrics = metrics_text(svc.metrics_addr).await;
     // Every counter is exported at 0 from the start, and this test has the process to itself:
     // these must have counted.
     let exposed = outbox_kit::testing::Exposition::parse(&metrics);
@@ -229,7 +231,7 @@ async fn an_event_held_too_long_shows_in_the_status_and_metrics() {
     .await;
     assert_eq!(s.processed, 0);
     eventually("gauge exported", 60, || async {
-        let m = reqwest_metrics(svc.metrics_addr).await;
+        let m = metrics_text(svc.metrics_addr).await;
         m.lines()
             .any(|l| {
                 l.starts_with("mail_oldest_held_age_seconds")
@@ -250,20 +252,6 @@ async fn an_event_held_too_long_shows_in_the_status_and_metrics() {
     .await;
     svc.stop().await;
     names.cleanup().await;
-}
-
-/// GET /metrics with a bare HTTP/1.0 request (no HTTP client dependency needed).
-pub async fn reqwest_metrics(addr: std::net::SocketAddr) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = tokio::net::TcpStream::connect(addr)
-        .await
-        .expect("connect metrics");
-    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
-        .await
-        .expect("write");
-    let mut out = String::new();
-    s.read_to_string(&mut out).await.expect("read");
-    out
 }
 
 #[tokio::test]
@@ -363,9 +351,7 @@ async fn equal_seqs_of_two_shards_are_two_events_each_mailed_once() {
 async fn a_redelivered_event_whose_mail_was_pruned_is_still_a_duplicate() {
     let sink = SmtpSink::start().await;
     let names = Names::new();
-    let mut cfg = config(&names);
-    cfg.mailer = MailerKind::Smtp;
-    cfg.smtp_url = format!("smtp://{}", sink.addr).into();
+    let mut cfg = smtp_config(&names, &sink);
     cfg.mail_retention = Duration::from_secs(1);
     let svc = start(cfg).await;
     let publisher = Publisher::connect(&names.exchange).await;

@@ -4,14 +4,11 @@
 //! figures and `build_info` are exported. The test runs in a process of its own, so the
 //! process-wide recorder holds this service's metrics only, and no other test's mails.
 
-use mail_svc::{
-    config::MailerKind,
-    metrics::{DEAD_LETTERED, METRICS, SENT},
-};
+use mail_svc::metrics::{DEAD_LETTERED, METRICS, SENT};
 use outbox_kit::testing::{Exposition, run_in_own_process, scrape};
 use outbox_support::metrics::Kind;
 
-use crate::common::{Names, Publisher, SmtpSink, config, created, eventually, start};
+use crate::common::{Names, Publisher, SmtpSink, created, eventually, smtp_config, start};
 
 #[tokio::test]
 async fn every_metric_has_help_and_the_process_and_build_figures_are_exported() {
@@ -24,9 +21,7 @@ async fn every_metric_has_help_and_the_process_and_build_figures_are_exported() 
     }
     let sink = SmtpSink::start().await;
     let names = Names::new();
-    let mut cfg = config(&names);
-    cfg.mailer = MailerKind::Smtp;
-    cfg.smtp_url = format!("smtp://{}", sink.addr).into();
+    let cfg = smtp_config(&names, &sink);
     let svc = start(cfg).await;
 
     let before = Exposition::parse(&scrape(svc.metrics_addr).await.expect("scrape"));

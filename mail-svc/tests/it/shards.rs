@@ -6,12 +6,12 @@ use outbox_kit::admin::AdminToken;
 use outbox_proto::{
     mail::admin::v1::{
         DeadLetterFilter, ListDeadLettersRequest, ListHeldRequest, RedriveDeadLettersRequest,
-        ReleaseHeldRequest, mail_admin_client::MailAdminClient,
+        ReleaseHeldRequest,
     },
     orders::v1::OrderStatus,
 };
 use prost::Message;
-use tonic::{Code, Request, transport::Channel};
+use tonic::{Code, Request};
 
 use crate::common::{
     Names, Publisher, changed, config, created, eventually, start, take_dead_letters,
@@ -106,13 +106,7 @@ async fn the_admin_service_names_and_acts_on_shards() {
     cfg.admin_token = AdminToken::new(Some(TOKEN.to_owned()));
     let svc = start(cfg).await;
     let publisher = Publisher::connect(&names.exchange).await;
-    let mut admin = MailAdminClient::new(
-        Channel::from_shared(format!("http://{}", svc.grpc_addr))
-            .expect("uri")
-            .connect()
-            .await
-            .expect("admin connects"),
-    );
+    let mut admin = svc.admin().await;
 
     // Order 300 of shard 1 waits for its lost seq 21; order 301 of shard 0 is fine.
     publisher.sharded(&created(20, 300, EMAIL), "1").await;

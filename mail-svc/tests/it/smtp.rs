@@ -8,7 +8,9 @@ use mail_svc::config::MailerKind;
 use outbox_kit::testing::Proxy;
 use outbox_proto::{mail::v1::MailState, orders::v1::OrderStatus};
 
-use crate::common::{Names, Publisher, SmtpSink, changed, config, created, eventually, start};
+use crate::common::{
+    Names, Publisher, SmtpSink, changed, config, created, eventually, smtp_config, start,
+};
 
 #[tokio::test]
 async fn smtp_down_then_up_delivers_every_mail_once_in_order() {
@@ -117,9 +119,7 @@ async fn smtp_down_then_up_delivers_every_mail_once_in_order() {
 async fn a_permanently_rejected_mail_is_marked_failed_and_blocks_nothing() {
     let sink = SmtpSink::start().await;
     let names = Names::new();
-    let mut cfg = config(&names);
-    cfg.mailer = MailerKind::Smtp;
-    cfg.smtp_url = format!("smtp://{}", sink.addr).into();
+    let cfg = smtp_config(&names, &sink);
     let svc = start(cfg).await;
     let publisher = Publisher::connect(&names.exchange).await;
     publisher.proto(&created(1, 9, "bounce@example.com")).await;

@@ -10,12 +10,12 @@ use mail_svc::config::MailerKind;
 use outbox_kit::admin::AdminToken;
 use outbox_proto::{
     mail::{
-        admin::v1::{MailFilter, RetryMailsRequest, mail_admin_client::MailAdminClient},
+        admin::v1::{MailFilter, RetryMailsRequest},
         v1::MailState,
     },
     orders::v1::OrderStatus,
 };
-use tonic::{Request, transport::Channel};
+use tonic::Request;
 
 use crate::common::{Names, Publisher, changed, config, created, eventually, start};
 use crate::faulty_smtp::FaultySmtp;
@@ -232,13 +232,7 @@ async fn a_retried_mail_goes_before_its_orders_later_mail() {
 
     // The mailbox is fixed; the operator retries the first mail.
     smtp.rcpt_reply(WHO, None);
-    let mut admin = MailAdminClient::new(
-        Channel::from_shared(format!("http://{}", svc.grpc_addr))
-            .expect("uri")
-            .connect()
-            .await
-            .expect("admin connects"),
-    );
+    let mut admin = svc.admin().await;
     let mut request = Request::new(RetryMailsRequest {
         filter: Some(MailFilter {
             seqs: vec![1],

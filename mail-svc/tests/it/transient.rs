@@ -133,11 +133,8 @@ async fn a_read_only_database_for_10s_dead_letters_nothing_and_loses_nothing() {
         "{attempts} transactions while read-only: a busy loop?"
     );
 
-    let metrics = common::metrics_text(svc.metrics_addr).await;
-    let retries = metrics
-        .lines()
-        .find_map(|l| l.strip_prefix("mail_db_retries_total "))
-        .and_then(|v| v.trim().parse::<f64>().ok())
+    let retries = common::metric(svc.metrics_addr, "mail_db_retries_total")
+        .await
         .expect("mail_db_retries_total on /metrics");
     println!("mail_db_retries_total {retries}");
     // At least the CONSUMER_CONCURRENCY (8) deliveries in flight during the window failed and

@@ -22,9 +22,12 @@ use mail_svc::{
 };
 use outbox_kit::{telemetry::LogFormat, testing};
 use outbox_proto::{
-    mail::v1::{
-        GetStatusRequest, ListMailsRequest, Mail, MailStatus,
-        mail_service_client::MailServiceClient,
+    mail::{
+        admin::v1::mail_admin_client::MailAdminClient,
+        v1::{
+            GetStatusRequest, ListMailsRequest, Mail, MailStatus,
+            mail_service_client::MailServiceClient,
+        },
     },
     orders::{
         events::v1::{ORDER_CREATED, ORDER_STATUS_CHANGED, OrderEvent, OrderPayload},
@@ -115,6 +118,14 @@ pub fn config(names: &Names) -> Config {
     }
 }
 
+/// [`config`] with MAILER=smtp, sending to `sink`.
+pub fn smtp_config(names: &Names, sink: &SmtpSink) -> Config {
+    let mut cfg = config(names);
+    cfg.mailer = MailerKind::Smtp;
+    cfg.smtp_url = format!("smtp://{}", sink.addr).into();
+    cfg
+}
+
 pub struct TestMail {
     pub client: MailServiceClient<GrpcChannel>,
     pub pool: PgPool,
@@ -156,6 +167,17 @@ pub async fn start(cfg: Config) -> TestMail {
 }
 
 impl TestMail {
+    /// A client of the service's admin API (`mail.admin.v1`).
+    pub async fn admin(&self) -> MailAdminClient<GrpcChannel> {
+        MailAdminClient::new(
+            GrpcChannel::from_shared(format!("http://{}", self.grpc_addr))
+                .expect("uri")
+                .connect()
+                .await
+                .expect("admin connects"),
+        )
+    }
+
     pub async fn mails(&self, order_id: i64) -> Vec<Mail> {
         self.client
             .clone()
@@ -186,19 +208,9 @@ impl TestMail {
     }
 }
 
-/// GET /metrics with a bare HTTP/1.0 request (no HTTP client dependency needed).
+/// The body of the service's `GET /metrics` answer.
 pub async fn metrics_text(addr: std::net::SocketAddr) -> String {
-    let mut s = tokio::net::TcpStream::connect(addr)
-        .await
-        .expect("connect metrics");
-    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
-        .await
-        .expect("write");
-    let mut out = String::new();
-    tokio::io::AsyncReadExt::read_to_string(&mut s, &mut out)
-        .await
-        .expect("read");
-    out
+    testing::scrape(addr).await.expect("GET /metrics")
 }
 
 /// Polls `check` every 50 ms until it returns `Some`, for at most `secs` seconds.
@@ -569,16 +581,7 @@ async fn session(
 /// The value of an unlabelled metric on a `/metrics` endpoint, if exported. The recorder is
 /// process-wide: tests of one binary that read the same metric must not overlap.
 pub async fn metric(addr: std::net::SocketAddr, name: &str) -> Option<f64> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = tokio::net::TcpStream::connect(addr)
-        .await
-        .expect("connect metrics");
-    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
-        .await
-        .expect("write");
-    let mut out = String::new();
-    s.read_to_string(&mut out).await.expect("read");
-    out.lines().find_map(|l| {
+    metrics_text(addr).await.lines().find_map(|l| {
         let v = l.strip_prefix(name)?.strip_prefix(' ')?;
         v.trim().parse().ok()
     })
