@@ -55,9 +55,7 @@ impl Gate {
     /// Takes the lock, publishes an event of order [`GATE`] and waits until its batch waits for
     /// the lock.
     async fn close(names: &Names, publisher: &Publisher, seq: u64) -> Self {
-        let mut conn = PgConnection::connect(&names.database_url)
-            .await
-            .expect("connect");
+        let mut conn = connect(names).await;
         sqlx::query("select pg_advisory_lock($1)")
             .bind(GATE)
             .execute(&mut conn)
@@ -104,6 +102,21 @@ impl Gate {
     }
 }
 
+/// Stops the service and checks that it settled (acked or dead-lettered) every delivery: none
+/// comes back once the consumer is gone.
+async fn stop_settled(svc: TestMail, names: &Names) {
+    svc.stop().await;
+    assert_eq!(ready(&names.queue).await, 0, "every delivery was settled");
+    names.cleanup().await;
+}
+
+/// A session of the test's own on the service's database.
+async fn connect(names: &Names) -> PgConnection {
+    PgConnection::connect(&names.database_url)
+        .await
+        .expect("connect")
+}
+
 /// Transactions that queued the mails of `seqs` (distinct `queued_at`).
 async fn transactions(svc: &TestMail, seqs: &[i64]) -> i64 {
     sqlx::query_scalar("select count(distinct queued_at) from mails where seq = any($1)")
@@ -126,9 +139,11 @@ async fn a_poison_message_and_a_chain_conflict_inside_a_batch_are_dead_lettered_
     let publisher = Publisher::connect(&names.exchange).await;
     let gate = Gate::close(&names, &publisher, 1).await;
 
-    publisher.proto(&created(2, 1, EMAIL)).await;
     publisher
-        .proto(&changed(3, 2, 1, OrderStatus::Paid, EMAIL))
+        .protos(&[
+            created(2, 1, EMAIL),
+            changed(3, 2, 1, OrderStatus::Paid, EMAIL),
+        ])
         .await;
     // Not protobuf: judged before the transaction.
     publisher
@@ -141,11 +156,13 @@ async fn a_poison_message_and_a_chain_conflict_inside_a_batch_are_dead_lettered_
                 .with_delivery_mode(2),
         )
         .await;
-    publisher.proto(&created(4, 2, EMAIL)).await;
-    // A second OrderCreated for order 1: a chain conflict, found inside the transaction.
-    publisher.proto(&created(5, 1, EMAIL)).await;
     publisher
-        .proto(&changed(6, 4, 2, OrderStatus::Paid, EMAIL))
+        .protos(&[
+            created(4, 2, EMAIL),
+            // A second OrderCreated for order 1: a chain conflict, found inside the transaction.
+            created(5, 1, EMAIL),
+            changed(6, 4, 2, OrderStatus::Paid, EMAIL),
+        ])
         .await;
     gate.open(&names).await;
 
@@ -175,9 +192,7 @@ async fn a_poison_message_and_a_chain_conflict_inside_a_batch_are_dead_lettered_
         "the valid events committed in one transaction, poison and conflict notwithstanding"
     );
     // Everything was settled: nothing comes back when the consumer goes away.
-    svc.stop().await;
-    assert_eq!(ready(&names.queue).await, 0, "every delivery was acked");
-    names.cleanup().await;
+    stop_settled(svc, &names).await;
 }
 
 #[tokio::test]
@@ -206,9 +221,7 @@ async fn several_events_of_one_order_out_of_order_in_one_batch_are_applied_in_ch
         created(11, 5, EMAIL),                           // processed: skip
         changed(23, 22, 6, OrderStatus::Shipped, EMAIL), // process
     ];
-    for ev in &deliveries {
-        publisher.proto(ev).await;
-    }
+    publisher.protos(&deliveries).await;
     gate.open(&names).await;
 
     let s = eventually("the batch processed", 60, || async {
@@ -265,18 +278,18 @@ async fn install_watermark_fault(db: &mut PgConnection, sqlstate: &str) {
 async fn a_database_error_in_the_middle_of_a_batch_retries_the_whole_batch() {
     let names = Names::new();
     let svc = start(one_at_a_time(&names)).await;
-    let mut db = PgConnection::connect(&names.database_url)
-        .await
-        .expect("connect");
+    let mut db = connect(&names).await;
     // 55P03 (lock not available): the database's trouble, not the events'.
     install_watermark_fault(&mut db, "55P03").await;
     let publisher = Publisher::connect(&names.exchange).await;
     let mut seqs = Vec::new();
     for order in 1..=10 {
         let seq = order as u64 * 10;
-        publisher.proto(&created(seq, order, EMAIL)).await;
         publisher
-            .proto(&changed(seq + 1, seq, order, OrderStatus::Paid, EMAIL))
+            .protos(&[
+                created(seq, order, EMAIL),
+                changed(seq + 1, seq, order, OrderStatus::Paid, EMAIL),
+            ])
             .await;
         seqs.extend([seq as i64, seq as i64 + 1]);
     }
@@ -311,18 +324,14 @@ async fn a_database_error_in_the_middle_of_a_batch_retries_the_whole_batch() {
         "20 events committed in {} transactions",
         transactions(&svc, &seqs).await
     );
-    svc.stop().await;
-    assert_eq!(ready(&names.queue).await, 0, "every delivery was acked");
-    names.cleanup().await;
+    stop_settled(svc, &names).await;
 }
 
 #[tokio::test]
 async fn a_data_error_in_a_batch_dead_letters_only_the_guilty_event() {
     let names = Names::new();
     let svc = start(one_at_a_time(&names)).await;
-    let mut db = PgConnection::connect(&names.database_url)
-        .await
-        .expect("connect");
+    let mut db = connect(&names).await;
     // Seq 7's mail cannot be stored (22023, a data exception: the event's own data).
     for sql in [
         "create function bad_value() returns trigger language plpgsql as $$
@@ -334,14 +343,14 @@ async fn a_data_error_in_a_batch_dead_letters_only_the_guilty_event() {
     }
     let publisher = Publisher::connect(&names.exchange).await;
     let gate = Gate::close(&names, &publisher, 1).await;
-    publisher.proto(&created(2, 1, EMAIL)).await;
     publisher
-        .proto(&changed(3, 2, 1, OrderStatus::Paid, EMAIL))
-        .await;
-    publisher.proto(&created(7, 3, EMAIL)).await;
-    publisher.proto(&created(8, 4, EMAIL)).await;
-    publisher
-        .proto(&changed(9, 3, 1, OrderStatus::Shipped, EMAIL))
+        .protos(&[
+            created(2, 1, EMAIL),
+            changed(3, 2, 1, OrderStatus::Paid, EMAIL),
+            created(7, 3, EMAIL),
+            created(8, 4, EMAIL),
+            changed(9, 3, 1, OrderStatus::Shipped, EMAIL),
+        ])
         .await;
     gate.open(&names).await;
 
@@ -357,9 +366,7 @@ async fn a_data_error_in_a_batch_dead_letters_only_the_guilty_event() {
     assert_eq!(svc.seqs(1).await, vec![2, 3, 9]);
     assert_eq!(svc.seqs(3).await, Vec::<u64>::new());
     assert_eq!(svc.seqs(4).await, vec![8]);
-    svc.stop().await;
-    assert_eq!(ready(&names.queue).await, 0, "every delivery was settled");
-    names.cleanup().await;
+    stop_settled(svc, &names).await;
 }
 
 #[tokio::test]
@@ -370,13 +377,13 @@ async fn a_crash_between_the_commit_and_the_ack_of_a_batch_redelivers_it_and_it_
     let first = start(crashing).await;
     let publisher = Publisher::connect(&names.exchange).await;
     let gate = Gate::close(&names, &publisher, 1).await;
-    publisher.proto(&created(2, 1, EMAIL)).await;
     publisher
-        .proto(&changed(3, 2, 1, OrderStatus::Paid, EMAIL))
-        .await;
-    publisher.proto(&created(4, 2, EMAIL)).await;
-    publisher
-        .proto(&changed(5, 4, 2, OrderStatus::Paid, EMAIL))
+        .protos(&[
+            created(2, 1, EMAIL),
+            changed(3, 2, 1, OrderStatus::Paid, EMAIL),
+            created(4, 2, EMAIL),
+            changed(5, 4, 2, OrderStatus::Paid, EMAIL),
+        ])
         .await;
     gate.open(&names).await;
 
@@ -416,9 +423,7 @@ async fn a_crash_between_the_commit_and_the_ack_of_a_batch_redelivers_it_and_it_
 
 /// Deadlocks detected in the database so far (PostgreSQL's statistics).
 async fn deadlocks(names: &Names) -> i64 {
-    let mut conn = PgConnection::connect(&names.database_url)
-        .await
-        .expect("connect");
+    let mut conn = connect(names).await;
     sqlx::query_scalar(
         "select deadlocks::bigint from pg_stat_database where datname = current_database()",
     )
@@ -528,9 +533,7 @@ async fn two_instances_batching_the_same_orders_events_never_deadlock() {
 async fn a_corrupt_held_event_holds_back_only_its_order_not_the_batch() {
     let names = Names::new();
     let svc = start(one_at_a_time(&names)).await;
-    let mut db = PgConnection::connect(&names.database_url)
-        .await
-        .expect("connect");
+    let mut db = connect(&names).await;
     // Seq 5 of order 3 waits for seq 4, but its stored bytes are not an event (a manual edit).
     sqlx::query(
         "insert into held_events (seq, order_id, prev_seq, event) values (5, 3, 4, 'garbage')",
@@ -540,9 +543,13 @@ async fn a_corrupt_held_event_holds_back_only_its_order_not_the_batch() {
     .expect("corrupt hold");
     let publisher = Publisher::connect(&names.exchange).await;
     let gate = Gate::close(&names, &publisher, 1).await;
-    publisher.proto(&created(10, 8, EMAIL)).await;
-    publisher.proto(&created(4, 3, EMAIL)).await;
-    publisher.proto(&created(11, 9, EMAIL)).await;
+    publisher
+        .protos(&[
+            created(10, 8, EMAIL),
+            created(4, 3, EMAIL),
+            created(11, 9, EMAIL),
+        ])
+        .await;
     gate.open(&names).await;
 
     // The batch commits without order 3; its event is retried on its own (not dead-lettered).
@@ -566,7 +573,5 @@ async fn a_corrupt_held_event_holds_back_only_its_order_not_the_batch() {
     .await;
     let s = svc.status().await;
     assert_eq!((s.processed, s.held, s.dead_lettered), (5, 0, 0));
-    svc.stop().await;
-    assert_eq!(ready(&names.queue).await, 0, "every delivery was acked");
-    names.cleanup().await;
+    stop_settled(svc, &names).await;
 }

@@ -388,6 +388,13 @@ impl Publisher {
         self.proto_traced(ev, None).await
     }
 
+    /// Publishes `events` one after another, in this order.
+    pub async fn protos(&self, events: &[OrderEvent]) {
+        for ev in events {
+            self.proto(ev).await;
+        }
+    }
+
     pub async fn proto_traced(&self, ev: &OrderEvent, traceparent: Option<&str>) {
         self.raw(
             Self::routing_key(&ev.r#type),
