@@ -440,14 +440,7 @@ async fn two_instances_batching_the_same_orders_events_never_deadlock() {
     let names = Names::new();
     // The queue is filled before either instance consumes, so both take full batches, each
     // holding events of most of the few orders, in random order.
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-        .await
-        .expect("connect");
-    let ch = conn.create_channel().await.expect("channel");
-    mail_svc::amqp::topology(&names.exchange, &names.queue)
-        .declare(&ch)
-        .await
-        .expect("declare");
+    let (conn, _) = names.declare().await;
     let _ = conn.close(200, "bye".into()).await;
 
     const ORDERS: i64 = 12;
@@ -474,16 +467,7 @@ async fn two_instances_batching_the_same_orders_events_never_deadlock() {
     deliveries.shuffle(&mut rng);
     let duplicates = deliveries.len() - total;
     let publisher = Publisher::connect(&names.exchange).await;
-    for ev in &deliveries {
-        publisher
-            .send_raw(
-                Publisher::routing_key(&ev.r#type),
-                &ev.encode_to_vec(),
-                Publisher::relay_properties(ev, None),
-            )
-            .await;
-    }
-    publisher.confirm_all().await;
+    publisher.pipelined(&deliveries).await;
 
     // Create and migrate the database first: two instances starting together would both try to
     // create it.

@@ -144,14 +144,7 @@ async fn ceiling(n: u64, prefetch: u16) -> f64 {
 /// Events per second mail-svc processes from a pre-loaded queue.
 async fn mail_svc(n: u64, orders: u64, batch_size: u16) -> f64 {
     let names = Names::new();
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-        .await
-        .expect("connect");
-    let ch = conn.create_channel().await.expect("channel");
-    mail_svc::amqp::topology(&names.exchange, &names.queue)
-        .declare(&ch)
-        .await
-        .expect("declare");
+    let (conn, ch) = names.declare().await;
     preload(&ch, &names.exchange, n, |i| event(i, orders)).await;
     let _ = conn.close(200, "bye".into()).await;
     // The database exists and is migrated before the clock starts (as for a restarted service).

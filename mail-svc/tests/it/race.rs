@@ -7,7 +7,6 @@ use outbox_proto::{
     mail::v1::MailState,
     orders::{events::v1::OrderEvent, v1::OrderStatus},
 };
-use prost::Message;
 use rand::{Rng, SeedableRng, seq::SliceRandom};
 
 use crate::common::{Names, Publisher, changed, config, created, eventually, start};
@@ -69,16 +68,7 @@ async fn two_instances_over_shuffled_duplicated_events() {
     deliveries.shuffle(&mut rng);
     let duplicates = deliveries.len() - total;
     println!("{total} events, {} deliveries", deliveries.len());
-    for ev in &deliveries {
-        publisher
-            .send_raw(
-                Publisher::routing_key(&ev.r#type),
-                &ev.encode_to_vec(),
-                Publisher::relay_properties(ev, None),
-            )
-            .await;
-    }
-    publisher.confirm_all().await;
+    publisher.pipelined(&deliveries).await;
 
     let status = eventually("every delivery handled", 240, || async {
         let s = a.status().await;

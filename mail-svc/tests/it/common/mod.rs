@@ -64,6 +64,20 @@ impl Names {
         format!("{}.dead-letter", self.queue)
     }
 
+    /// Declares mail-svc's topology for these names before any instance runs (so that the
+    /// queue fills before one consumes), on a connection returned for more work.
+    pub async fn declare(&self) -> (Connection, Channel) {
+        let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+            .await
+            .expect("connect");
+        let ch = conn.create_channel().await.expect("channel");
+        mail_svc::amqp::topology(&self.exchange, &self.queue)
+            .declare(&ch)
+            .await
+            .expect("declare");
+        (conn, ch)
+    }
+
     /// Deletes the test's queues and exchanges from the shared broker (called at the end of a
     /// passing test; a failing one leaves them for inspection).
     pub async fn cleanup(&self) {
@@ -386,6 +400,19 @@ impl Publisher {
 
     pub async fn proto(&self, ev: &OrderEvent) {
         self.proto_traced(ev, None).await
+    }
+
+    /// Publishes `events` back to back, in this order, then waits for the broker's confirms.
+    pub async fn pipelined(&self, events: &[OrderEvent]) {
+        for ev in events {
+            self.send_raw(
+                Self::routing_key(&ev.r#type),
+                &ev.encode_to_vec(),
+                Self::relay_properties(ev, None),
+            )
+            .await;
+        }
+        self.confirm_all().await;
     }
 
     /// Publishes `events` one after another, in this order.
