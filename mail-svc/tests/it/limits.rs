@@ -17,7 +17,7 @@ use outbox_kit::testing;
 use outbox_proto::orders::v1::OrderStatus;
 
 use crate::common::{
-    Names, Publisher, changed, config, created, eventually, start, take_dead_letters,
+    Names, Publisher, TestMail, changed, config, created, eventually, start, take_dead_letters,
 };
 
 const EMAIL: &str = "rokuro@example.jp";
@@ -127,6 +127,20 @@ async fn a_200_kib_email_is_dead_lettered_once_and_the_session_goes_on() {
     names.cleanup().await;
 }
 
+/// Publishes poison `p-<n>` and then the good OrderCreated `n` of order `n`, and waits until
+/// `n` of each have been settled: processed and dead-lettered (`what`).
+async fn poison_then_good(publisher: &Publisher, svc: &TestMail, n: u64, what: &str) {
+    publisher
+        .raw("order.created", b"\xff\xff", json_props(&format!("p-{n}")))
+        .await;
+    publisher.proto(&created(n, n as i64, EMAIL)).await;
+    eventually(what, 60, || async {
+        let s = svc.status().await;
+        (s.processed == n && s.dead_lettered == n).then_some(())
+    })
+    .await;
+}
+
 /// Someone deletes the dead-letter exchange: the first dead-letter publish is refused (the broker
 /// closes the channel), the channel is reopened with the exchange declared again, and the poison
 /// lands in the dead-letter queue with its reason, on the same session. Then the exchange is
@@ -146,17 +160,11 @@ async fn refused_dead_letter_publishes_do_not_end_the_session() {
         .await
         .expect("delete the dead-letter exchange");
 
-    publisher
-        .raw("order.created", b"\xff\xff", json_props("p-1"))
-        .await;
-    publisher.proto(&created(1, 1, EMAIL)).await;
-    eventually(
+    poison_then_good(
+        &publisher,
+        &svc,
+        1,
         "poison dead-lettered and the good event processed",
-        60,
-        || async {
-            let s = svc.status().await;
-            (s.processed == 1 && s.dead_lettered == 1).then_some(())
-        },
     )
     .await;
     let dead = take_dead_letters(&dlq, 1).await;
@@ -196,17 +204,11 @@ async fn refused_dead_letter_publishes_do_not_end_the_session() {
         )
         .await
         .expect("bind");
-    publisher
-        .raw("order.created", b"\xff\xff", json_props("p-2"))
-        .await;
-    publisher.proto(&created(2, 2, EMAIL)).await;
-    eventually(
+    poison_then_good(
+        &publisher,
+        &svc,
+        2,
         "second poison settled and the good event processed",
-        60,
-        || async {
-            let s = svc.status().await;
-            (s.processed == 2 && s.dead_lettered == 2).then_some(())
-        },
     )
     .await;
     // The broker dead-lettered it (an x-death header, no x-death-reason: that is in the log).

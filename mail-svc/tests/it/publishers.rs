@@ -5,11 +5,13 @@
 
 use std::str::FromStr;
 
-use lapin::{BasicProperties, uri::AMQPUri};
+use lapin::uri::AMQPUri;
 use outbox_kit::testing;
 use prost::Message;
 
-use crate::common::{Names, Publisher, config, created, eventually, start, take_dead_letters};
+use crate::common::{
+    Names, Publisher, TestMail, config, created, eventually, start, take_dead_letters,
+};
 
 const EMAIL: &str = "nanako@example.jp";
 
@@ -22,37 +24,37 @@ fn our_user() -> String {
         .username
 }
 
-fn props(id: &str, user: Option<&str>) -> BasicProperties {
-    let p = Publisher::relay_properties(&created(1, 1, EMAIL), None).with_message_id(id.into());
-    match user {
-        Some(u) => p.with_user_id(u.into()),
-        None => p,
-    }
+/// mail-svc trusting `trusted` (none: the list unset), and a publisher to its exchange.
+async fn trusting(trusted: &[&str]) -> (Names, TestMail, Publisher) {
+    let names = Names::new();
+    let mut cfg = config(&names);
+    cfg.trusted_publishers = trusted.iter().map(|u| u.to_string()).collect();
+    let svc = start(cfg).await;
+    let publisher = Publisher::connect(&names.exchange).await;
+    (names, svc, publisher)
+}
+
+/// Publishes OrderCreated `seq` of order `seq` as relay-svc would, as message `id` with `user`
+/// as its `user_id`.
+async fn publish(publisher: &Publisher, seq: u64, id: &str, user: Option<&str>) {
+    let ev = created(seq, seq as i64, EMAIL);
+    let props = Publisher::relay_properties(&ev, None).with_message_id(id.into());
+    let props = match user {
+        Some(u) => props.with_user_id(u.into()),
+        None => props,
+    };
+    publisher
+        .raw("order.created", &ev.encode_to_vec(), props)
+        .await;
 }
 
 #[tokio::test]
 async fn only_trusted_publishers_are_processed_when_the_list_is_set() {
     let me = our_user();
     // Trusting us: our messages with user_id are processed, without user_id dead-lettered.
-    let names = Names::new();
-    let mut cfg = config(&names);
-    cfg.trusted_publishers = vec!["relay-svc".into(), me.clone()];
-    let svc = start(cfg).await;
-    let publisher = Publisher::connect(&names.exchange).await;
-    publisher
-        .raw(
-            "order.created",
-            &created(1, 1, EMAIL).encode_to_vec(),
-            props("signed", Some(&me)),
-        )
-        .await;
-    publisher
-        .raw(
-            "order.created",
-            &created(2, 2, EMAIL).encode_to_vec(),
-            props("unsigned", None),
-        )
-        .await;
+    let (names, svc, publisher) = trusting(&["relay-svc", &me]).await;
+    publish(&publisher, 1, "signed", Some(&me)).await;
+    publish(&publisher, 2, "unsigned", None).await;
     publisher
         .json(
             "order.created",
@@ -75,18 +77,8 @@ async fn only_trusted_publishers_are_processed_when_the_list_is_set() {
     names.cleanup().await;
 
     // Trusting only relay-svc: our signed message is dead-lettered, naming us.
-    let names = Names::new();
-    let mut cfg = config(&names);
-    cfg.trusted_publishers = vec!["relay-svc".into()];
-    let svc = start(cfg).await;
-    let publisher = Publisher::connect(&names.exchange).await;
-    publisher
-        .raw(
-            "order.created",
-            &created(1, 1, EMAIL).encode_to_vec(),
-            props("forged", Some(&me)),
-        )
-        .await;
+    let (names, svc, publisher) = trusting(&["relay-svc"]).await;
+    publish(&publisher, 1, "forged", Some(&me)).await;
     let dead = take_dead_letters(&names.dead_letter_queue(), 1).await;
     assert_eq!(
         dead[0].reason,
@@ -106,16 +98,8 @@ async fn only_trusted_publishers_are_processed_when_the_list_is_set() {
 #[tokio::test]
 async fn everyone_is_processed_when_the_list_is_unset() {
     let me = our_user();
-    let names = Names::new();
-    let svc = start(config(&names)).await;
-    let publisher = Publisher::connect(&names.exchange).await;
-    publisher
-        .raw(
-            "order.created",
-            &created(1, 1, EMAIL).encode_to_vec(),
-            props("signed", Some(&me)),
-        )
-        .await;
+    let (names, svc, publisher) = trusting(&[]).await;
+    publish(&publisher, 1, "signed", Some(&me)).await;
     publisher
         .json(
             "order.created",
