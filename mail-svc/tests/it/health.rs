@@ -10,7 +10,7 @@ use outbox_proto::mail::v1::{GetStatusRequest, mail_service_client::MailServiceC
 use tokio_util::sync::CancellationToken;
 use tonic_health::pb::health_check_response::ServingStatus;
 
-use crate::common::{Names, Publisher, config, created, eventually, start};
+use crate::common::{Names, Publisher, TestMail, config, created, eventually, start};
 
 const SERVICES: [&str; 2] = ["", "mail.v1.MailService"];
 
@@ -24,6 +24,20 @@ async fn wait_for(addr: SocketAddr, want: ServingStatus, what: &str) {
     println!("{what}: {:?}", start.elapsed());
 }
 
+/// mail-svc on `names`, reaching the broker through `broker`, once it is SERVING.
+async fn serving_via(names: &Names, broker: &Proxy) -> TestMail {
+    let mut cfg = config(names);
+    cfg.amqp_url = outbox_kit::testing::amqp_url_via(broker.addr()).into();
+    let svc = start(cfg).await;
+    wait_for(
+        svc.grpc_addr,
+        ServingStatus::Serving,
+        "SERVING once consuming",
+    )
+    .await;
+    svc
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn health_follows_the_database_and_the_broker() {
     let db = Proxy::start(&outbox_kit::testing::pg_addr())
@@ -34,15 +48,7 @@ async fn health_follows_the_database_and_the_broker() {
         .expect("broker proxy");
     let mut names = Names::new();
     names.database_url = outbox_kit::testing::pg_url_via(db.addr(), &unique("mail_test"));
-    let mut cfg = config(&names);
-    cfg.amqp_url = outbox_kit::testing::amqp_url_via(broker.addr()).into();
-    let svc = start(cfg).await;
-    wait_for(
-        svc.grpc_addr,
-        ServingStatus::Serving,
-        "SERVING once consuming",
-    )
-    .await;
+    let svc = serving_via(&names, &broker).await;
 
     db.cut();
     wait_for(
@@ -208,15 +214,7 @@ async fn healthcheck_subcommand_exits_0_only_when_serving() {
         .await
         .expect("broker proxy");
     let names = Names::new();
-    let mut cfg = config(&names);
-    cfg.amqp_url = outbox_kit::testing::amqp_url_via(broker.addr()).into();
-    let svc = start(cfg).await;
-    wait_for(
-        svc.grpc_addr,
-        ServingStatus::Serving,
-        "SERVING once consuming",
-    )
-    .await;
+    let svc = serving_via(&names, &broker).await;
 
     let any = format!("0.0.0.0:{}", svc.grpc_addr.port());
     let (ok, line) = healthcheck(any).await;

@@ -17,10 +17,20 @@ use outbox_proto::{
 };
 use tonic::Request;
 
-use crate::common::{Names, Publisher, changed, config, created, eventually, start};
+use crate::common::{Names, Publisher, TestMail, changed, config, created, eventually, start};
 use crate::faulty_smtp::FaultySmtp;
 
 const GREY: &str = "grey@example.com";
+
+/// Waits until no mail is left to send, then stops the service and removes the test's queues.
+async fn stop_when_all_sent(svc: TestMail, names: &Names) {
+    eventually("nothing left to send", 60, || async {
+        (svc.status().await.unsent_mails == 0).then_some(())
+    })
+    .await;
+    svc.stop().await;
+    names.cleanup().await;
+}
 
 #[tokio::test]
 async fn a_greylisted_recipient_holds_back_only_its_own_order() {
@@ -137,12 +147,7 @@ async fn a_greylisted_recipient_holds_back_only_its_own_order() {
     assert_eq!(grey[1].attempts, 1);
     assert!(grey[0].next_attempt_at.is_none());
     assert_eq!(smtp.accepted().len(), 23, "each mail exactly once");
-    eventually("nothing left to send", 60, || async {
-        (svc.status().await.unsent_mails == 0).then_some(())
-    })
-    .await;
-    svc.stop().await;
-    names.cleanup().await;
+    stop_when_all_sent(svc, &names).await;
 }
 
 #[tokio::test]
@@ -187,12 +192,7 @@ async fn a_rejected_recipient_or_message_fails_only_that_mail() {
     })
     .await;
     assert_eq!(smtp.accepted_seqs("@"), vec![4]);
-    eventually("nothing left to send", 60, || async {
-        (svc.status().await.unsent_mails == 0).then_some(())
-    })
-    .await;
-    svc.stop().await;
-    names.cleanup().await;
+    stop_when_all_sent(svc, &names).await;
 }
 
 /// `RetryMails` puts a FAILED mail back in the queue as if it had never failed: before its
