@@ -266,6 +266,23 @@ fn assert_o_batch(what: &str, (c, plan): &(Cost, Value)) {
     );
 }
 
+/// Runs `check` under each condition a statement's plan may meet: on the table without
+/// statistics and analysed, each as a custom and as a generic plan. `check` gets the condition's
+/// name and the `plan_cache_mode` to explain with.
+async fn under_every_plan(pool: &PgPool, mut check: impl AsyncFnMut(String, &'static str)) {
+    for stats in ["no statistics", "analysed"] {
+        if stats == "analysed" {
+            sqlx::query("analyze mails")
+                .execute(pool)
+                .await
+                .expect("analyze");
+        }
+        for mode in ["force_custom_plan", "force_generic_plan"] {
+            check(format!("{stats}, {mode}"), mode).await;
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_claim_costs_o_batch_with_20000_unsent_mails_with_and_without_statistics() {
     let (pool, url) = backlog().await;
@@ -277,23 +294,15 @@ async fn a_claim_costs_o_batch_with_20000_unsent_mails_with_and_without_statisti
     assert_eq!(analysed, 0, "the table has no statistics yet");
 
     let mut figures = Vec::new();
-    for stats in ["no statistics", "analysed"] {
-        if stats == "analysed" {
-            sqlx::query("analyze mails")
-                .execute(&pool)
-                .await
-                .expect("analyze");
-        }
-        for mode in ["force_custom_plan", "force_generic_plan"] {
-            let what = format!("{stats}, {mode}");
-            let explained = explain_claim(&url, mode).await;
-            figures.push(format!(
-                "{what}: {} rows visited, {} buffers",
-                explained.0.visited, explained.0.buffers
-            ));
-            assert_o_batch(&what, &explained);
-        }
-    }
+    under_every_plan(&pool, async |what, mode| {
+        let explained = explain_claim(&url, mode).await;
+        figures.push(format!(
+            "{what}: {} rows visited, {} buffers",
+            explained.0.visited, explained.0.buffers
+        ));
+        assert_o_batch(&what, &explained);
+    })
+    .await;
     println!(
         "claim of {BATCH} with {MAILS} unsent mails of {ORDERS} orders:\n  {}",
         figures.join("\n  ")
@@ -426,35 +435,27 @@ async fn a_prune_costs_o_batch_and_leaves_the_claim_as_it_was() {
         )
     };
     let types = "timestamptz, float8, bigint, text, text";
-    for stats in ["no statistics", "analysed"] {
-        if stats == "analysed" {
-            sqlx::query("analyze mails")
-                .execute(&pool)
-                .await
-                .expect("analyze");
-        }
-        for mode in ["force_custom_plan", "force_generic_plan"] {
-            let what = format!("{stats}, {mode}");
-            let explained = explain(&url, db::PRUNE_SENT_SQL, types, &prune_args(None), mode).await;
-            assert_eq!(explained.0.rows, 1, "{what}");
-            assert_eq!(
-                explained.1[0]["Plan"]["Plans"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .find(|n| n["Subplan Name"] == "CTE gone")
-                    .map(|n| n["Actual Rows"].as_i64()),
-                Some(Some(db::PRUNE_BATCH)),
-                "{what}: a full batch deleted\n{:#}",
-                explained.1
-            );
-            figures.push(format!(
-                "{what}: {} rows visited, {} buffers",
-                explained.0.visited, explained.0.buffers
-            ));
-            assert_prune_o_batch(&what, &explained);
-        }
-    }
+    under_every_plan(&pool, async |what, mode| {
+        let explained = explain(&url, db::PRUNE_SENT_SQL, types, &prune_args(None), mode).await;
+        assert_eq!(explained.0.rows, 1, "{what}");
+        assert_eq!(
+            explained.1[0]["Plan"]["Plans"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|n| n["Subplan Name"] == "CTE gone")
+                .map(|n| n["Actual Rows"].as_i64()),
+            Some(Some(db::PRUNE_BATCH)),
+            "{what}: a full batch deleted\n{:#}",
+            explained.1
+        );
+        figures.push(format!(
+            "{what}: {} rows visited, {} buffers",
+            explained.0.visited, explained.0.buffers
+        ));
+        assert_prune_o_batch(&what, &explained);
+    })
+    .await;
 
     // Half way through a long prune, the next batch starts at the cursor, not at the batches
     // already deleted.
