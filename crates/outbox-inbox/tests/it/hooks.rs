@@ -180,17 +180,27 @@ async fn setup_tables() -> (Broker, PgPool, Inbox) {
     (b, pool, inbox)
 }
 
-/// Runs `consumer` over a gate event and the ten deliveries of [`publish_ten`] gathered into one
-/// batch behind it (see `consumer::consume_gate_then_ten`), until `done`.
+/// Runs a consumer of batches of ten, staging with [`Staging`] (refusing the chain of aggregate
+/// `refuse`), over a gate event and the ten deliveries of [`publish_ten`] gathered into one batch
+/// behind it (see `consumer::consume_gate_then_ten`), until `handled` events are handled and
+/// `dead` dead-lettered. Returns what the callbacks saw and the consumer (for its counts).
 async fn gate_then_ten(
     b: &Broker,
     pool: &PgPool,
     inbox: &Inbox,
-    consumer: &Consumer,
-    log: &Log,
-    make: impl Fn() -> Staging,
-    done: impl AsyncFnMut() -> bool,
-) {
+    refuse: Option<i64>,
+    handled: i64,
+    dead: u32,
+) -> (Seen, Consumer) {
+    let (log, seen) = (Log::default(), Seen::default());
+    let consumer = consumer(b, &seen, 10);
+    let make = || Staging {
+        refuse,
+        ..Staging::new(&log, &seen)
+    };
+    let done = async || {
+        handled_count(pool).await == handled && b.ready(&b.topology.dead_letter_queue).await == dead
+    };
     b.publish_with("invoice.paid", &relayed(GATE, 901, None), protobuf())
         .await;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -216,6 +226,7 @@ async fn gate_then_ten(
     };
     let (ran, ()) = tokio::join!(run, drive);
     ran.expect("the consumer ends cleanly at shutdown");
+    (seen, consumer)
 }
 
 async fn scalar(pool: &PgPool, sql: &'static str) -> i64 {
@@ -245,20 +256,7 @@ async fn dead_letter_reasons(b: &Broker) -> Vec<String> {
 #[tokio::test]
 async fn a_staged_batch_is_written_in_its_one_statement_and_every_outcome_is_reported() {
     let (b, pool, inbox) = setup_tables().await;
-    let (log, seen) = (Log::default(), Seen::default());
-    let consumer = consumer(&b, &seen, 10);
-    gate_then_ten(
-        &b,
-        &pool,
-        &inbox,
-        &consumer,
-        &log,
-        || Staging::new(&log, &seen),
-        async || {
-            handled_count(&pool).await == 7 && b.ready(&b.topology.dead_letter_queue).await == 2
-        },
-    )
-    .await;
+    let (seen, consumer) = gate_then_ten(&b, &pool, &inbox, None, 7, 2).await;
     assert_eq!(handled(&pool, 1).await.0, [1, 2, 3], "reversed, duplicated");
     assert_eq!(handled(&pool, 2).await.0, [11, 12]);
     assert_eq!(handled(&pool, 3).await.0, [21]);
@@ -313,23 +311,7 @@ async fn a_staged_batch_is_written_in_its_one_statement_and_every_outcome_is_rep
 #[tokio::test]
 async fn a_chain_that_cannot_be_staged_is_applied_on_its_own_while_the_batch_commits() {
     let (b, pool, inbox) = setup_tables().await;
-    let (log, seen) = (Log::default(), Seen::default());
-    let consumer = consumer(&b, &seen, 10);
-    gate_then_ten(
-        &b,
-        &pool,
-        &inbox,
-        &consumer,
-        &log,
-        || Staging {
-            refuse: Some(2),
-            ..Staging::new(&log, &seen)
-        },
-        async || {
-            handled_count(&pool).await == 7 && b.ready(&b.topology.dead_letter_queue).await == 2
-        },
-    )
-    .await;
+    let (_, consumer) = gate_then_ten(&b, &pool, &inbox, Some(2), 7, 2).await;
     assert_eq!(handled(&pool, 1).await.0, [1, 2, 3]);
     assert_eq!(handled(&pool, 2).await.0, [11, 12], "applied on their own");
     assert_eq!(handled(&pool, 3).await.0, [21]);
@@ -374,20 +356,7 @@ async fn a_data_error_dead_letters_only_its_delivery_with_the_reason() {
     ] {
         sqlx::query(sql).execute(&pool).await.expect("install");
     }
-    let (log, seen) = (Log::default(), Seen::default());
-    let consumer = consumer(&b, &seen, 10);
-    gate_then_ten(
-        &b,
-        &pool,
-        &inbox,
-        &consumer,
-        &log,
-        || Staging::new(&log, &seen),
-        async || {
-            handled_count(&pool).await == 6 && b.ready(&b.topology.dead_letter_queue).await == 3
-        },
-    )
-    .await;
+    let (seen, consumer) = gate_then_ten(&b, &pool, &inbox, None, 6, 3).await;
     assert_eq!(handled(&pool, 1).await.0, [1, 2, 3]);
     assert_eq!(handled(&pool, 2).await.0, [11], "12 dead-lettered");
     assert_eq!(handled(&pool, 3).await.0, [21]);
