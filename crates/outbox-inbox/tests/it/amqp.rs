@@ -140,6 +140,13 @@ impl Broker {
         .expect("get")
     }
 
+    /// Checks that no delivery is left in the queue (`what`: why none should be), then
+    /// [`cleanup`](Self::cleanup).
+    pub(crate) async fn cleanup_settled(self, what: &str) {
+        assert_eq!(self.ready(&self.topology.queue).await, 0, "{what}");
+        self.cleanup().await;
+    }
+
     pub(crate) async fn cleanup(self) {
         let ch = self.conn.create_channel().await.expect("channel");
         let t = &self.topology;
@@ -189,12 +196,7 @@ async fn a_dead_letter_keeps_the_message_and_says_why_in_a_bounded_header() {
     assert_eq!(props.message_id().as_ref().map(|m| m.as_str()), Some("7"));
     dl.close().await;
     let _ = b.ch.close(200, "bye".into()).await;
-    assert_eq!(
-        b.ready(&b.topology.queue).await,
-        0,
-        "the original was acked"
-    );
-    b.cleanup().await;
+    b.cleanup_settled("the original was acked").await;
 }
 
 #[tokio::test]

@@ -126,6 +126,25 @@ pub(crate) async fn publish_ten(b: &Broker) {
     }
 }
 
+/// Once the gate event's batch is in flight (its handler waiting at `log`'s gate), publishes the
+/// ten of [`publish_ten`], waits until the broker has handed them to the consumer, and opens the
+/// gate: the ten are one batch behind it.
+pub(crate) async fn ten_behind_the_gate(b: &Broker, log: &Log) {
+    until("the gate's batch is in flight", async || {
+        b.ready(&b.topology.queue).await == 0
+    })
+    .await;
+    publish_ten(b).await;
+    until("the ten are with the consumer", async || {
+        b.ready(&b.topology.queue).await == 0
+    })
+    .await;
+    // What the broker has sent reaches the consumer's batch within milliseconds, but a
+    // loaded machine (the suite runs these tests side by side) may not poll it for longer.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    log.gate.store(true, Ordering::SeqCst);
+}
+
 /// Runs a consumer of batches of ten, one at a time, over a gate event and then the ten
 /// deliveries of [`publish_ten`]: while the gate's handler waits, the ten gather into one batch
 /// (full, it waits for the gate's to end). Stops once every event is handled and both dead
@@ -151,19 +170,7 @@ async fn consume_gate_then_ten(b: &Broker, pool: &PgPool, inbox: &Inbox, log: &L
         },
     );
     let drive = async {
-        until("the gate's batch is in flight", async || {
-            b.ready(&b.topology.queue).await == 0
-        })
-        .await;
-        publish_ten(b).await;
-        until("the ten are with the consumer", async || {
-            b.ready(&b.topology.queue).await == 0
-        })
-        .await;
-        // What the broker has sent reaches the consumer's batch within milliseconds, but a
-        // loaded machine (the suite runs these tests side by side) may not poll it for longer.
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        log.gate.store(true, Ordering::SeqCst);
+        ten_behind_the_gate(b, log).await;
         until("all applied and two dead letters in", async || {
             handled_count(pool).await == 7 && b.ready(&b.topology.dead_letter_queue).await == 2
         })

@@ -19,7 +19,7 @@ use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder};
 
 use crate::{
     amqp::{Broker, header, relayed},
-    consumer::{GATE, Log, handled, handled_count, protobuf, publish_ten, setup, until},
+    consumer::{GATE, Log, handled, handled_count, protobuf, setup, ten_behind_the_gate, until},
 };
 
 /// What the test's handlers and callbacks saw, shared by every transaction's handler.
@@ -208,19 +208,7 @@ async fn gate_then_ten(
         let _ = stopped.await;
     });
     let drive = async {
-        until("the gate's batch is in flight", async || {
-            b.ready(&b.topology.queue).await == 0
-        })
-        .await;
-        publish_ten(b).await;
-        until("the ten are with the consumer", async || {
-            b.ready(&b.topology.queue).await == 0
-        })
-        .await;
-        // What the broker has sent reaches the consumer's batch within milliseconds, but a
-        // loaded machine (the suite runs these tests side by side) may not poll it for longer.
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        log.gate.store(true, Ordering::SeqCst);
+        ten_behind_the_gate(b, &log).await;
         until("the batch is settled", done).await;
         let _ = stop.send(());
     };
@@ -300,12 +288,7 @@ async fn a_staged_batch_is_written_in_its_one_statement_and_every_outcome_is_rep
     called.sort();
     assert_eq!(called, reasons, "on_dead_letter saw each");
     assert_eq!(*seen.consuming.lock().expect("lock"), [true, false]);
-    assert_eq!(
-        b.ready(&b.topology.queue).await,
-        0,
-        "everything was settled"
-    );
-    b.cleanup().await;
+    b.cleanup_settled("everything was settled").await;
 }
 
 #[tokio::test]
@@ -373,12 +356,7 @@ async fn a_data_error_dead_letters_only_its_delivery_with_the_reason() {
         seen.retries.lock().expect("lock").is_empty(),
         "a data error is not tried again"
     );
-    assert_eq!(
-        b.ready(&b.topology.queue).await,
-        0,
-        "everything was settled"
-    );
-    b.cleanup().await;
+    b.cleanup_settled("everything was settled").await;
 }
 
 #[tokio::test]
