@@ -477,13 +477,7 @@ async fn two_instances_batching_the_same_orders_events_never_deadlock() {
     mail_svc::db::MIGRATOR.run(&pool).await.expect("migrate");
     pool.close().await;
     let (a, b) = tokio::join!(start(config(&names)), start(config(&names)));
-    let status = eventually("every delivery handled", 240, || async {
-        let s = a.status().await;
-        (s.processed as usize == total && s.skipped as usize == duplicates && s.held == 0)
-            .then_some(s)
-    })
-    .await;
-    assert_eq!(status.dead_lettered, 0);
+    a.handled_all(total, duplicates).await;
     for order in 1..=ORDERS {
         let seqs = a.seqs(order).await;
         let chain: Vec<u64> = (0..LENGTH)

@@ -70,13 +70,7 @@ async fn two_instances_over_shuffled_duplicated_events() {
     println!("{total} events, {} deliveries", deliveries.len());
     publisher.pipelined(&deliveries).await;
 
-    let status = eventually("every delivery handled", 240, || async {
-        let s = a.status().await;
-        (s.processed as usize == total && s.skipped as usize == duplicates && s.held == 0)
-            .then_some(s)
-    })
-    .await;
-    assert_eq!(status.dead_lettered, 0);
+    a.handled_all(total, duplicates).await;
     let instances: i64 =
         sqlx::query_scalar("select count(distinct instance) from counters where name = 'skipped'")
             .fetch_one(&a.pool)

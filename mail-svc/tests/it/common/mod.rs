@@ -181,6 +181,19 @@ pub async fn start(cfg: Config) -> TestMail {
 }
 
 impl TestMail {
+    /// Waits until `total` events are processed and `duplicates` deliveries skipped, none held,
+    /// and checks that none was dead-lettered.
+    pub async fn handled_all(&self, total: usize, duplicates: usize) -> MailStatus {
+        let status = eventually("every delivery handled", 240, || async {
+            let s = self.status().await;
+            (s.processed as usize == total && s.skipped as usize == duplicates && s.held == 0)
+                .then_some(s)
+        })
+        .await;
+        assert_eq!(status.dead_lettered, 0);
+        status
+    }
+
     /// A client of the service's admin API (`mail.admin.v1`).
     pub async fn admin(&self) -> MailAdminClient<GrpcChannel> {
         MailAdminClient::new(
