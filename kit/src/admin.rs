@@ -133,6 +133,31 @@ impl AdminToken {
     }
 }
 
+/// Writes one row of a service's `admin_actions` audit table (every service's has the same
+/// columns), in the caller's transaction: the call's `action`, the `ids` it acted on, the
+/// operator's `reason` and name, and what else the row must say (`detail`, a JSON object).
+pub async fn audit(
+    tx: &mut sqlx::PgConnection,
+    action: &str,
+    ids: &[i64],
+    reason: &str,
+    operator: Option<&str>,
+    detail: sqlx::types::JsonValue,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "insert into admin_actions (action, ids, reason, operator, detail)
+         values ($1, $2, $3, $4, $5)",
+    )
+    .bind(action)
+    .bind(ids)
+    .bind(reason)
+    .bind(operator)
+    .bind(detail)
+    .execute(tx)
+    .await?;
+    Ok(())
+}
+
 /// The caller's name from `x-operator`, cut to [`MAX_OPERATOR_CHARS`]; `None` when absent.
 pub fn operator<T>(request: &Request<T>) -> Option<String> {
     let v = request

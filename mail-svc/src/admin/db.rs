@@ -188,44 +188,21 @@ pub async fn retry(
     out.retried = retried.into_iter().map(|(seq, _, _)| seq).collect();
     out.retried.sort_unstable();
     if !out.retried.is_empty() {
-        audit(
+        outbox_kit::admin::audit(
             tx,
             "RetryMails",
             &out.retried,
             reason,
             operator,
             match (order_id, shard) {
-                (Some(o), _) => Some(serde_json::json!({ "order_id": o })),
-                (None, Some(s)) if s != 0 => Some(serde_json::json!({ "shard": s })),
-                _ => None,
+                (Some(o), _) => serde_json::json!({ "order_id": o }),
+                (None, Some(s)) if s != 0 => serde_json::json!({ "shard": s }),
+                _ => serde_json::json!({}),
             },
         )
         .await?;
     }
     Ok(out)
-}
-
-/// Writes one audit row.
-pub async fn audit(
-    tx: &mut PgConnection,
-    action: &str,
-    ids: &[i64],
-    reason: &str,
-    operator: Option<&str>,
-    detail: Option<serde_json::Value>,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "insert into admin_actions (action, ids, reason, operator, detail)
-         values ($1, $2, $3, $4, $5)",
-    )
-    .bind(action)
-    .bind(ids)
-    .bind(reason)
-    .bind(operator)
-    .bind(detail.unwrap_or_else(|| serde_json::json!({})))
-    .execute(tx)
-    .await?;
-    Ok(())
 }
 
 /// Whether an earlier `ReleaseHeld` released this order's chain.

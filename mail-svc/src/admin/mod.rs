@@ -309,13 +309,13 @@ impl MailAdmin for MailAdminGrpc {
             let record = async {
                 let mut conn = self.pool.acquire().await?;
                 let mut tx = conn.begin().await?;
-                db::audit(
+                outbox_kit::admin::audit(
                     &mut tx,
                     "RedriveDeadLetters",
                     &ids,
                     &reason,
                     operator.as_deref(),
-                    Some(detail),
+                    detail,
                 )
                 .await?;
                 tx.commit().await

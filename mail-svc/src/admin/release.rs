@@ -88,17 +88,17 @@ pub async fn release(
         released: released.released,
         already: false,
     };
-    admin_db::audit(
+    outbox_kit::admin::audit(
         &mut tx,
         "ReleaseHeld",
         &out.released,
         reason,
         operator,
-        Some(serde_json::json!({
+        serde_json::json!({
             "order_id": order_id,
             "skipped": out.skipped,
             "shards": chains.iter().map(|c| c.shard).collect::<Vec<_>>(),
-        })),
+        }),
     )
     .await?;
     tx.commit().await?;

@@ -151,17 +151,8 @@ async fn audit(
     if let Some(rows) = rows {
         detail.insert("rows".into(), rows);
     }
-    sqlx::query(
-        "insert into admin_actions (action, ids, reason, operator, detail)
-         values ($1, $2, $3, $4, $5)",
-    )
-    .bind(action)
-    .bind(ids)
-    .bind(reason)
-    .bind(operator)
-    .bind(serde_json::Value::Object(detail))
-    .execute(tx)
-    .await
-    .map_err(Error::from_db)?;
-    Ok(())
+    let detail = serde_json::Value::Object(detail);
+    outbox_kit::admin::audit(tx, action, ids, reason, operator, detail)
+        .await
+        .map_err(Error::from_db)
 }
