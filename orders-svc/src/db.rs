@@ -256,4 +256,13 @@ mod tests {
         let floor = squash(&super::outbox().table().read_floor_sql());
         assert!(migration.contains(&floor), "{floor}");
     }
+
+    /// Migration 0007 is the crate's third migration (the published rows) for `outbox`.
+    #[test]
+    fn migration_0007_is_the_crates_published_rows() {
+        let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let migration = squash(include_str!("../migrations/0007_outbox_published.sql"));
+        let published = squash(&super::outbox().table().published_sql());
+        assert!(migration.contains(&published), "{published}");
+    }
 }

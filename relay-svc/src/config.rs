@@ -155,6 +155,12 @@ pub struct Config {
     #[arg(long, env = "LEADER_LEASE", default_value = "10s", value_parser = parse_duration)]
     pub leader_lease: Duration,
 
+    /// How long published rows are kept in `outbox_published`, the window of `outboxctl trace`
+    /// and `outboxctl replay`, e.g. `7d`, `36h`. Whole days are dropped once older (the leader
+    /// checks hourly). `0s`: keep none (trace and replay then find nothing published).
+    #[arg(long, env = "PUBLISHED_RETENTION", default_value = "7d", value_parser = parse_duration)]
+    pub published_retention: Duration,
+
     /// The token the admin service's mutating calls (`RequeueQuarantined`, `DropQuarantined`)
     /// must carry as `authorization: Bearer <token>`; at least 16 characters. Unset: the admin
     /// service is read-only. Never printed.
@@ -289,6 +295,7 @@ impl Config {
         s.standby_retry = t.standby_retry;
         s.confirm_timeout = t.confirm_timeout;
         s.leader_lease = self.leader_lease;
+        s.published_retention = Some(self.published_retention).filter(|d| !d.is_zero());
         s.before_delete = self.before_delete.clone();
         Ok(s)
     }

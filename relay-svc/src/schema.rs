@@ -1,13 +1,14 @@
 //! The orders-svc schema this relay needs, and waiting for it at startup.
 //!
 //! relay-svc publishes every row with the relay library's default encoding, which needs the
-//! row's routing key. orders-svc's migration 0006 gave the rows of the first orders outbox
-//! theirs; a relay reading the outbox before that migration committed would quarantine them
-//! ("no routing key"): one started before orders-svc, or while orders-svc migrates. So each
-//! database's relay starts only once orders-svc's `_sqlx_migrations` records migration
-//! [`NEEDED_MIGRATION`] as applied. Meanwhile the relay takes no leader lock (an older relay
-//! keeps publishing), health is NOT_SERVING with the reason, and the wait is logged
-//! (`relay: waiting for orders-svc migration 6 (schema at 5) retry=3`).
+//! row's routing key: orders-svc's migration 0006 gave the rows of the first orders outbox
+//! theirs, and a relay reading the outbox before that migration committed would quarantine them
+//! ("no routing key"). Its delete moves each published row into `outbox_published`, which
+//! orders-svc's migration 0007 creates. So each database's relay starts only once orders-svc's
+//! `_sqlx_migrations` records migration [`NEEDED_MIGRATION`] as applied (migrations apply in
+//! order: 0006 is in too). Meanwhile the relay takes no leader lock (an older relay keeps
+//! publishing), health is NOT_SERVING with the reason, and the wait is logged
+//! (`relay: waiting for orders-svc migration 7 (schema at 5) retry=3`).
 
 use std::time::Duration;
 
@@ -19,8 +20,9 @@ use sqlx::{
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-/// The orders-svc migration relay-svc needs: 0006, the routing keys of the first orders outbox.
-pub const NEEDED_MIGRATION: i64 = 6;
+/// The orders-svc migration relay-svc needs: 0007, the published rows (after 0006, the routing
+/// keys of the first orders outbox).
+pub const NEEDED_MIGRATION: i64 = 7;
 /// While it waits, the relay looks again at least this often.
 const MAX_WAIT: Duration = Duration::from_secs(5);
 /// How long one look may take before it counts as failed.
@@ -135,7 +137,7 @@ mod tests {
         assert_eq!(Schema::Ready.waiting(), None);
         assert_eq!(
             Schema::Behind(5).waiting().as_deref(),
-            Some("orders-svc schema at migration 5, waiting for migration 6")
+            Some("orders-svc schema at migration 5, waiting for migration 7")
         );
         let unknown = Schema::Unknown("connection refused".into()).waiting();
         assert!(

@@ -28,13 +28,18 @@ pub struct Queries {
     quarantine: String,
     quarantined: String,
     delete: String,
+    delete_only: String,
     backlog: String,
+    roll_published: String,
 }
 
 impl Queries {
-    /// The statements for the outbox `table` (made by the `outbox` crate).
+    /// The statements for the outbox `table` (made by the `outbox` crate). The delete of
+    /// published rows moves them into `T_published` ([`TableName::published`]), unless
+    /// [`Queries::without_published`].
     pub fn new(table: &TableName) -> Self {
-        let (events, quarantine) = (table.events(), table.quarantine());
+        let (events, quarantine, published) =
+            (table.events(), table.quarantine(), table.published());
         let (floor, holes) = (table.read_floor(), table.holes());
         let columns = "o.seq, o.aggregate_type, o.aggregate_id, o.event_type, o.prev_seq, \
                        o.routing_key, o.content_type, o.headers::text as headers, o.payload, \
@@ -110,7 +115,22 @@ impl Queries {
                  select * from moved"
             ),
             quarantined: format!("select count(*) from {quarantine}"),
-            delete: format!("delete from {events} where seq = any($1)"),
+            // One statement: a row leaves the outbox and enters the published rows together.
+            delete: format!(
+                "with gone as (delete from {events} where seq = any($1) \
+                               returning seq, aggregate_type, aggregate_id, event_type, \
+                                         prev_seq, routing_key, content_type, headers, \
+                                         payload, traceparent, created_at) \
+                 insert into {published} \
+                   (seq, aggregate_type, aggregate_id, event_type, prev_seq, routing_key, \
+                    content_type, headers, payload, traceparent, created_at, published_at) \
+                 select *, clock_timestamp() from gone"
+            ),
+            delete_only: format!("delete from {events} where seq = any($1)"),
+            roll_published: format!(
+                "select * from {}(make_interval(secs => $1))",
+                table.published_roll()
+            ),
             // From the persisted floor on, plus the holes below it (as an array: looked up by
             // key, never joined against the table): O(backlog), never the rows already relayed.
             backlog: format!(
@@ -124,6 +144,15 @@ impl Queries {
                  from (select last_value as floor from {floor}) f"
             ),
         }
+    }
+}
+
+impl Queries {
+    /// The same statements, except that the delete keeps no published rows (a relay with no
+    /// retention window).
+    pub fn without_published(mut self) -> Self {
+        self.delete = std::mem::take(&mut self.delete_only);
+        self
     }
 }
 
@@ -265,6 +294,20 @@ pub async fn delete(q: &Queries, pool: &PgPool, seqs: &[i64]) -> Result<u64, Err
         .await
         .map_err(Error::from_db)?;
     Ok(done.rows_affected())
+}
+
+/// Creates the coming days' partitions of the published rows and drops those older than
+/// `keep` (`T_published_roll`); returns what it did (`created T_published_p20261203`, ...).
+pub async fn roll_published(
+    q: &Queries,
+    pool: &PgPool,
+    keep: std::time::Duration,
+) -> Result<Vec<String>, Error> {
+    sqlx::query_scalar(AssertSqlSafe(q.roll_published.as_str()))
+        .bind(keep.as_secs_f64())
+        .fetch_all(pool)
+        .await
+        .map_err(Error::from_db)
 }
 
 /// One look at the database, in one statement: what the read floor moves by (see

@@ -121,6 +121,10 @@ pub struct Settings {
     /// `statement_timeout` plus a second). Steps in the cycle itself are bounded by the lease:
     /// a database gone silent stops its pings too, and the lost lease ends the cycle.
     pub db_step_timeout: Duration,
+    /// How long published rows are kept in `T_published` (default 7 days; the window of
+    /// "where is this event" and replay). The leader drops whole days of them once they are
+    /// older. `None`: the delete keeps nothing (the table must still exist).
+    pub published_retention: Option<Duration>,
     /// Test hook: stop between confirm and delete.
     #[doc(hidden)]
     pub before_delete: Option<hook::BeforeDelete>,
@@ -145,6 +149,7 @@ impl Settings {
             confirm_timeout: Duration::from_secs(15),
             leader_lease: Duration::from_secs(10),
             db_step_timeout: Duration::from_secs(31),
+            published_retention: Some(Duration::from_secs(7 * 24 * 3600)),
             before_delete: None,
         }
     }

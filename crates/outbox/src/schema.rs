@@ -10,7 +10,10 @@
 //! - `T_read_floor` (a sequence) and `T_holes`: the relay's read floor, so that its reads and
 //!   backlog figures never walk the rows it already relayed (see outbox-relay's `floor` module):
 //!   behind a pinned xmin horizon (a `pg_dump`, a long report) those deleted rows cannot be
-//!   vacuumed, and a read from the head of the table would visit every one of them.
+//!   vacuumed, and a read from the head of the table would visit every one of them;
+//! - `T_published`: the published rows, kept for a retention window (where an event went, and
+//!   replay), in one partition per UTC day that is dropped whole when it expires: no row of it
+//!   is ever deleted, so it leaves no dead rows behind a pinned horizon.
 //!
 //! sqlx's `migrate!` embeds files at compile time and cannot take a name, so the crate offers
 //! both the SQL ([`TableName::migration_sql`], to paste into a migration of your own) and a
@@ -114,6 +117,17 @@ impl TableName {
         self.qualified("_holes")
     }
 
+    /// The published rows, kept for a retention window (`T_published`, partitioned by day).
+    pub fn published(&self) -> String {
+        self.qualified("_published")
+    }
+
+    /// The function that creates the coming days' partitions of [`TableName::published`] and
+    /// drops the expired ones (`T_published_roll(keep interval)`).
+    pub fn published_roll(&self) -> String {
+        self.qualified("_published_roll")
+    }
+
     /// The `LISTEN`/`NOTIFY` channel of this outbox: `T_events` (`outbox_events` for `outbox`),
     /// without the schema (channels are per database).
     pub fn notify_channel(&self) -> String {
@@ -127,11 +141,17 @@ impl TableName {
 
     /// The SQL of the crate's migrations for this name, in one text: creates the schema (when
     /// named), the events, heads and quarantine tables and their index
-    /// ([`TableName::create_sql`]), then the relay's read floor ([`TableName::read_floor_sql`]).
+    /// ([`TableName::create_sql`]), the relay's read floor ([`TableName::read_floor_sql`]),
+    /// then the published rows and the heads' append time ([`TableName::published_sql`]).
     /// Paste it into a migration of your own when you want one migration history, or run
     /// [`TableName::migrator`].
     pub fn migration_sql(&self) -> String {
-        format!("{}\n{}", self.create_sql(), self.read_floor_sql())
+        format!(
+            "{}\n{}\n{}",
+            self.create_sql(),
+            self.read_floor_sql(),
+            self.published_sql()
+        )
     }
 
     /// The SQL of the crate's first migration: the schema (when named), the events, heads and
@@ -277,6 +297,94 @@ alter table {heads} set (
         )
     }
 
+    /// The SQL of the crate's third migration: what an audit and a replay need.
+    ///
+    /// - `T_heads.appended_at`: when each aggregate's head last moved (set by the heads trigger,
+    ///   which this migration replaces). Not indexed, so the update stays a HOT update.
+    /// - `T_published`: every row the relay published, with the time its confirm was recorded
+    ///   (`published_at`), written by the relay's delete in the same statement. Partitioned by
+    ///   `published_at`, one partition per UTC day, indexed by aggregate (and a BRIN index by
+    ///   seq). Nothing deletes from it: `T_published_roll(keep)` creates the partitions of today
+    ///   and the next two days and drops those whose whole day is older than `keep`, so storage
+    ///   is bounded by the retention window, not by the work done, and no dead row is ever left
+    ///   behind a pinned xmin horizon. The relay runs it (see outbox-relay's
+    ///   `Settings::published_retention`); its locks wait at most 200 ms, and a roll that cannot
+    ///   get them is retried later (the partitions are made two days ahead).
+    pub fn published_sql(&self) -> String {
+        let (heads, published, roll) = (self.heads(), self.published(), self.published_roll());
+        let move_heads = self.qualified("_move_heads");
+        let table = &self.table;
+        format!(
+            "-- When each aggregate's head last moved (the audit's \"since when\"); not indexed: the
+-- update stays HOT.
+alter table {heads} add column appended_at timestamptz;
+
+create or replace function {move_heads}() returns trigger language plpgsql as $$
+begin
+    insert into {heads} as h (aggregate_type, aggregate_id, last_seq, appended_at)
+    select aggregate_type, aggregate_id, max(seq), clock_timestamp() from inserted group by 1, 2
+    on conflict (aggregate_type, aggregate_id)
+        do update set last_seq = greatest(h.last_seq, excluded.last_seq),
+                      appended_at = case when excluded.last_seq > h.last_seq
+                                         then excluded.appended_at else h.appended_at end;
+    return null;
+end $$;
+
+-- The published rows, kept for a retention window: one partition per UTC day, dropped whole.
+create table {published} (
+    seq            bigint      not null,
+    aggregate_type text        not null,
+    aggregate_id   bigint      not null,
+    event_type     text        not null,
+    prev_seq       bigint,
+    -- Nullable as in an adopted outbox (orders-svc's first one), where they may be.
+    routing_key    text,
+    content_type   text,
+    headers        jsonb,
+    payload        bytea       not null,
+    traceparent    text,
+    created_at     timestamptz not null,
+    -- When the relay recorded the broker's confirm (its delete of the row).
+    published_at   timestamptz not null
+) partition by range (published_at);
+create index {table}_published_aggregate on {published} (aggregate_type, aggregate_id, seq);
+create index {table}_published_seq on {published} using brin (seq);
+
+-- Creates the partitions of today and the next two days (UTC) and drops those whose day ended
+-- more than `keep` ago. Returns what it did. Its locks wait at most 200 ms: a roll that would
+-- queue writers behind a long reader fails instead and is retried.
+create function {roll}(keep interval) returns setof text language plpgsql as $$
+declare
+    today date := (now() at time zone 'utc')::date;
+    day date;
+    part text;
+begin
+    perform set_config('lock_timeout', '200ms', true);
+    for day in select d::date from generate_series(today, today + 2, interval '1 day') d loop
+        part := '{published}_p' || to_char(day, 'YYYYMMDD');
+        if to_regclass(part) is null then
+            execute format('create table %s partition of {published} for values from (%L) to (%L)',
+                           part, day::timestamp at time zone 'utc',
+                           (day + 1)::timestamp at time zone 'utc');
+            return next 'created ' || part;
+        end if;
+    end loop;
+    for part in
+        select c.oid::regclass::text from pg_inherits i join pg_class c on c.oid = i.inhrelid
+        where i.inhparent = '{published}'::regclass
+          and (to_date(right(c.relname, 8), 'YYYYMMDD') + 1)::timestamp at time zone 'utc'
+              <= now() - keep
+    loop
+        execute format('drop table %s', part);
+        return next 'dropped ' || part;
+    end loop;
+end $$;
+-- Today's partitions now, so that a relay can publish before its first roll.
+select {roll}(interval '7 days');
+"
+        )
+    }
+
     /// A migrator that creates this outbox, recording its history in its own table
     /// (`_outbox_migrations_<table>` in the outbox's schema) so that it never conflicts with the
     /// caller's own `sqlx::migrate!` history. Run it next to your own migrator.
@@ -300,6 +408,11 @@ alter table {heads} set (
                 2,
                 format!("read floor of {}", self.events()),
                 self.read_floor_sql(),
+            ),
+            migration(
+                3,
+                format!("published rows of {}", self.events()),
+                self.published_sql(),
             ),
         ]);
         let history = match &self.schema {

@@ -216,12 +216,20 @@ async fn first_format_rows_are_published_after_migration_0006_as_before() {
     consumer.cleanup().await;
 }
 
-/// The migration relay-svc waits for is orders-svc's conversion of the first outbox.
+/// The migration relay-svc waits for is orders-svc's published rows, after the conversion of
+/// the first outbox (0006), which the relay needs too.
 #[test]
-fn the_migration_relay_svc_waits_for_is_the_routing_keys_of_orders_svc() {
-    let migration = orders_svc::db::MIGRATOR
-        .iter()
-        .find(|m| m.version == relay_svc::schema::NEEDED_MIGRATION)
-        .expect("orders-svc has the migration");
-    assert_eq!(migration.description, "outbox routing keys");
+fn the_migration_relay_svc_waits_for_is_the_published_rows_of_orders_svc() {
+    let description = |version| {
+        orders_svc::db::MIGRATOR
+            .iter()
+            .find(|m| m.version == version)
+            .map(|m| m.description.to_string())
+    };
+    assert_eq!(
+        description(relay_svc::schema::NEEDED_MIGRATION).as_deref(),
+        Some("outbox published")
+    );
+    assert_eq!(description(6).as_deref(), Some("outbox routing keys"));
+    assert!(relay_svc::schema::NEEDED_MIGRATION > 6);
 }

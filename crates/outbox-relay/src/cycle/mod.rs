@@ -27,7 +27,7 @@
 //! Layout: here the loop (stand by or lead, and the lead's cycles); [`standby`] (taking the
 //! lock), [`batch`] (one overlapped cycle), [`waves`] (publishing a batch wave by wave),
 //! [`fate`] (the per-row rule table), [`holds`] (held orders), [`deletes`] (the background
-//! delete and its retries), [`figures`] (the backlog figures), [`wake`] (LISTEN and the poll),
+//! delete and its retries), [`retention`] (the published rows' partitions), [`figures`] (the backlog figures), [`wake`] (LISTEN and the poll),
 //! [`broker`] (connecting with failover), [`log`] (what an operator greps).
 
 use std::{
@@ -60,6 +60,7 @@ mod fate;
 mod figures;
 mod holds;
 mod log;
+mod retention;
 mod standby;
 mod wake;
 mod waves;
@@ -97,6 +98,8 @@ pub(crate) struct Relay {
     /// Confirmed seqs whose delete failed: left out of every read (never published again by
     /// this instance) and deleted again before the next read.
     undeleted: Vec<i64>,
+    /// When the leader next rolls the published rows' partitions (`None`: at once).
+    next_roll: Option<Instant>,
 }
 
 /// How a cycle ended.
@@ -118,7 +121,11 @@ impl Relay {
         shutdown: CancellationToken,
     ) -> Self {
         let backoff = cfg.backoff();
-        let queries = Arc::new(Queries::new(&cfg.table));
+        let queries = match cfg.published_retention {
+            Some(_) => Queries::new(&cfg.table),
+            None => Queries::new(&cfg.table).without_published(),
+        };
+        let queries = Arc::new(queries);
         let broker = Failover::new(cfg.amqp_url.clone());
         let reader = Reader::new(queries.clone(), pool.clone(), status.clone());
         Self {
@@ -136,6 +143,7 @@ impl Relay {
             prefetched: None,
             deleting: None,
             undeleted: Vec::new(),
+            next_roll: None,
         }
     }
 
@@ -174,6 +182,7 @@ impl Relay {
     /// or why the lock was lost.
     async fn lead(&mut self, lock: PgConnection) -> Option<String> {
         let lease = Lease::start(lock, self.cfg.leader_lease, DB_TIMEOUT);
+        self.roll_at_once();
         let mut listener: Option<PgListener> = None;
         let mut publisher: Option<Publisher> = None;
         let lost = loop {
@@ -200,6 +209,7 @@ impl Relay {
             if listener.is_none() {
                 listener = self.listen().await;
             }
+            self.roll_published_if_due().await;
             // The lease is watched while the cycle runs: a lost lock stops it at once (the
             // wave in flight is abandoned: its rows stay, at worst a duplicate).
             let result = tokio::select! {

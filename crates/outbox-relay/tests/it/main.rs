@@ -8,6 +8,7 @@ mod lease;
 mod operator;
 mod overlap;
 mod poison;
+mod published;
 mod returns;
 mod stall;
 mod support;

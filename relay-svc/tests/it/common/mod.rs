@@ -167,6 +167,7 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         standby_retry: Some(Duration::from_millis(200)),
         confirm_timeout: Some(Duration::from_secs(5)),
         leader_lease: Duration::from_secs(10),
+        published_retention: Duration::from_secs(7 * 24 * 3600),
         log_format: LogFormat::Text,
         admin_token: Default::default(),
         admin_tokens_file: None,
