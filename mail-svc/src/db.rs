@@ -142,6 +142,28 @@ pub fn push_mail_ctes(
 
 /// Adds `n` to this instance's row of counter `name`. Only this instance writes the row, so the
 /// update never waits for another instance.
+/// Records a dead letter: the event it was (when the message is one; else only the seq its
+/// `message_id` names, if any) and why. Written with the counter, before the message's ack.
+pub async fn record_dead_letter(
+    conn: &mut PgConnection,
+    event: Option<&outbox_inbox::Envelope>,
+    message_seq: Option<i64>,
+    reason: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "insert into dead_letters (shard, aggregate_type, order_id, seq, reason)
+         values ($1, $2, $3, $4, $5)",
+    )
+    .bind(event.map(|e| e.shard))
+    .bind(event.map(|e| e.aggregate_type.as_str()))
+    .bind(event.map(|e| e.aggregate_id))
+    .bind(event.map(|e| e.seq).or(message_seq))
+    .bind(reason)
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
 pub async fn bump(
     conn: &mut PgConnection,
     instance: &str,

@@ -36,6 +36,8 @@ create table outbox_published (
 ) partition by range (published_at);
 create index outbox_published_aggregate on outbox_published (aggregate_type, aggregate_id, seq);
 create index outbox_published_seq on outbox_published using brin (seq);
+-- An audit reads what was published since its last pass.
+create index outbox_published_at on outbox_published using brin (published_at);
 
 -- Creates the partitions of today and the next two days (UTC) and drops those whose day ended
 -- more than `keep` ago. Returns what it did. Its locks wait at most 200 ms: a roll that would

@@ -127,6 +127,116 @@ pub enum Command {
     /// Mails the mail server refused for good (FAILED): list them, or retry them.
     #[command(subcommand)]
     Mails(Mails),
+
+    /// The completeness audit: orders whose events did not all reach mail-svc's inbox within
+    /// the grace period, the seq each waits for, since when, and where it is (unpublished,
+    /// quarantined, dead_lettered, not_applied). Reads the databases directly (read-only).
+    #[command(after_help = "Examples:
+  outboxctl audit                                   # every order, once
+  outboxctl audit --grace 5m
+  outboxctl audit --watch --interval 30s --metrics-addr 0.0.0.0:9104   # continuously, metrics
+
+With --watch it reads incrementally (orders published since the last pass, orders behind at the
+last pass, and --slice heads per pass in key order) and exports outbox_audit_lagging_aggregates
+and outbox_audit_oldest_lag_seconds by consumer and stage.")]
+    Audit(AuditArgs),
+
+    /// One order's events and where each went: appended, published (confirmed), applied, held
+    /// or dead-lettered at mail-svc's inbox, mail queued, sent or failed; and where it stopped.
+    /// Reads the databases directly (read-only).
+    #[command(after_help = "Examples:
+  outboxctl trace --order 42
+  outboxctl trace --order 42 --seq 118
+  outboxctl trace --shard 1 --order 42")]
+    Trace(TraceArgs),
+}
+
+/// The databases the audit and the trace read (read-only access is enough).
+#[derive(Debug, Args)]
+pub struct Databases {
+    /// The orders databases, shard 0 first, comma-separated (as orders-svc's SHARDS).
+    #[arg(
+        long,
+        env = "OUTBOXCTL_ORDERS_DB",
+        default_value = "postgres://postgres@127.0.0.1:5432/orders",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub orders_db: Vec<String>,
+
+    /// mail-svc's database (its inbox and mails).
+    #[arg(
+        long,
+        env = "OUTBOXCTL_MAIL_DB",
+        default_value = "postgres://postgres@127.0.0.1:5432/mail",
+        hide_env_values = true
+    )]
+    pub mail_db: String,
+}
+
+impl Databases {
+    /// Read-only pools of every database named (see [`crate::audit::Sources::connect`]).
+    pub async fn connect(&self) -> crate::Result<crate::audit::Sources> {
+        crate::audit::Sources::connect(&self.orders_db, &self.mail_db)
+            .await
+            .map_err(|e| {
+                crate::Failure::new(
+                    crate::Failure::UNREACHABLE,
+                    format!(
+                        "{e} (see --orders-db / OUTBOXCTL_ORDERS_DB, --mail-db / OUTBOXCTL_MAIL_DB)"
+                    ),
+                )
+            })
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    #[command(flatten)]
+    pub databases: Databases,
+
+    /// An order lags once the event its consumer waits for is older than this: normal latency
+    /// and held chains that resolve within it are not reported.
+    #[arg(long, env = "OUTBOXCTL_AUDIT_GRACE", default_value = "1m", value_parser = parse_duration)]
+    pub grace: Duration,
+
+    /// Audit continuously, with metrics, until SIGTERM or Ctrl-C.
+    #[arg(long)]
+    pub watch: bool,
+
+    /// With --watch: the pause between passes.
+    #[arg(long, env = "OUTBOXCTL_AUDIT_INTERVAL", default_value = "30s", value_parser = parse_duration)]
+    pub interval: Duration,
+
+    /// With --watch: how many order heads per shard each pass reads beside the orders that
+    /// changed (a restored consumer database is found within heads/slice passes).
+    #[arg(long, env = "OUTBOXCTL_AUDIT_SLICE", default_value_t = 10_000)]
+    pub slice: i64,
+
+    /// With --watch: where `GET /metrics` answers.
+    #[arg(
+        long,
+        env = "OUTBOXCTL_AUDIT_METRICS_ADDR",
+        default_value = "0.0.0.0:9104"
+    )]
+    pub metrics_addr: std::net::SocketAddr,
+}
+
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    #[command(flatten)]
+    pub databases: Databases,
+
+    /// The order whose events to show.
+    #[arg(long)]
+    pub order: i64,
+
+    /// Only this event of the order.
+    #[arg(long)]
+    pub seq: Option<i64>,
+
+    #[command(flatten)]
+    pub shard: Shard,
 }
 
 #[derive(Debug, Subcommand)]

@@ -8,6 +8,7 @@
 //! [`commands`] (one function per command), and here: connecting ([`Services`]) and the error
 //! mapping.
 
+pub mod audit;
 pub mod cli;
 pub mod commands;
 pub mod table;

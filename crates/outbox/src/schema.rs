@@ -349,6 +349,8 @@ create table {published} (
 ) partition by range (published_at);
 create index {table}_published_aggregate on {published} (aggregate_type, aggregate_id, seq);
 create index {table}_published_seq on {published} using brin (seq);
+-- An audit reads what was published since its last pass.
+create index {table}_published_at on {published} using brin (published_at);
 
 -- Creates the partitions of today and the next two days (UTC) and drops those whose day ended
 -- more than `keep` ago. Returns what it did. Its locks wait at most 200 ms: a roll that would

@@ -108,9 +108,20 @@ pub fn consumer(
             tracing::warn!("[mail] dead-letter seq={seq} reason={reason}");
             metrics::counter!(crate::metrics::DEAD_LETTERED).increment(1);
         })
-        .record_dead_letters(move |conn, _, _| {
+        .record_dead_letters(move |conn, delivery, reason| {
             let instance = instance.clone();
-            Box::pin(async move { db::bump(conn, &instance, db::DEAD_LETTERED, 1).await })
+            // What the message says of its event, when it is one (a poison message may not be).
+            let event = Envelope::from_delivery(delivery).ok();
+            let seq = delivery
+                .properties
+                .message_id()
+                .as_ref()
+                .and_then(|m| m.as_str().parse::<i64>().ok());
+            let reason = reason.to_owned();
+            Box::pin(async move {
+                db::record_dead_letter(conn, event.as_ref(), seq, &reason).await?;
+                db::bump(conn, &instance, db::DEAD_LETTERED, 1).await
+            })
         })
 }
 

@@ -1,6 +1,7 @@
 //! One function per command: the calls it makes and what it prints. Each command (or group of
 //! subcommands) has a module of its own; `listing` holds how every listing shows shards.
 
+pub mod audit;
 mod backlog;
 mod dead_letters;
 mod held;
@@ -8,6 +9,7 @@ mod listing;
 mod mails;
 mod quarantine;
 mod status;
+mod trace;
 
 use outbox_proto::{
     mail::admin::v1::mail_admin_client::MailAdminClient,
@@ -26,6 +28,8 @@ pub async fn dispatch(command: &Command, s: &Services) -> Result<Output> {
         Command::Held(h) => held::held(s, h).await,
         Command::DeadLetters(d) => dead_letters::dead_letters(s, d).await,
         Command::Mails(m) => mails::mails(s, m).await,
+        Command::Audit(a) => audit::audit(a).await,
+        Command::Trace(t) => trace::trace(t).await,
     }
 }
 

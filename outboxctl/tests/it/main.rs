@@ -2,6 +2,7 @@
 //! tree), one module per concern, the real stack and the binary's runner in [`common`]. One
 //! module's tests: `cargo test -p outboxctl --test it story:: -- --nocapture`.
 
+mod audit;
 mod bad_input;
 mod common;
 mod story;

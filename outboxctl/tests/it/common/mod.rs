@@ -69,6 +69,16 @@ pub struct Running {
 }
 
 impl Running {
+    /// Stops the service in `slot`, leaving a stopped placeholder there.
+    pub async fn stop_in_place(slot: &mut Running) {
+        let stopped = Running {
+            grpc_addr: ([127, 0, 0, 1], 9).into(),
+            shutdown: CancellationToken::new(),
+            task: tokio::spawn(async { Ok(()) }),
+        };
+        std::mem::replace(slot, stopped).stop().await;
+    }
+
     pub async fn stop(self) {
         self.shutdown.cancel();
         let _ = tokio::time::timeout(Duration::from_secs(30), self.task).await;
@@ -211,6 +221,13 @@ impl Stack {
         }
     }
 
+    /// Starts mail-svc again (after [`Running::stop_in_place`]), trusting the relay's user.
+    pub async fn start_mail_again(&mut self) {
+        let (mail, pool) = start_mail(&self.names, "guest", Some(TOKEN)).await;
+        std::mem::replace(&mut self.mail, mail).stop().await;
+        self.mail_pool = pool;
+    }
+
     /// Stops mail-svc and starts it again trusting `trusted` (a deploy with another setting).
     pub async fn redeploy_mail(&mut self, trusted: &str) {
         let (mail, pool) = start_mail(&self.names, trusted, Some(TOKEN)).await;
@@ -224,6 +241,8 @@ impl Stack {
             orders: self.orders.grpc_addr.to_string(),
             relay: self.relay.grpc_addr.to_string(),
             mail: self.mail.grpc_addr.to_string(),
+            orders_db: self.names.orders_db.clone(),
+            mail_db: self.names.mail_db.clone(),
         }
     }
 
@@ -256,6 +275,9 @@ pub struct Ctl {
     pub orders: String,
     pub relay: String,
     pub mail: String,
+    /// The databases the audit and the trace read.
+    pub orders_db: String,
+    pub mail_db: String,
 }
 
 /// What one run of the binary gave.
@@ -320,6 +342,8 @@ impl Ctl {
             .env("OUTBOXCTL_ORDERS_ADDR", &self.orders)
             .env("OUTBOXCTL_RELAY_ADDR", &self.relay)
             .env("OUTBOXCTL_MAIL_ADDR", &self.mail)
+            .env("OUTBOXCTL_ORDERS_DB", &self.orders_db)
+            .env("OUTBOXCTL_MAIL_DB", &self.mail_db)
             .arg("--operator=test-operator")
             .args(args);
         if let Some(t) = token {

@@ -1,0 +1,230 @@
+//! `outboxctl audit`: the completeness audit ([`crate::audit`]), once, or continuously with its
+//! figures on `/metrics` (`--watch`).
+
+use std::time::Duration;
+
+use chrono::Utc;
+use serde_json::json;
+
+use crate::{
+    Failure, Output, Result,
+    audit::{Auditor, CONSUMER, Lagging, Report, Stage},
+    cli::AuditArgs,
+    table::Table,
+};
+
+/// Orders lagging, by consumer and stage.
+pub const LAGGING: &str = "outbox_audit_lagging_aggregates";
+/// The oldest wait of a lagging order, by consumer and stage.
+pub const OLDEST_LAG: &str = "outbox_audit_oldest_lag_seconds";
+/// Passes done; and how long the last one took.
+pub const PASSES: &str = "outbox_audit_passes_total";
+pub const PASS_SECONDS: &str = "outbox_audit_pass_duration_seconds";
+/// Passes that failed (a database unreachable); the figures keep the last pass's values.
+pub const PASS_FAILURES: &str = "outbox_audit_pass_failures_total";
+
+pub async fn audit(args: &AuditArgs) -> Result<Output> {
+    let sources = args.databases.connect().await?;
+    let mut auditor = Auditor::new(sources, args.grace, args.slice);
+    if args.watch {
+        return watch(args, auditor).await;
+    }
+    let report = auditor.full_pass().await.map_err(read_failed)?;
+    Ok(listing(&report, args.grace))
+}
+
+fn read_failed(e: sqlx::Error) -> Failure {
+    Failure::new(
+        Failure::UNREACHABLE,
+        format!("the audit cannot read its databases: {e} (see --orders-db and --mail-db)"),
+    )
+}
+
+/// The lagging orders, for people and scripts.
+fn listing(report: &Report, grace: Duration) -> Output {
+    let now = Utc::now();
+    let mut table = Table::new(&[
+        "SHARD",
+        "ORDER",
+        "STAGE",
+        "WAITING_FOR",
+        "APPLIED",
+        "HEAD",
+        "SINCE",
+        "AGE",
+        "DETAIL",
+    ]);
+    for l in &report.lagging {
+        table.row(vec![
+            l.key.0.to_string(),
+            l.key.2.to_string(),
+            l.stage.label().to_owned(),
+            opt(l.waiting_for),
+            opt(l.applied),
+            l.head.to_string(),
+            l.since.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+            format!("{}s", (now - l.since).num_seconds()),
+            l.detail.clone(),
+        ]);
+    }
+    let summary = format!(
+        "{} order(s) lagging past the grace period of {:?} ({} checked, {} behind within grace)\n",
+        report.lagging.len(),
+        grace,
+        report.checked,
+        report.pending
+    );
+    let human = if report.lagging.is_empty() {
+        summary
+    } else {
+        format!("{}{summary}{}", table.render(), next_steps(report))
+    };
+    Output {
+        human,
+        json: json!({
+            "consumer": CONSUMER,
+            "checked": report.checked,
+            "behind_within_grace": report.pending,
+            "lagging": report.lagging.iter().map(lagging_json).collect::<Vec<_>>(),
+        }),
+    }
+}
+
+fn opt(v: Option<i64>) -> String {
+    v.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}
+
+fn lagging_json(l: &Lagging) -> serde_json::Value {
+    json!({
+        "shard": l.key.0,
+        "aggregate_type": l.key.1,
+        "order_id": l.key.2,
+        "stage": l.stage.label(),
+        "waiting_for": l.waiting_for,
+        "applied": l.applied,
+        "head": l.head,
+        "since": l.since.to_rfc3339(),
+        "detail": l.detail,
+    })
+}
+
+/// What resolves each stage that occurs.
+fn next_steps(report: &Report) -> String {
+    let counts = report.counts();
+    let mut out = String::new();
+    let mut say = |stage: Stage, what: &str| {
+        if counts.get(&stage).copied().unwrap_or(0) > 0 {
+            out.push_str(&format!("  {}: {what}\n", stage.label()));
+        }
+    };
+    say(
+        Stage::NotApplied,
+        "outboxctl trace --order N, then outboxctl replay --order N --reason '...'",
+    );
+    say(
+        Stage::Unpublished,
+        "outboxctl backlog (is the relay running?)",
+    );
+    say(Stage::Quarantined, "outboxctl quarantine list --order N");
+    say(Stage::DeadLettered, "outboxctl dead-letters list");
+    out
+}
+
+/// Passes every `--interval` until SIGTERM or Ctrl-C, the figures on `--metrics-addr`.
+async fn watch(args: &AuditArgs, mut auditor: Auditor) -> Result<Output> {
+    let _telemetry =
+        outbox_kit::telemetry::init(outbox_kit::telemetry::LogFormat::Text, "outboxctl")
+            .map_err(|e| Failure::new(Failure::FAILED, format!("{e:#}")))?;
+    register_metrics();
+    let shutdown = outbox_kit::shutdown::on_signal();
+    let addr = outbox_kit::metrics::serve(args.metrics_addr, "--metrics-addr", shutdown.clone())
+        .await
+        .map_err(|e| Failure::new(Failure::FAILED, format!("{e:#}")))?;
+    tracing::info!(
+        %addr,
+        "audit: watching every {:?}, grace {:?}",
+        args.interval,
+        args.grace
+    );
+    loop {
+        let started = std::time::Instant::now();
+        match auditor.pass().await {
+            Ok(report) => {
+                publish(&report);
+                metrics::gauge!(PASS_SECONDS).set(started.elapsed().as_secs_f64());
+                metrics::counter!(PASSES).increment(1);
+                let counts = report.counts();
+                tracing::info!(
+                    checked = report.checked,
+                    lagging = report.lagging.len(),
+                    "audit: pass done, {} checked, {} lagging ({})",
+                    report.checked,
+                    report.lagging.len(),
+                    Stage::ALL
+                        .iter()
+                        .map(|s| format!("{}={}", s.label(), counts[s]))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                );
+                for l in &report.lagging {
+                    tracing::warn!(
+                        "audit: order {} (shard {}) waits for seq={} since {}: {} {}",
+                        l.key.2,
+                        l.key.0,
+                        opt(l.waiting_for),
+                        l.since.to_rfc3339(),
+                        l.stage.label(),
+                        l.detail
+                    );
+                }
+            }
+            Err(e) => {
+                metrics::counter!(PASS_FAILURES).increment(1);
+                tracing::warn!(error = %e, "audit: pass failed, trying again next interval");
+            }
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = tokio::time::sleep(args.interval) => {}
+        }
+    }
+    Ok(Output {
+        human: String::new(),
+        json: json!({ "stopped": true }),
+    })
+}
+
+fn register_metrics() {
+    use outbox_support::metrics::Metric;
+    outbox_kit::metrics::register(
+        "outboxctl-audit",
+        env!("CARGO_PKG_VERSION"),
+        &[
+            Metric::gauge(
+                LAGGING,
+                "Orders whose consumer waits past the grace period for an event, by the stage \
+                 of that event (unpublished, quarantined, dead_lettered, not_applied).",
+            ),
+            Metric::gauge(
+                OLDEST_LAG,
+                "How long the oldest lagging order has waited, by stage (0: none).",
+            ),
+            Metric::counter(PASSES, "Audit passes done."),
+            Metric::gauge(PASS_SECONDS, "How long the last audit pass took."),
+            Metric::counter(
+                PASS_FAILURES,
+                "Audit passes that could not read a database.",
+            ),
+        ],
+    );
+}
+
+/// Sets the figures of one pass (every stage, zeros included).
+fn publish(report: &Report) {
+    let oldest = report.oldest(Utc::now());
+    for (stage, n) in report.counts() {
+        let labels = [("consumer", CONSUMER), ("stage", stage.label())];
+        metrics::gauge!(LAGGING, &labels).set(n as f64);
+        metrics::gauge!(OLDEST_LAG, &labels).set(oldest[&stage]);
+    }
+}
