@@ -21,10 +21,41 @@ use std::{
 
 use chrono::{DateTime, Utc};
 use outbox::TableName;
+use outbox_support::metrics::Metric;
 use sqlx::{AssertSqlSafe, PgPool};
 
 /// The consumer this audit checks: mail-svc's inbox, as `outbox_audit_*{consumer="mail"}`.
 pub const CONSUMER: &str = "mail";
+
+/// Orders lagging, by consumer and stage.
+pub const LAGGING: &str = "outbox_audit_lagging_aggregates";
+/// The oldest wait of a lagging order, by consumer and stage.
+pub const OLDEST_LAG: &str = "outbox_audit_oldest_lag_seconds";
+/// Passes done.
+pub const PASSES: &str = "outbox_audit_passes_total";
+/// How long the last pass took.
+pub const PASS_SECONDS: &str = "outbox_audit_pass_duration_seconds";
+/// Passes that failed (a database unreachable); the figures keep the last pass's values.
+pub const PASS_FAILURES: &str = "outbox_audit_pass_failures_total";
+
+/// The audit's metrics (`outboxctl audit --watch`), with their HELP texts.
+pub const METRICS: &[Metric] = &[
+    Metric::gauge(
+        LAGGING,
+        "Orders whose consumer waits past the grace period for an event, by the stage of that \
+         event (unpublished, quarantined, dead_lettered, not_applied).",
+    ),
+    Metric::gauge(
+        OLDEST_LAG,
+        "How long the oldest lagging order has waited, by stage (0: none).",
+    ),
+    Metric::counter(PASSES, "Audit passes done."),
+    Metric::gauge(PASS_SECONDS, "How long the last audit pass took."),
+    Metric::counter(
+        PASS_FAILURES,
+        "Audit passes that could not read a database.",
+    ),
+];
 
 /// An order: its orders shard, aggregate type and id (the consumer's chain key).
 pub type Key = (i32, String, i64);

@@ -24,6 +24,9 @@ const OUTBOXCTL: &[&str] = &[
     "dead-letters redrive",
     "mails failed",
     "mails retry",
+    "audit",
+    "trace",
+    "replay",
 ];
 
 fn dir() -> PathBuf {
@@ -154,6 +157,7 @@ fn every_alert_reads_exported_metrics_and_is_in_the_readme() {
         orders_svc::metrics::METRICS,
         outbox_relay::status::METRICS,
         mail_svc::metrics::METRICS,
+        outboxctl::audit::METRICS,
     ] {
         exported.extend(list.iter().map(|m| m.name));
     }

@@ -196,11 +196,31 @@ async fn every_metric_the_dashboard_and_the_alerts_read_is_exported_by_the_real_
         }
     }
 
+    // The completeness audit, as compose runs it, on the stack's databases.
+    let audit_addr = e2e::stack::free_addr().expect("a port");
+    let mut audit = std::process::Command::new(
+        e2e::stack::Binaries::locate()
+            .and_then(|b| b.path("outboxctl"))
+            .expect("outboxctl is built"),
+    )
+    .args(["audit", "--watch", "--interval", "1s"])
+    .arg(format!("--metrics-addr={audit_addr}"))
+    .arg(format!("--orders-db={}", stack.orders_db_url))
+    .arg(format!("--mail-db={}", stack.mail_db_url))
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .expect("outboxctl audit starts");
     let processes = [
         ("orders-svc", stack.orders.metrics_addr),
         ("relay-svc", stack.relays[0].metrics_addr),
         ("mail-svc", stack.mails[0].metrics_addr),
+        ("outboxctl-audit", audit_addr),
     ];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while scrape(audit_addr).await.is_err() {
+        assert!(Instant::now() < deadline, "the audit serves /metrics");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let mut wanted: BTreeMap<String, BTreeSet<String>> = dashboard_metrics();
     for name in alert_metrics() {
         wanted
@@ -234,6 +254,8 @@ async fn every_metric_the_dashboard_and_the_alerts_read_is_exported_by_the_real_
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
+    let _ = audit.kill();
+    let _ = audit.wait();
     stack.stop().await;
     assert!(
         unknown.is_empty(),

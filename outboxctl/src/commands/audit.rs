@@ -8,20 +8,13 @@ use serde_json::json;
 
 use crate::{
     Failure, Output, Result,
-    audit::{Auditor, CONSUMER, Lagging, Report, Stage},
+    audit::{
+        Auditor, CONSUMER, LAGGING, Lagging, METRICS, OLDEST_LAG, PASS_FAILURES, PASS_SECONDS,
+        PASSES, Report, Stage,
+    },
     cli::AuditArgs,
     table::Table,
 };
-
-/// Orders lagging, by consumer and stage.
-pub const LAGGING: &str = "outbox_audit_lagging_aggregates";
-/// The oldest wait of a lagging order, by consumer and stage.
-pub const OLDEST_LAG: &str = "outbox_audit_oldest_lag_seconds";
-/// Passes done; and how long the last one took.
-pub const PASSES: &str = "outbox_audit_passes_total";
-pub const PASS_SECONDS: &str = "outbox_audit_pass_duration_seconds";
-/// Passes that failed (a database unreachable); the figures keep the last pass's values.
-pub const PASS_FAILURES: &str = "outbox_audit_pass_failures_total";
 
 pub async fn audit(args: &AuditArgs) -> Result<Output> {
     let sources = args.databases.connect().await?;
@@ -195,28 +188,7 @@ async fn watch(args: &AuditArgs, mut auditor: Auditor) -> Result<Output> {
 }
 
 fn register_metrics() {
-    use outbox_support::metrics::Metric;
-    outbox_kit::metrics::register(
-        "outboxctl-audit",
-        env!("CARGO_PKG_VERSION"),
-        &[
-            Metric::gauge(
-                LAGGING,
-                "Orders whose consumer waits past the grace period for an event, by the stage \
-                 of that event (unpublished, quarantined, dead_lettered, not_applied).",
-            ),
-            Metric::gauge(
-                OLDEST_LAG,
-                "How long the oldest lagging order has waited, by stage (0: none).",
-            ),
-            Metric::counter(PASSES, "Audit passes done."),
-            Metric::gauge(PASS_SECONDS, "How long the last audit pass took."),
-            Metric::counter(
-                PASS_FAILURES,
-                "Audit passes that could not read a database.",
-            ),
-        ],
-    );
+    outbox_kit::metrics::register("outboxctl-audit", env!("CARGO_PKG_VERSION"), METRICS);
 }
 
 /// Sets the figures of one pass (every stage, zeros included).

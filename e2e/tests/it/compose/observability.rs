@@ -108,13 +108,22 @@ fn prometheus_scrapes_every_service_on_its_metrics_port_and_loads_the_rules() {
             continue;
         }
         let env = env_of(svc);
+        // The audit is outboxctl's: its job is named after the service.
+        if let Some(addr) = env.get("OUTBOXCTL_AUDIT_METRICS_ADDR") {
+            expected.insert(format!("{name}:{}", port_of(addr)), name.to_owned());
+            continue;
+        }
         let Some(addr) = env.get("METRICS_ADDR") else {
             continue;
         };
         let binary = svc["command"][0].as_str().expect("command").to_owned();
         expected.insert(format!("{name}:{}", port_of(addr)), binary);
     }
-    assert_eq!(expected.len(), 5, "five services export metrics");
+    assert_eq!(
+        expected.len(),
+        6,
+        "five services and the audit export metrics"
+    );
     assert_eq!(
         targets, expected,
         "prometheus.yml scrapes exactly the services' METRICS_ADDR ports"
@@ -232,7 +241,7 @@ fn every_service_exports_spans_to_jaeger() {
     }
     assert_eq!(
         exporting.len(),
-        5,
-        "all five service containers: {exporting:?}"
+        6,
+        "all five service containers and the audit: {exporting:?}"
     );
 }
