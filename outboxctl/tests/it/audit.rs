@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use lapin::{Connection, ConnectionProperties, options::QueuePurgeOptions};
-use outbox_kit::testing;
+use outbox_kit::testing::{self, orders::payload};
 use outbox_proto::orders::v1::OrderStatus;
 use serde_json::Value;
 
@@ -134,6 +134,14 @@ async fn the_audit_names_exactly_the_purged_orders_after_the_grace_and_a_restore
             (a2, "published, never applied".to_owned())
         ]
     );
+    // The continuous audit finds them too, on its first pass, and exports them.
+    let watch = Watch::start(&ctl).await;
+    watch
+        .wait_for(r#"outbox_audit_lagging_aggregates{consumer="mail",stage="not_applied"} 2"#)
+        .await;
+    watch
+        .wait_for(r#"outbox_audit_lagging_aggregates{consumer="mail",stage="quarantined"} 0"#)
+        .await;
     let human = ctl.run(None, &["audit", "--grace", "2s"]).await.ok();
     assert!(
         human.stdout.contains("2 order(s) lagging") && human.stdout.contains("outboxctl trace"),
@@ -172,5 +180,141 @@ async fn the_audit_names_exactly_the_purged_orders_after_the_grace_and_a_restore
             not_applied(lost_b, b2)
         ]
     );
+    // The watching audit finds the restored order too: by its slice of heads (nothing was
+    // published for it since its last pass).
+    watch
+        .wait_for(r#"outbox_audit_lagging_aggregates{consumer="mail",stage="not_applied"} 3"#)
+        .await;
+    watch.stop();
     stack.names.cleanup().await;
+}
+
+/// Events that are not lost are named for where they are: a quarantined row, a dead-lettered
+/// event (with its reason), an event the relay has not published (the relay is down); each
+/// with the seq its order waits for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn quarantined_dead_lettered_and_unpublished_events_are_named_as_such() {
+    let mut stack = Stack::start().await;
+    let (q, d, u) = (5201_i64, 5202_i64, 5203_i64);
+    let d1 = stack.upsert(d, OrderStatus::Pending).await;
+    stack
+        .wait_for_mails("d's first mail", d, &[(d1, true)])
+        .await;
+
+    // A row the relay cannot encode (no routing key, a misspelt type): quarantined.
+    let q1: i64 = sqlx::query_scalar(
+        "insert into outbox (aggregate_id, event_type, prev_seq, payload)
+         values ($1, 'OrderCreatd', null, $2) returning seq",
+    )
+    .bind(q)
+    .bind(payload(q, OrderStatus::Pending, OrderStatus::Unspecified))
+    .fetch_one(&stack.orders_pool)
+    .await
+    .expect("insert");
+    // A bad deploy of mail-svc dead-letters d's next event.
+    stack.redeploy_mail("relay-svc-typo").await;
+    let d2 = stack.upsert(d, OrderStatus::Paid).await;
+    wait_until("d2 dead-lettered", || async {
+        sqlx::query_scalar::<_, i64>("select count(*) from dead_letters where seq = $1")
+            .bind(d2)
+            .fetch_one(&stack.mail_pool)
+            .await
+            .is_ok_and(|n| n == 1)
+    })
+    .await;
+    // The relay stops: u's event stays in the outbox.
+    Running::stop_in_place(&mut stack.relay).await;
+    let u1 = stack.upsert(u, OrderStatus::Pending).await;
+    let ctl = stack.ctl();
+    wait_until("q1 quarantined", || async {
+        sqlx::query_scalar::<_, i64>("select count(*) from outbox_quarantine where seq = $1")
+            .bind(q1)
+            .fetch_one(&stack.orders_pool)
+            .await
+            .is_ok_and(|n| n == 1)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        lagging(&ctl, "1s").await,
+        [
+            (q, "quarantined".to_owned(), Some(q1)),
+            (d, "dead_lettered".to_owned(), Some(d2)),
+            (u, "unpublished".to_owned(), Some(u1)),
+        ]
+    );
+    let report = ctl.json(&["audit", "--grace", "1s"]).await;
+    let details: Vec<&str> = report["lagging"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|l| l["detail"].as_str().expect("detail"))
+        .collect();
+    assert!(details[0].contains("routing key"), "{details:?}");
+    assert!(
+        details[1].contains("relay-svc-typo") || details[1].contains("publisher"),
+        "{details:?}"
+    );
+    assert_eq!(
+        stopped_at(&ctl, d).await,
+        [
+            (d1, "done (mail sent)".to_owned()),
+            (d2, "dead-lettered".to_owned())
+        ]
+    );
+    assert_eq!(
+        stopped_at(&ctl, u).await,
+        [(u1, "not published yet".to_owned())]
+    );
+    assert_eq!(stopped_at(&ctl, q).await, [(q1, "quarantined".to_owned())]);
+    let missing = ctl.run(None, &["trace", "--order", "5299"]).await;
+    assert_eq!(missing.code, 4, "{missing:?}");
+    stack.names.cleanup().await;
+}
+
+/// `outboxctl audit --watch` against the stack's databases, its metrics on a port of its own.
+struct Watch {
+    child: tokio::process::Child,
+    addr: std::net::SocketAddr,
+}
+
+impl Watch {
+    async fn start(ctl: &Ctl) -> Self {
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port");
+        let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_outboxctl"))
+            .env("OUTBOXCTL_ORDERS_DB", &ctl.orders_db)
+            .env("OUTBOXCTL_MAIL_DB", &ctl.mail_db)
+            // Two heads per slice: the restored order is found by the rolling slices.
+            .args([
+                "audit",
+                "--watch",
+                "--interval",
+                "200ms",
+                "--grace",
+                "2s",
+                "--slice",
+                "2",
+            ])
+            .arg(format!("--metrics-addr={addr}"))
+            .kill_on_drop(true)
+            .spawn()
+            .expect("outboxctl audit --watch starts");
+        Self { child, addr }
+    }
+
+    /// Waits until its /metrics has the line `line`.
+    async fn wait_for(&self, line: &str) {
+        wait_until(line, || async {
+            testing::scrape(self.addr)
+                .await
+                .is_ok_and(|text| text.lines().any(|l| l == line))
+        })
+        .await;
+    }
+
+    fn stop(mut self) {
+        let _ = self.child.start_kill();
+    }
 }
