@@ -627,7 +627,7 @@ impl Stack {
     }
 }
 
-/// Builds the three service binaries in the profile of the running executable, so that
+/// Builds the three service binaries and outboxctl (the audit) in the profile of the running executable, so that
 /// `cargo run -p e2e --bin …` never runs stale services. Does nothing outside `cargo run` (no
 /// `CARGO` in the environment), e.g. for a copied binary.
 pub fn build_services() -> anyhow::Result<()> {
@@ -645,6 +645,8 @@ pub fn build_services() -> anyhow::Result<()> {
         "relay-svc",
         "-p",
         "mail-svc",
+        "-p",
+        "outboxctl",
     ]);
     if release {
         cmd.arg("--release");

@@ -7,13 +7,17 @@
 //! 4. end to end: commit→publish and commit→mail latency at fixed offered loads and at the max;
 //! 5. idle cost: queries per second the relay and mail-svc make when nothing happens;
 //! 6. scaling: 1, 2, 4 mail-svc instances and 1, 2, 4 order shards, with a capacity model
-//!    (`crate::scaling`).
+//!    (`crate::scaling`);
+//! 7. cost vs work done (`crate::cost`);
+//! 8. the completeness audit: section 4's maximum with and without `outboxctl audit --watch`,
+//!    and an audit pass at 1,000,000 orders next to the raw reads it is made of.
 //!
 //! Layout: [`run`] (the sections in order), one module a section (`write`, `drain`, `consume`,
 //! `end_to_end`, `idle`; 6 is [`crate::scaling`], 7 [`crate::cost`]), `report` (what was
 //! measured) and [`table`] (the report as text). What the sections share with `scaling` and
 //! `cost` is in [`crate::load`], below all three.
 
+mod audit;
 mod consume;
 mod drain;
 mod end_to_end;
@@ -23,6 +27,7 @@ mod run;
 mod table;
 mod write;
 
+pub use audit::AuditCost;
 pub use report::{
     BenchReport, EndToEnd, EndToEndRun, Idle, Machine, Pair, Runs, WritePath, ratio_spread,
 };

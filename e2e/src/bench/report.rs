@@ -21,6 +21,7 @@ pub struct BenchReport {
     pub idle: Option<Idle>,
     pub scaling: Option<Scaling>,
     pub cost: Option<Cost>,
+    pub audit: Option<super::AuditCost>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -91,7 +92,7 @@ pub struct EndToEnd {
     pub runs: Vec<EndToEndRun>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct EndToEndRun {
     pub achieved_per_sec: f64,
     pub commit_to_publish: Summary,

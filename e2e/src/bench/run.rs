@@ -116,6 +116,19 @@ pub async fn run(opts: &BenchOptions) -> anyhow::Result<BenchReport> {
     if on(7) {
         report.cost = Some(crate::cost::run(&opts).await?);
     }
+    if on(8) {
+        let stack = bench_stack(1, 1).await?;
+        report.audit = Some(
+            super::audit::audit_cost(
+                &stack,
+                opts.runs,
+                opts.e2e_secs,
+                opts.max_writers,
+                opts.audit_aggregates,
+            )
+            .await?,
+        );
+    }
     Ok(report)
 }
 

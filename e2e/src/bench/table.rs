@@ -163,7 +163,61 @@ pub fn table(r: &BenchReport) -> String {
     if let Some(c) = &r.cost {
         out.push_str(&crate::cost::table(c));
     }
+    if let Some(a) = &r.audit {
+        audit_table(&mut out, a, runs);
+    }
     out
+}
+
+/// Section 8: the maximum with and without the audit beside it, and a pass at N orders next to
+/// the raw reads it is made of.
+fn audit_table(out: &mut String, a: &super::AuditCost, runs: u32) {
+    use std::fmt::Write;
+    let _ = writeln!(
+        out,
+        "\n8. the audit    achieved/s          commit->publish p99 ms   commit->mail p99 ms"
+    );
+    for (label, side) in [("without", &a.without), ("with", &a.with)] {
+        let e = super::report::EndToEnd {
+            offered: None,
+            runs: side.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "   {label:<12} {:<19} {:<24} {}",
+            figure(e.spread(|r| r.achieved_per_sec), runs, 0),
+            figure(e.spread(|r| r.commit_to_publish.p99_ms), runs, 2),
+            figure(e.spread(|r| r.commit_to_mail.p99_ms), runs, 2),
+        );
+        let _ = writeln!(out, "      {}", cpu_line(&e.cpu_per_1000()));
+    }
+    let ratios: Vec<f64> = a
+        .with
+        .iter()
+        .zip(&a.without)
+        .filter(|(_, w)| w.achieved_per_sec > 0.0)
+        .map(|(w, wo)| w.achieved_per_sec / wo.achieved_per_sec)
+        .collect();
+    let _ = writeln!(
+        out,
+        "   with / without: {}",
+        ratio(Spread::of(ratios), runs)
+    );
+    let inc = Spread::of(a.incremental_ms.clone());
+    let _ = writeln!(
+        out,
+        "   one pass at {} orders: incremental ({} changed + {} heads) {} ms; full {:.2} s",
+        a.aggregates,
+        a.changed_per_pass,
+        a.slice,
+        figure(inc, a.incremental_ms.len() as u32, 1),
+        a.full_secs
+    );
+    let _ = writeln!(
+        out,
+        "   raw reads (ceiling): one slice of {} heads + watermarks {:.1} ms; count of every head {:.2} s",
+        a.slice, a.raw_slice_ms, a.raw_scan_secs
+    );
 }
 
 #[cfg(test)]

@@ -26,7 +26,8 @@ async fn every_section_runs_with_tiny_sizes() {
         cost_round: 300,
         probe_secs: 0.3,
         mail_backlog: 300,
-        sections: vec![1, 2, 3, 4, 5, 6, 7],
+        audit_aggregates: 2_000,
+        sections: vec![1, 2, 3, 4, 5, 6, 7, 8],
         json: std::env::temp_dir().join("unused.json"),
     };
     let report = bench::run(&opts).await.expect("the bench runs");
@@ -66,6 +67,17 @@ async fn every_section_runs_with_tiny_sizes() {
         }
     }
     assert!(report.idle.is_some());
+    // The audit: the maximum with and without it, twice each, every event mailed; its passes
+    // timed at 2,000 orders next to the raw reads.
+    let audit = report.audit.as_ref().expect("the audit's cost measured");
+    assert_eq!((audit.without.len(), audit.with.len()), (2, 2));
+    for run in audit.without.iter().chain(&audit.with) {
+        assert!(run.commit_to_mail.ops > 0);
+        assert_eq!(run.commit_to_mail.ops, run.commit_to_publish.ops);
+    }
+    assert_eq!(audit.aggregates, 2_000);
+    assert_eq!(audit.incremental_ms.len(), 5);
+    assert!(audit.full_secs > 0.0 && audit.raw_slice_ms > 0.0);
     // Scaling: each configuration twice; every shard configuration wrote and relayed events,
     // and its CPU includes the relay's.
     let scaling = report.scaling.as_ref().expect("scaling measured");
@@ -113,6 +125,7 @@ async fn every_section_runs_with_tiny_sizes() {
         "7a. cost vs work done",
         "7b. cost vs work done",
         "7c. mail-svc",
+        "8. the audit",
         "cpu s per 1,000",
     ] {
         assert!(table.contains(heading), "{heading} missing in\n{table}");
