@@ -7,6 +7,7 @@ mod held;
 mod listing;
 mod mails;
 mod quarantine;
+mod replay;
 mod status;
 
 use outbox_proto::{
@@ -26,6 +27,7 @@ pub async fn dispatch(command: &Command, s: &Services) -> Result<Output> {
         Command::Held(h) => held::held(s, h).await,
         Command::DeadLetters(d) => dead_letters::dead_letters(s, d).await,
         Command::Mails(m) => mails::mails(s, m).await,
+        Command::Replay(r) => replay::replay(s, r).await,
     }
 }
 
