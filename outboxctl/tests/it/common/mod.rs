@@ -219,6 +219,19 @@ impl Stack {
         old.stop().await;
     }
 
+    /// Stops mail-svc; its queue keeps what the relay publishes meanwhile.
+    pub async fn stop_mail(&mut self) {
+        self.mail.shutdown.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(30), &mut self.mail.task).await;
+    }
+
+    /// Starts mail-svc again (trusting `guest`) after [`Stack::stop_mail`].
+    pub async fn start_mail_again(&mut self) {
+        let (mail, pool) = start_mail(&self.names, "guest", Some(TOKEN)).await;
+        self.mail = mail;
+        self.mail_pool = pool;
+    }
+
     pub fn ctl(&self) -> Ctl {
         Ctl {
             orders: self.orders.grpc_addr.to_string(),
