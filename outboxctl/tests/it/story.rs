@@ -616,6 +616,13 @@ async fn a_message_lost_from_the_queue_is_replayed_and_its_chain_flows() {
             .is_some_and(|j| j["held_events"] == 1)
     })
     .await;
+    let advice = ctl.run(None, &["held", "list"]).await.ok();
+    assert!(
+        advice.stdout.contains(&format!(
+            "`outboxctl replay --order {o} --from-seq {lost} --to-seq {lost} --queue"
+        )),
+        "{advice:?}"
+    );
 
     // The lost event, replayed to mail-svc's queue only: the chain flows.
     let lost_seq = lost.to_string();
