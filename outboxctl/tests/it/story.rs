@@ -697,6 +697,8 @@ async fn a_message_lost_from_the_queue_is_replayed_and_its_chain_flows() {
         ]
     );
     assert_eq!(rows[0].3.as_deref(), Some("test-operator"));
+    // mail-svc first: a running one declares its queues again once they are deleted.
+    stack.stop_mail().await;
     stack.names.cleanup().await;
 }
 

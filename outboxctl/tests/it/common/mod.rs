@@ -48,7 +48,11 @@ impl Names {
                     .queue_delete(q.as_str().into(), QueueDeleteOptions::default())
                     .await;
             }
-            for x in [self.exchange.clone(), format!("{}.dlx", self.queue)] {
+            for x in [
+                self.exchange.clone(),
+                format!("{}.dlx", self.queue),
+                format!("{}.redrive", self.queue),
+            ] {
                 let _ = ch
                     .exchange_delete(x.as_str().into(), ExchangeDeleteOptions::default())
                     .await;
