@@ -144,9 +144,10 @@ ensure_broker_users() {
     rabbitmqctl -q add_user "$user" "$password" </dev/null >/dev/null 2>&1 ||
       rabbitmqctl -q change_password "$user" "$password" </dev/null >/dev/null
   done
-  # configure / write / read regexes: the relay declares and publishes to the exchange only; mail-svc
-  # declares its queue, dead-letter exchange and queue, binds to the exchange, consumes, dead-letters.
-  rabbitmqctl -q set_permissions -p / outbox-relay "^$exchange\$" "^$exchange\$" '^$' </dev/null >/dev/null
+  # configure / write / read regexes: the relay declares and publishes to the exchange, and (replay,
+  # `outboxctl replay`) to one queue by name through the default exchange; mail-svc declares its
+  # queue, dead-letter exchange and queue, binds to the exchange, consumes, dead-letters.
+  rabbitmqctl -q set_permissions -p / outbox-relay "^$exchange\$" "^($exchange|amq\\.default)\$" '^$' </dev/null >/dev/null
   rabbitmqctl -q set_permissions -p / outbox-mail "^($exchange|$queue.*)\$" "^$queue.*\$" \
     "^($exchange|$queue.*)\$" </dev/null >/dev/null
   echo "RELAY_AMQP_URL=amqp://outbox-relay:$RELAY_PASSWORD@127.0.0.1:5672/%2f"

@@ -149,6 +149,17 @@ and outbox_audit_oldest_lag_seconds by consumer and stage.")]
   outboxctl trace --order 42 --seq 118
   outboxctl trace --shard 1 --order 42")]
     Trace(TraceArgs),
+
+    /// Sends an order's published events (kept for relay-svc's PUBLISHED_RETENTION) again to ONE
+    /// queue, in seq order, each as first published plus the header `x-outbox-replay: true`; no
+    /// other queue sees them. A consumer that dedupes by seq skips those it handled: a replay
+    /// fills the holes of a consumer that lost messages (a purged queue) or feeds one that
+    /// rebuilt its state. Each run sends again.
+    #[command(after_help = "Examples:
+  outboxctl replay --order 43 --reason 'mail-svc queue purged by mistake, INC-2240'
+  outboxctl replay --order 43 --from-seq 11 --to-seq 14 --reason 'lost in INC-2240'
+  outboxctl replay --shard 1 --order 43 --queue billing.order-events --reason 'billing rebuilt'")]
+    Replay(Replay),
 }
 
 /// The databases the audit and the trace read (read-only access is enough).
@@ -237,6 +248,28 @@ pub struct TraceArgs {
 
     #[command(flatten)]
     pub shard: Shard,
+}
+
+/// What `outboxctl replay` sends, and where.
+#[derive(Debug, Args)]
+pub struct Replay {
+    /// The order whose events to send again.
+    #[arg(long)]
+    pub order: i64,
+    /// The first seq to send (inclusive). [default: the first kept]
+    #[arg(long)]
+    pub from_seq: Option<i64>,
+    /// The last seq to send (inclusive). [default: the last kept]
+    #[arg(long)]
+    pub to_seq: Option<i64>,
+    #[command(flatten)]
+    pub shard: Shard,
+    /// The one queue that receives them; it must exist. The default is mail-svc's queue
+    /// (its MAIL_QUEUE default).
+    #[arg(long, default_value = "mail-svc.order-events")]
+    pub queue: String,
+    #[command(flatten)]
+    pub reason: Reason,
 }
 
 #[derive(Debug, Subcommand)]

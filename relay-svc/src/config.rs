@@ -161,8 +161,8 @@ pub struct Config {
     #[arg(long, env = "PUBLISHED_RETENTION", default_value = "7d", value_parser = parse_duration)]
     pub published_retention: Duration,
 
-    /// The token the admin service's mutating calls (`RequeueQuarantined`, `DropQuarantined`)
-    /// must carry as `authorization: Bearer <token>`; at least 16 characters. Unset: the admin
+    /// The token the admin service's mutating calls (`RequeueQuarantined`, `DropQuarantined`,
+    /// `Replay`) must carry as `authorization: Bearer <token>`; at least 16 characters. Unset: the admin
     /// service is read-only. Never printed.
     #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true, default_value = "",
           hide_default_value = true, value_parser = AdminToken::parse)]

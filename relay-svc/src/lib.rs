@@ -27,7 +27,7 @@
 //! `GetStatus.broker_blocked_reason`), leaves it SERVING: the relay catches up by itself.
 //!
 //! Layout: [`config`] (settings → `outbox_relay::Settings`), [`grpc`] (`GetStatus`), [`admin`]
-//! (`relay.admin.v1.RelayAdmin`: backlog and quarantine for operators, `outboxctl`), [`schema`]
+//! (`relay.admin.v1.RelayAdmin`: backlog, quarantine and replay for operators, `outboxctl`), [`schema`]
 //! (the orders-svc migration it waits for), [`error`] (the library's errors as gRPC statuses).
 //! The relay's SQL, figures, metric names and errors are the library's:
 //! `outbox_relay::{db, status, error}`.
@@ -163,7 +163,7 @@ impl App {
         let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
         let admin = RelayAdminServer::new(admin::RelayAdminGrpc::new(
             pools.clone(),
-            &settings.table,
+            &settings,
             cfg_admin_token.clone(),
         ));
         let service = RelayServiceServer::new(grpc::RelayGrpc::new(

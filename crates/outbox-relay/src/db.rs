@@ -296,6 +296,34 @@ pub async fn delete(q: &Queries, pool: &PgPool, seqs: &[i64]) -> Result<u64, Err
     Ok(done.rows_affected())
 }
 
+/// The published rows (`T_published`) of one aggregate with seqs from `from` to `to`
+/// (inclusive), in seq order: what [`crate::replay`] sends again. One walk of the index by
+/// (aggregate_type, aggregate_id, seq) per day partition.
+pub async fn published_of(
+    table: &TableName,
+    pool: &PgPool,
+    aggregate_type: &str,
+    aggregate_id: i64,
+    (from, to): (i64, i64),
+) -> Result<Vec<OutboxRow>, Error> {
+    let sql = format!(
+        "select seq, aggregate_type, aggregate_id, event_type, prev_seq, routing_key, \
+                content_type, headers::text as headers, payload, traceparent, created_at \
+           from {} \
+          where aggregate_type = $1 and aggregate_id = $2 and seq between $3 and $4 \
+          order by seq",
+        table.published()
+    );
+    sqlx::query_as(AssertSqlSafe(sql))
+        .bind(aggregate_type)
+        .bind(aggregate_id)
+        .bind(from)
+        .bind(to)
+        .fetch_all(pool)
+        .await
+        .map_err(Error::from_db)
+}
+
 /// Creates the coming days' partitions of the published rows and drops those older than
 /// `keep` (`T_published_roll`); returns what it did (`created T_published_p20261203`, ...).
 pub async fn roll_published(

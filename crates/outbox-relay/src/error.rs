@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-/// Everything a relay cycle can fail with.
+/// Everything a relay cycle, or a [`replay`](crate::replay), can fail with.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -40,6 +40,29 @@ pub enum Error {
         what: &'static str,
         /// The limit.
         after: Duration,
+    },
+    /// A replay found no published row of the aggregate in the range: never published, or
+    /// older than the retention window (`Settings::published_retention`).
+    #[error("nothing in the retention window: no published event of {aggregate}{range}")]
+    NothingToReplay {
+        /// `<aggregate_type> <aggregate_id>`.
+        aggregate: String,
+        /// ` with seqs <from> to <to>`, or empty for every seq.
+        range: String,
+    },
+    /// A replay's target queue does not exist; nothing was published.
+    #[error("queue {0:?} does not exist (nothing replayed): check the name, or declare it first")]
+    QueueMissing(String),
+    /// A replayed message was not delivered to the queue (returned, nacked, or refused by the
+    /// encoder); the ones before it were, the ones after it were not sent.
+    #[error("seq {seq} was not replayed ({why}); replayed before it: {replayed:?}")]
+    ReplayRefused {
+        /// The seq that failed.
+        seq: i64,
+        /// What the broker (or the encoder) said.
+        why: String,
+        /// The seqs delivered before it, in order.
+        replayed: Vec<i64>,
     },
     /// The database failed.
     #[error(transparent)]

@@ -41,7 +41,8 @@
 //! Layout: `cycle` (the loop: stand by or lead, read, publish, delete; the per-row rule table),
 //! `lease` (taking the leader lock, the heartbeat), [`floor`] (the read floor), [`publisher`]
 //! (messages, topology, confirms, return matching), [`db`] (the SQL), [`status`] (figures and
-//! metric names), [`error`]. The guarantees and failure windows are in the crate README.
+//! metric names), [`operator`] (listings and moves out of quarantine), [`replay`] (published
+//! events sent again to one queue), [`error`]. The guarantees and failure windows are in the crate README.
 
 #![warn(missing_docs)]
 
@@ -60,6 +61,7 @@ pub mod hook;
 mod lease;
 pub mod operator;
 pub mod publisher;
+pub mod replay;
 pub mod status;
 
 use std::{sync::Arc, time::Duration};
@@ -71,6 +73,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use error::Error;
 pub use publisher::{Encoder, EnvelopeEncoder, Outgoing};
+pub use replay::Replay;
 pub use status::{Snapshot, Status};
 
 // The README's snippets are doctests too: they compile (the getting-started) or run against the

@@ -12,7 +12,10 @@ use std::{collections::HashMap, str::FromStr, time::Duration};
 use lapin::{
     BasicProperties, Channel, Confirmation, Connection, ConnectionProperties, ExchangeKind,
     message::BasicReturnMessage,
-    options::{BasicPublishOptions, ConfirmSelectOptions, ExchangeDeclareOptions},
+    options::{
+        BasicPublishOptions, ConfirmSelectOptions, ExchangeDeclareOptions, QueueDeclareOptions,
+    },
+    protocol::{AMQPErrorKind, AMQPSoftError},
     types::{AMQPValue, FieldTable, ShortString},
     uri::{AMQPUri, SASLMechanism},
 };
@@ -398,7 +401,64 @@ impl Publisher {
         timeout: Duration,
         shutdown: &tokio_util::sync::CancellationToken,
     ) -> Result<Vec<Outcome>, Error> {
-        let wave = self.publish_wave(messages);
+        self.publish_through(&self.exchange, messages, timeout, shutdown)
+            .await
+    }
+
+    /// Publishes `messages` as [`Publisher::publish`] does, through the default exchange (`""`)
+    /// instead: each reaches exactly the queue its `routing_key` names and no binding of the
+    /// events exchange, and a missing queue is a return, not a silent drop (a replay to one
+    /// consumer, [`crate::replay`]).
+    pub async fn publish_to_queue(
+        &self,
+        messages: &[&Outgoing],
+        timeout: Duration,
+        shutdown: &tokio_util::sync::CancellationToken,
+    ) -> Result<Vec<Outcome>, Error> {
+        self.publish_through(&ShortString::from(""), messages, timeout, shutdown)
+            .await
+    }
+
+    /// Whether `queue` exists, asked with a passive declare on a throwaway channel (the broker
+    /// closes the channel of a passive declare that finds nothing). A queue exclusive to another
+    /// connection exists: a publish reaches it.
+    pub async fn queue_exists(&self, queue: &str) -> Result<bool, Error> {
+        let channel = self.connection.create_channel().await?;
+        let passive = QueueDeclareOptions {
+            passive: true,
+            ..QueueDeclareOptions::default()
+        };
+        let declared = channel
+            .queue_declare(queue.into(), passive, FieldTable::default())
+            .await;
+        let soft_error = |e: &lapin::Error| match e.kind() {
+            lapin::ErrorKind::ProtocolError(amqp) => match amqp.kind() {
+                AMQPErrorKind::Soft(soft) => Some(soft.clone()),
+                AMQPErrorKind::Hard(_) => None,
+            },
+            _ => None,
+        };
+        match declared {
+            Ok(_) => {
+                let _ = channel.close(200, "checked".into()).await;
+                Ok(true)
+            }
+            Err(e) => match soft_error(&e) {
+                Some(AMQPSoftError::NOTFOUND) => Ok(false),
+                Some(AMQPSoftError::RESOURCELOCKED) => Ok(true),
+                _ => Err(e.into()),
+            },
+        }
+    }
+
+    async fn publish_through(
+        &self,
+        exchange: &ShortString,
+        messages: &[&Outgoing],
+        timeout: Duration,
+        shutdown: &tokio_util::sync::CancellationToken,
+    ) -> Result<Vec<Outcome>, Error> {
+        let wave = self.publish_wave(exchange, messages);
         tokio::pin!(wave);
         loop {
             tokio::select! {
@@ -418,13 +478,17 @@ impl Publisher {
         }
     }
 
-    async fn publish_wave(&self, messages: &[&Outgoing]) -> Result<Vec<Outcome>, Error> {
+    async fn publish_wave(
+        &self,
+        exchange: &ShortString,
+        messages: &[&Outgoing],
+    ) -> Result<Vec<Outcome>, Error> {
         let mut confirms = Vec::with_capacity(messages.len());
         for m in messages {
             let confirm = self
                 .channel
                 .basic_publish(
-                    self.exchange.clone(),
+                    exchange.clone(),
                     m.routing_key.as_str().into(),
                     BasicPublishOptions {
                         // Return it if no queue is bound for it: an unroutable event must

@@ -27,6 +27,12 @@ pub const HEADER_AGGREGATE_TYPE: &str = "aggregate_type";
 /// Header: the payload's content type when it is not [`CONTENT_TYPE_PROTOBUF`].
 pub const HEADER_PAYLOAD_CONTENT_TYPE: &str = "payload_content_type";
 
+/// Header: `"true"` on a message an operator sent again to one queue (outbox-relay's
+/// `replay`); absent on every first publish. The message is otherwise the one first published
+/// (same body, `message_id`, chain headers), so a consumer that dedupes by seq skips it where it
+/// already handled that seq, and takes it where the seq never reached it.
+pub const HEADER_REPLAY: &str = "x-outbox-replay";
+
 /// Header: which of a sharded producer's outboxes (databases) the row comes from, its index
 /// from 0, as a decimal string. Seqs are unique per outbox, so consumers key events by (shard,
 /// seq). The producer sets it on its rows (with [`NewEvent::header`](crate::NewEvent::header))

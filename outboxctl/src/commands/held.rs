@@ -21,7 +21,9 @@ pub(super) fn held_advice(o: &mail_admin::HeldOrder) -> String {
         format!(
             "order {id} waits for seq {w} (held {}), which is not a dead letter: still in the \
              outbox or quarantine? (`outboxctl backlog`, `outboxctl quarantine list --order \
-             {id}`); to skip it: `outboxctl held release --order {id} --reason ...`",
+             {id}`); published and lost from mail-svc's queue? `outboxctl replay {shard}--order \
+             {id} --from-seq {w} --to-seq {w} --queue <MAIL_QUEUE> --reason ...`; to skip it: \
+             `outboxctl held release --order {id} --reason ...`",
             age(o.oldest_held_age_ms)
         )
     }

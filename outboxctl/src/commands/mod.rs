@@ -8,6 +8,7 @@ mod held;
 mod listing;
 mod mails;
 mod quarantine;
+mod replay;
 mod status;
 mod trace;
 
@@ -30,6 +31,7 @@ pub async fn dispatch(command: &Command, s: &Services) -> Result<Output> {
         Command::Mails(m) => mails::mails(s, m).await,
         Command::Audit(a) => audit::audit(a).await,
         Command::Trace(t) => trace::trace(t).await,
+        Command::Replay(r) => replay::replay(s, r).await,
     }
 }
 

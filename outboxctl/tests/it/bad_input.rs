@@ -1,5 +1,5 @@
 //! Bad input through the real `outboxctl` binary against the real stack: unknown ids, a redrive
-//! filter that matches nothing, a missing or wrong token, a read-only service, bad fields and an
+//! filter that matches nothing, a replay of nothing or to a missing queue, a missing or wrong token, a read-only service, bad fields and an
 //! unreachable service each get a clear error and an exit code, and nothing changes (no audit
 //! row, no row moved, no message moved). Also: the admin services are listed by reflection.
 
@@ -16,7 +16,7 @@ fn fails(r: &Run, code: i32, text: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn bad_input_gets_a_clear_error_and_changes_nothing() {
-    let stack = Stack::start().await;
+    let mut stack = Stack::start().await;
     let ctl = stack.ctl();
     // Something to act on: a mail, and a held event (its predecessor was never written).
     let o = 5101_i64;
@@ -62,6 +62,7 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing() {
         &["dead-letters", "redrive", "--all", "--reason", "x"],
         &["quarantine", "requeue", "--seq", "1", "--reason", "x"],
         &["quarantine", "drop", "--order", &order, "--reason", "x"],
+        &["replay", "--order", &order, "--reason", "x"],
     ] {
         let wrong = ctl.run(Some("not-the-token-0000000"), args).await;
         fails(&wrong, 3, "refused the admin token: wrong admin token");
@@ -197,6 +198,55 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing() {
         .await;
     assert_eq!(usage.code, 2, "{usage:?}");
 
+    // Replay: a usage error, nothing kept, a missing queue, bad fields named.
+    let usage = ctl.run(Some(TOKEN), &["replay", "--order", &order]).await;
+    assert_eq!(usage.code, 2, "--reason is required: {usage:?}");
+    assert!(usage.stderr.contains("--reason"), "{usage:?}");
+    let no_token = ctl
+        .run(None, &["replay", "--order", &order, "--reason", "x"])
+        .await;
+    fails(&no_token, 3, "needs the admin token");
+    let none = ctl
+        .run(
+            Some(TOKEN),
+            &["replay", "--order", "424242", "--reason", "x"],
+        )
+        .await;
+    fails(
+        &none,
+        4,
+        "nothing in the retention window: no published event of order 424242",
+    );
+    let missing = outbox_kit::testing::unique("mail_ctl_missing_q");
+    let r = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "replay", "--order", &order, "--queue", &missing, "--reason", "x",
+            ],
+        )
+        .await;
+    fails(&r, 1, &format!("queue \"{missing}\" does not exist"));
+    for (args, says) in [
+        (
+            &["--order=-5"][..],
+            "order_id: -5 is not a positive integer",
+        ),
+        (
+            &["--order", &order, "--from-seq", "9", "--to-seq", "3"],
+            "from_seq: 9 is after to_seq: 3",
+        ),
+        (&["--order", &order, "--queue", " "], "queue: required"),
+    ] {
+        let args: Vec<&str> = ["replay"]
+            .iter()
+            .chain(args)
+            .chain(&["--reason", "x"])
+            .copied()
+            .collect();
+        fails(&ctl.run(Some(TOKEN), &args).await, 1, says);
+    }
+
     // A service that is not there.
     let away = Ctl {
         mail: "127.0.0.1:1".into(),
@@ -245,6 +295,8 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing() {
         assert!(names.iter().any(|s| s == name), "{names:?}");
     }
 
+    // mail-svc first: a running one declares its queues again once they are deleted.
+    stack.stop_mail().await;
     stack.names.cleanup().await;
 }
 
@@ -263,6 +315,7 @@ fn every_subcommand_has_examples() {
         &["dead-letters", "redrive"],
         &["mails", "failed"],
         &["mails", "retry"],
+        &["replay"],
     ] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_outboxctl"))
             .args(args)

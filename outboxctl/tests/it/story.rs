@@ -9,7 +9,9 @@
 //! 4. a row the relay cannot encode is quarantined, repaired, requeued and published;
 //! 5. a FAILED mail is retried and sent;
 //!
-//! with the audit rows of every change asserted, and every repeated call changing nothing.
+//! with the audit rows of every change asserted, and every repeated call changing nothing. And
+//! a message lost from mail-svc's queue (a purge) is replayed from the published rows: the held
+//! chain flows, and a replay of what mail-svc already handled sends no mail twice.
 
 use outbox_kit::testing::orders::payload;
 use outbox_proto::orders::v1::OrderStatus;
@@ -588,4 +590,141 @@ async fn a_redriven_message_keeps_its_properties_and_counts_redrives() {
 
     let _ = conn.close(200, "bye".into()).await;
     stack.names.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_message_lost_from_the_queue_is_replayed_and_its_chain_flows() {
+    let mut stack = Stack::start().await;
+    let o = 4401_i64;
+    let first = stack.upsert(o, OrderStatus::Pending).await;
+    stack
+        .wait_for_mails("the first mail", o, &[(first, true)])
+        .await;
+
+    // mail-svc away; the next event reaches its queue and is purged from it by mistake.
+    stack.stop_mail().await;
+    let lost = stack.upsert(o, OrderStatus::Paid).await;
+    published(&stack).await;
+    purge(&stack.names.queue).await;
+    let next = stack.upsert(o, OrderStatus::Shipped).await;
+    published(&stack).await;
+    stack.start_mail_again().await;
+    let ctl = stack.ctl();
+    wait_until("the next event held behind the lost one", || async {
+        ctl.try_json(&["held", "list"])
+            .await
+            .is_some_and(|j| j["held_events"] == 1)
+    })
+    .await;
+    let advice = ctl.run(None, &["held", "list"]).await.ok();
+    assert!(
+        advice.stdout.contains(&format!(
+            "`outboxctl replay --order {o} --from-seq {lost} --to-seq {lost} --queue"
+        )),
+        "{advice:?}"
+    );
+
+    // The lost event, replayed to mail-svc's queue only: the chain flows.
+    let lost_seq = lost.to_string();
+    let replayed = ctl
+        .change_json(
+            &[
+                "replay",
+                "--order",
+                &o.to_string(),
+                "--from-seq",
+                &lost_seq,
+                "--to-seq",
+                &lost_seq,
+                "--queue",
+                &stack.names.queue,
+            ],
+            "purged by mistake, INC-4401",
+        )
+        .await;
+    assert_eq!(replayed["seqs"], serde_json::json!([lost]), "{replayed}");
+    assert_eq!(replayed["queue"], stack.names.queue.as_str());
+    stack
+        .wait_for_mails(
+            "the chain's mails",
+            o,
+            &[(first, true), (lost, true), (next, true)],
+        )
+        .await;
+
+    // Everything again: mail-svc skips what it handled (no mail twice); the human output says
+    // what went where.
+    let again = ctl
+        .change_says(
+            &[
+                "replay",
+                "--order",
+                &o.to_string(),
+                "--queue",
+                &stack.names.queue,
+            ],
+            "check the dedupe",
+            &format!(
+                "replayed 3 event(s) of order {o} to queue {}",
+                stack.names.queue
+            ),
+        )
+        .await;
+    assert!(
+        again.stdout.contains(&format!("seq {first},{lost},{next}")),
+        "{again:?}"
+    );
+    // One queue, one consumer: once the order's next mail is out, the copies were consumed.
+    let last = stack.upsert(o, OrderStatus::Delivered).await;
+    stack
+        .wait_for_mails(
+            "the next mail, after the copies",
+            o,
+            &[(first, true), (lost, true), (next, true), (last, true)],
+        )
+        .await;
+
+    let rows = audit(&stack.orders_pool).await;
+    let replays: Vec<(&str, &[i64], &str)> = rows
+        .iter()
+        .map(|(action, ids, reason, _, _)| (action.as_str(), ids.as_slice(), reason.as_str()))
+        .collect();
+    assert_eq!(
+        replays,
+        [
+            ("Replay", &[lost][..], "purged by mistake, INC-4401"),
+            ("Replay", &[first, lost, next][..], "check the dedupe"),
+        ]
+    );
+    assert_eq!(rows[0].3.as_deref(), Some("test-operator"));
+    // mail-svc first: a running one declares its queues again once they are deleted.
+    stack.stop_mail().await;
+    stack.names.cleanup().await;
+}
+
+/// Waits until the relay published everything orders-svc wrote (the outbox is empty).
+async fn published(stack: &Stack) {
+    wait_until("the outbox drained", || async {
+        let left: i64 = sqlx::query_scalar("select count(*) from outbox")
+            .fetch_one(&stack.orders_pool)
+            .await
+            .expect("outbox");
+        left == 0
+    })
+    .await;
+}
+
+/// Empties `queue` (an operator's mistake).
+async fn purge(queue: &str) {
+    let conn = lapin::Connection::connect(
+        &outbox_kit::testing::amqp_url(),
+        lapin::ConnectionProperties::default(),
+    )
+    .await
+    .expect("broker");
+    let ch = conn.create_channel().await.expect("channel");
+    ch.queue_purge(queue.into(), lapin::options::QueuePurgeOptions::default())
+        .await
+        .expect("purge");
+    let _ = conn.close(200, "purged".into()).await;
 }

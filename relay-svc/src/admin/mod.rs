@@ -1,9 +1,11 @@
-//! `relay.admin.v1.RelayAdmin`: the operator's way out of a backlog and out of quarantine,
-//! served on the relay's gRPC port and wrapped by `outboxctl backlog` / `outboxctl quarantine`.
+//! `relay.admin.v1.RelayAdmin`: the operator's way out of a backlog and out of quarantine, and
+//! the replay of published events to one consumer, served on the relay's gRPC port and wrapped
+//! by `outboxctl backlog` / `outboxctl quarantine` / `outboxctl replay`.
 //!
-//! Reads need nothing; `RequeueQuarantined` and `DropQuarantined` need the `ADMIN_TOKEN`
-//! ([`outbox_kit::admin`]), take a reason, and commit their change together with an
-//! `admin_actions` row. Both are idempotent: a seq an earlier call of the same action moved is
+//! Reads need nothing; `RequeueQuarantined`, `DropQuarantined` and `Replay` need the
+//! `ADMIN_TOKEN` ([`outbox_kit::admin`]), take a reason, and write an `admin_actions` row (the
+//! moves out of quarantine in the same transaction as their change; the replay after the broker
+//! confirmed it, see [`replay`]). The moves are idempotent: a seq an earlier call of the same action moved is
 //! reported as `already_*`, a seq nobody knows is NOT_FOUND, and then nothing changes at all.
 //! They work on a standby as well as on the leader (they only touch the tables).
 //!
@@ -16,15 +18,16 @@
 //! when a shard is down.
 
 pub mod db;
+pub mod replay;
 
-use std::{future::Future, time::Duration};
+use std::{future::Future, sync::Arc, time::Duration};
 
 use outbox_kit::admin::{self as kit, AdminToken};
 use outbox_proto::relay::admin::v1::{
     DropQuarantinedRequest, DropQuarantinedResponse, ListBacklogRequest, ListBacklogResponse,
     ListQuarantinedRequest, ListQuarantinedResponse, OutboxRow, QuarantineSelector, QuarantinedRow,
-    RequeueQuarantinedRequest, RequeueQuarantinedResponse, UnavailableShard,
-    relay_admin_server::RelayAdmin,
+    ReplayRequest, ReplayResponse, RequeueQuarantinedRequest, RequeueQuarantinedResponse,
+    UnavailableShard, relay_admin_server::RelayAdmin,
 };
 use sqlx::PgPool;
 use tonic::{Request, Response, Status};
@@ -48,17 +51,20 @@ pub struct RelayAdminGrpc {
     queries: outbox_relay::db::Queries,
     operator: Operator,
     token: AdminToken,
+    broker: Arc<replay::Broker>,
 }
 
 impl RelayAdminGrpc {
-    /// Serves the shards' databases, `shards[0]` being shard 0; panics without any.
-    pub fn new(shards: Vec<PgPool>, table: &outbox::TableName, token: AdminToken) -> Self {
+    /// Serves the shards' databases, `shards[0]` being shard 0, for the outbox and broker of
+    /// the relay's `settings`; panics without any shard.
+    pub fn new(shards: Vec<PgPool>, settings: &outbox_relay::Settings, token: AdminToken) -> Self {
         assert!(!shards.is_empty(), "the admin service needs shard 0");
         Self {
             shards,
-            queries: outbox_relay::db::Queries::new(table),
-            operator: Operator::new(table),
+            queries: outbox_relay::db::Queries::new(&settings.table),
+            operator: Operator::new(&settings.table),
             token,
+            broker: Arc::new(replay::Broker::new(settings)),
         }
     }
 }
@@ -327,6 +333,22 @@ impl RelayAdmin for RelayAdminGrpc {
         Ok(Response::new(DropQuarantinedResponse {
             dropped: seqs(dropped.done),
             already_dropped: seqs(dropped.already),
+        }))
+    }
+
+    async fn replay(
+        &self,
+        request: Request<ReplayRequest>,
+    ) -> Result<Response<ReplayResponse>, Status> {
+        self.token.authorize(&request)?;
+        let operator = kit::operator(&request);
+        let r = request.into_inner();
+        let pool = &self.shards[shard_index(r.shard, self.shards.len())?];
+        let (replay, reason) = replay::checked(&r)?;
+        let seqs = replay::run(&self.broker, pool, &replay, &reason, operator.as_deref()).await?;
+        Ok(Response::new(ReplayResponse {
+            seqs,
+            queue: replay.queue,
         }))
     }
 }

@@ -15,6 +15,7 @@ mod metrics;
 mod outage;
 mod publish;
 mod refused;
+mod replay;
 mod secrets;
 mod settings;
 mod shards;

@@ -231,5 +231,5 @@ fn the_migration_relay_svc_waits_for_is_the_published_rows_of_orders_svc() {
         Some("outbox published")
     );
     assert_eq!(description(6).as_deref(), Some("outbox routing keys"));
-    assert!(relay_svc::schema::NEEDED_MIGRATION > 6);
+    const { assert!(relay_svc::schema::NEEDED_MIGRATION > 6) };
 }

@@ -9,6 +9,7 @@ mod operator;
 mod overlap;
 mod poison;
 mod published;
+mod replay;
 mod returns;
 mod stall;
 mod support;

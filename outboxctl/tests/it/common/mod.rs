@@ -48,7 +48,11 @@ impl Names {
                     .queue_delete(q.as_str().into(), QueueDeleteOptions::default())
                     .await;
             }
-            for x in [self.exchange.clone(), format!("{}.dlx", self.queue)] {
+            for x in [
+                self.exchange.clone(),
+                format!("{}.dlx", self.queue),
+                format!("{}.redrive", self.queue),
+            ] {
                 let _ = ch
                     .exchange_delete(x.as_str().into(), ExchangeDeleteOptions::default())
                     .await;
@@ -234,6 +238,19 @@ impl Stack {
         let old = std::mem::replace(&mut self.mail, mail);
         self.mail_pool = pool;
         old.stop().await;
+    }
+
+    /// Stops mail-svc; its queue keeps what the relay publishes meanwhile.
+    pub async fn stop_mail(&mut self) {
+        self.mail.shutdown.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(30), &mut self.mail.task).await;
+    }
+
+    /// Starts mail-svc again (trusting `guest`) after [`Stack::stop_mail`].
+    pub async fn start_mail_again(&mut self) {
+        let (mail, pool) = start_mail(&self.names, "guest", Some(TOKEN)).await;
+        self.mail = mail;
+        self.mail_pool = pool;
     }
 
     pub fn ctl(&self) -> Ctl {

@@ -3,13 +3,19 @@
 
 use std::{
     collections::{HashMap, HashSet},
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
 };
 
 use futures::StreamExt;
 use lapin::{
-    Connection, ConnectionProperties,
-    options::{BasicConsumeOptions, ExchangeDeleteOptions, QueueBindOptions, QueueDeclareOptions},
+    BasicProperties, Connection, ConnectionProperties,
+    options::{
+        BasicConsumeOptions, BasicPublishOptions, ExchangeDeleteOptions, QueueBindOptions,
+        QueueDeclareOptions, QueueDeleteOptions,
+    },
     types::FieldTable,
 };
 use outbox::wire::Envelope;
@@ -21,24 +27,28 @@ use prost::Message;
 /// consumes the queue without acks. The queue is exclusive: the broker drops it with the
 /// returned connection, whatever the test's end.
 pub async fn consume_all(prefix: &str, binding: &str) -> (String, Connection, lapin::Consumer) {
-    let queue = Queue::declare(prefix).await;
+    let queue = Queue::declare(prefix, None, true).await;
     queue.bind(binding).await;
     let deliveries = queue.consume().await;
     (queue.exchange, queue.connection, deliveries)
 }
 
-/// A fresh exchange, declared as the relay does, and an exclusive queue of the test's own on a
-/// connection of its own.
+/// An exchange (fresh, or one given), declared as the relay does, and a queue of the test's own
+/// on a connection of its own.
 struct Queue {
     exchange: String,
     name: String,
+    exclusive: bool,
     channel: lapin::Channel,
     connection: Connection,
 }
 
 impl Queue {
-    async fn declare(prefix: &str) -> Self {
-        let exchange = testing::unique(&format!("{prefix}_ex"));
+    /// `exclusive`: the broker drops the queue with the connection; otherwise it is auto-delete
+    /// (dropped once its consumer is gone) and other connections may declare it too.
+    async fn declare(prefix: &str, exchange: Option<&str>, exclusive: bool) -> Self {
+        let exchange =
+            exchange.map_or_else(|| testing::unique(&format!("{prefix}_ex")), Into::into);
         let name = testing::unique(&format!("{prefix}_q"));
         let connection = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
             .await
@@ -47,18 +57,19 @@ impl Queue {
         outbox_relay::publisher::declare_exchange(&channel, &exchange)
             .await
             .expect("exchange");
-        let exclusive = QueueDeclareOptions {
-            exclusive: true,
+        let options = QueueDeclareOptions {
+            exclusive,
             auto_delete: true,
             ..Default::default()
         };
         channel
-            .queue_declare(name.as_str().into(), exclusive, FieldTable::default())
+            .queue_declare(name.as_str().into(), options, FieldTable::default())
             .await
             .expect("queue");
         Self {
             exchange,
             name,
+            exclusive,
             channel,
             connection,
         }
@@ -100,6 +111,9 @@ impl Queue {
 pub struct Received {
     pub routing_key: String,
     pub envelope: Envelope,
+    /// The body as it came.
+    pub body: Vec<u8>,
+    pub properties: BasicProperties,
     /// When it arrived (to measure commit → queue).
     pub at: chrono::DateTime<chrono::Utc>,
 }
@@ -110,22 +124,48 @@ pub struct Consumer {
     pub exchange: String,
     queue: Queue,
     received: Arc<Mutex<Vec<Received>>>,
+    /// Markers of [`Consumer::drained`] taken off the queue.
+    markers: Arc<AtomicUsize>,
 }
 
+/// The `type` of a [`Consumer::drained`] marker (never among what the consumer received).
+const MARKER: &str = "test.marker";
+
 impl Consumer {
-    /// A fresh exchange and, bound with `binding`, a queue consumed from now on.
+    /// A fresh exchange and, bound with `binding`, an exclusive queue consumed from now on.
     pub async fn start(binding: &str) -> Self {
-        let queue = Queue::declare("outbox_relay").await;
+        Self::on(Queue::declare("outbox_relay", None, true).await, binding).await
+    }
+
+    /// As [`Consumer::start`], on `exchange` when given (a second consumer of one exchange),
+    /// with a queue that other connections may declare too (a replay checks its queue with a
+    /// passive declare, which the broker refuses for another connection's exclusive queue).
+    pub async fn start_shared(exchange: Option<&str>, binding: &str) -> Self {
+        Self::on(
+            Queue::declare("outbox_relay", exchange, false).await,
+            binding,
+        )
+        .await
+    }
+
+    async fn on(queue: Queue, binding: &str) -> Self {
         queue.bind(binding).await;
         let mut deliveries = queue.consume().await;
         let received: Arc<Mutex<Vec<Received>>> = Arc::default();
-        let collected = received.clone();
+        let markers = Arc::new(AtomicUsize::new(0));
+        let (collected, seen) = (received.clone(), markers.clone());
         tokio::spawn(async move {
             while let Some(Ok(d)) = deliveries.next().await {
+                if d.properties.kind().as_ref().map(|k| k.as_str()) == Some(MARKER) {
+                    seen.fetch_add(1, Ordering::SeqCst);
+                    continue;
+                }
                 let envelope = Envelope::decode(d.data.as_slice()).expect("an envelope");
                 collected.lock().expect("lock").push(Received {
                     routing_key: d.routing_key.to_string(),
                     envelope,
+                    body: d.data.clone(),
+                    properties: d.properties.clone(),
                     at: chrono::Utc::now(),
                 });
             }
@@ -134,7 +174,35 @@ impl Consumer {
             exchange: queue.exchange.clone(),
             queue,
             received,
+            markers,
         }
+    }
+
+    /// The queue's name.
+    pub fn queue(&self) -> &str {
+        &self.queue.name
+    }
+
+    /// Returns once every message the broker put in the queue before this call has been
+    /// received: a marker sent to the queue after them arrives after them (one queue, one
+    /// consumer). What a test asserts did not arrive is then known not to be on its way.
+    pub async fn drained(&self) {
+        let before = self.markers.load(Ordering::SeqCst);
+        self.queue
+            .channel
+            .basic_publish(
+                "".into(),
+                self.queue.name.as_str().into(),
+                BasicPublishOptions::default(),
+                b"",
+                BasicProperties::default().with_type(MARKER.into()),
+            )
+            .await
+            .expect("marker");
+        testing::wait_until("the marker arrives", || async {
+            self.markers.load(Ordering::SeqCst) > before
+        })
+        .await;
     }
 
     /// Binds the queue with one more routing key: one queue, one consumer, so the arrival order
@@ -187,8 +255,18 @@ impl Consumer {
         assert!(twice.is_empty(), "published more than once: {twice:?}");
     }
 
-    /// Deletes the exchange (the queue is exclusive and goes with the connection).
+    /// Deletes the exchange and a shared queue (an exclusive one goes with the connection).
     pub async fn cleanup(self) {
+        if !self.queue.exclusive {
+            let _ = self
+                .queue
+                .channel
+                .queue_delete(
+                    self.queue.name.as_str().into(),
+                    QueueDeleteOptions::default(),
+                )
+                .await;
+        }
         let _ = self
             .queue
             .channel
