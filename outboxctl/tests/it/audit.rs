@@ -1,17 +1,18 @@
 //! The completeness audit and the trace, end to end through the real `outboxctl` binary against
 //! the real stack: events removed from mail-svc's queue by hand (a purge) are named — exactly
 //! those orders, and only after the grace period — as "published, never applied"; so is an
-//! order whose consumer database was restored from an older backup; quarantined and
+//! order whose consumer database was restored from an older backup; `outboxctl replay` brings
+//! them back (each mail once, in chain order) and the audit clears. Quarantined and
 //! dead-lettered events are named as such.
 
 use std::time::Duration;
 
-use lapin::{Connection, ConnectionProperties, options::QueuePurgeOptions};
+use lapin::{Connection, ConnectionProperties};
 use outbox_kit::testing::{self, orders::payload};
 use outbox_proto::orders::v1::OrderStatus;
 use serde_json::Value;
 
-use crate::common::{Ctl, Running, Stack, wait_until};
+use crate::common::{Ctl, Stack, purge, wait_until};
 
 /// The lagging orders `outboxctl --json audit --grace <grace>` names: (order, stage, waiting for).
 async fn lagging(ctl: &Ctl, grace: &str) -> Vec<(i64, String, Option<i64>)> {
@@ -44,19 +45,6 @@ async fn stopped_at(ctl: &Ctl, order: i64) -> Vec<(i64, String)> {
             )
         })
         .collect()
-}
-
-async fn purge(queue: &str) -> u32 {
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-        .await
-        .expect("broker");
-    let ch = conn.create_channel().await.expect("channel");
-    let purged = ch
-        .queue_purge(queue.into(), QueuePurgeOptions::default())
-        .await
-        .expect("purge");
-    let _ = conn.close(200, "purged".into()).await;
-    purged
 }
 
 async fn queued(queue: &str) -> u32 {
@@ -96,7 +84,7 @@ async fn the_audit_names_exactly_the_purged_orders_after_the_grace_and_a_restore
     assert_eq!(lagging(&ctl, "1ms").await, [], "all applied: nothing lags");
 
     // mail-svc is down while two orders change; an operator purges its queue by hand.
-    Running::stop_in_place(&mut stack.mail).await;
+    stack.stop_mail().await;
     let (lost_a, lost_b) = (orders[1], orders[4]);
     let a2 = stack.upsert(lost_a, OrderStatus::Paid).await;
     let b2 = stack.upsert(lost_b, OrderStatus::Paid).await;
@@ -185,8 +173,54 @@ async fn the_audit_names_exactly_the_purged_orders_after_the_grace_and_a_restore
     watch
         .wait_for(r#"outbox_audit_lagging_aggregates{consumer="mail",stage="not_applied"} 3"#)
         .await;
+
+    // Each order's kept events, replayed to mail-svc's queue only: the inbox skips what it
+    // applied, so each missing mail goes out once, in chain order, and the audit clears.
+    for order in [lost_a, lost_b, restored] {
+        let replayed = ctl
+            .change_json(
+                &[
+                    "replay",
+                    "--order",
+                    &order.to_string(),
+                    "--queue",
+                    &stack.names.queue,
+                ],
+                "lost from mail-svc's queue, found by the audit",
+            )
+            .await;
+        assert_eq!(
+            replayed["seqs"].as_array().map(Vec::len),
+            Some(2),
+            "{replayed}"
+        );
+    }
+    stack
+        .wait_for_mails("a's replayed mail", lost_a, &[(first[1], true), (a2, true)])
+        .await;
+    stack
+        .wait_for_mails("b's replayed mail", lost_b, &[(first[4], true), (b2, true)])
+        .await;
+    stack
+        .wait_for_mails(
+            "the restored order's mail",
+            restored,
+            &[(first[3], true), (e2, true)],
+        )
+        .await;
+    assert_eq!(lagging(&ctl, "2s").await, []);
+    watch
+        .wait_for(r#"outbox_audit_lagging_aggregates{consumer="mail",stage="not_applied"} 0"#)
+        .await;
+    assert_eq!(
+        stopped_at(&ctl, lost_a).await,
+        [
+            (first[1], "done (mail sent)".to_owned()),
+            (a2, "done (mail sent)".to_owned())
+        ]
+    );
     watch.stop();
-    stack.names.cleanup().await;
+    stack.cleanup().await;
 }
 
 /// Events that are not lost are named for where they are: a quarantined row, a dead-lettered
@@ -223,7 +257,7 @@ async fn quarantined_dead_lettered_and_unpublished_events_are_named_as_such() {
     })
     .await;
     // The relay stops: u's event stays in the outbox.
-    Running::stop_in_place(&mut stack.relay).await;
+    stack.stop_relay().await;
     let u1 = stack.upsert(u, OrderStatus::Pending).await;
     let ctl = stack.ctl();
     wait_until("q1 quarantined", || async {
@@ -269,7 +303,7 @@ async fn quarantined_dead_lettered_and_unpublished_events_are_named_as_such() {
     assert_eq!(stopped_at(&ctl, q).await, [(q1, "quarantined".to_owned())]);
     let missing = ctl.run(None, &["trace", "--order", "5299"]).await;
     assert_eq!(missing.code, 4, "{missing:?}");
-    stack.names.cleanup().await;
+    stack.cleanup().await;
 }
 
 /// `outboxctl audit --watch` against the stack's databases, its metrics on a port of its own.

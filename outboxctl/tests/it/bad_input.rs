@@ -16,7 +16,7 @@ fn fails(r: &Run, code: i32, text: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn bad_input_gets_a_clear_error_and_changes_nothing() {
-    let mut stack = Stack::start().await;
+    let stack = Stack::start().await;
     let ctl = stack.ctl();
     // Something to act on: a mail, and a held event (its predecessor was never written).
     let o = 5101_i64;
@@ -295,9 +295,7 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing() {
         assert!(names.iter().any(|s| s == name), "{names:?}");
     }
 
-    // mail-svc first: a running one declares its queues again once they are deleted.
-    stack.stop_mail().await;
-    stack.names.cleanup().await;
+    stack.cleanup().await;
 }
 
 /// Every subcommand's `--help` shows examples.

@@ -325,7 +325,7 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
     assert_eq!(relay_audit[0].2, "type repaired by hand");
     assert_eq!(relay_audit[0].3.as_deref(), Some("test-operator"));
 
-    stack.names.cleanup().await;
+    stack.cleanup().await;
 }
 
 /// The other way out of quarantine: the row is dropped (kept in the audit row), its order's next
@@ -469,7 +469,7 @@ async fn a_dropped_row_and_a_chain_with_two_gaps_are_released() {
     assert_eq!(mail_audit[0].0, "ReleaseHeld");
     assert_eq!(mail_audit[0].1, [q2, q4, q6]);
 
-    stack.names.cleanup().await;
+    stack.cleanup().await;
 }
 
 /// A redriven message keeps its body, message id and headers and counts its redrives: a poison
@@ -589,7 +589,7 @@ async fn a_redriven_message_keeps_its_properties_and_counts_redrives() {
     assert_eq!(audit(&stack.mail_pool).await.len(), rows_before + 3);
 
     let _ = conn.close(200, "bye".into()).await;
-    stack.names.cleanup().await;
+    stack.cleanup().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -605,7 +605,7 @@ async fn a_message_lost_from_the_queue_is_replayed_and_its_chain_flows() {
     stack.stop_mail().await;
     let lost = stack.upsert(o, OrderStatus::Paid).await;
     published(&stack).await;
-    purge(&stack.names.queue).await;
+    crate::common::purge(&stack.names.queue).await;
     let next = stack.upsert(o, OrderStatus::Shipped).await;
     published(&stack).await;
     stack.start_mail_again().await;
@@ -697,9 +697,7 @@ async fn a_message_lost_from_the_queue_is_replayed_and_its_chain_flows() {
         ]
     );
     assert_eq!(rows[0].3.as_deref(), Some("test-operator"));
-    // mail-svc first: a running one declares its queues again once they are deleted.
-    stack.stop_mail().await;
-    stack.names.cleanup().await;
+    stack.cleanup().await;
 }
 
 /// Waits until the relay published everything orders-svc wrote (the outbox is empty).
@@ -712,19 +710,4 @@ async fn published(stack: &Stack) {
         left == 0
     })
     .await;
-}
-
-/// Empties `queue` (an operator's mistake).
-async fn purge(queue: &str) {
-    let conn = lapin::Connection::connect(
-        &outbox_kit::testing::amqp_url(),
-        lapin::ConnectionProperties::default(),
-    )
-    .await
-    .expect("broker");
-    let ch = conn.create_channel().await.expect("channel");
-    ch.queue_purge(queue.into(), lapin::options::QueuePurgeOptions::default())
-        .await
-        .expect("purge");
-    let _ = conn.close(200, "purged".into()).await;
 }

@@ -73,16 +73,6 @@ pub struct Running {
 }
 
 impl Running {
-    /// Stops the service in `slot`, leaving a stopped placeholder there.
-    pub async fn stop_in_place(slot: &mut Running) {
-        let stopped = Running {
-            grpc_addr: ([127, 0, 0, 1], 9).into(),
-            shutdown: CancellationToken::new(),
-            task: tokio::spawn(async { Ok(()) }),
-        };
-        std::mem::replace(slot, stopped).stop().await;
-    }
-
     pub async fn stop(self) {
         self.shutdown.cancel();
         let _ = tokio::time::timeout(Duration::from_secs(30), self.task).await;
@@ -225,13 +215,6 @@ impl Stack {
         }
     }
 
-    /// Starts mail-svc again (after [`Running::stop_in_place`]), trusting the relay's user.
-    pub async fn start_mail_again(&mut self) {
-        let (mail, pool) = start_mail(&self.names, "guest", Some(TOKEN)).await;
-        std::mem::replace(&mut self.mail, mail).stop().await;
-        self.mail_pool = pool;
-    }
-
     /// Stops mail-svc and starts it again trusting `trusted` (a deploy with another setting).
     pub async fn redeploy_mail(&mut self, trusted: &str) {
         let (mail, pool) = start_mail(&self.names, trusted, Some(TOKEN)).await;
@@ -244,6 +227,20 @@ impl Stack {
     pub async fn stop_mail(&mut self) {
         self.mail.shutdown.cancel();
         let _ = tokio::time::timeout(Duration::from_secs(30), &mut self.mail.task).await;
+    }
+
+    /// Stops relay-svc: what orders-svc writes meanwhile stays in the outbox.
+    pub async fn stop_relay(&mut self) {
+        self.relay.shutdown.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(30), &mut self.relay.task).await;
+    }
+
+    /// Removes the test's queues, exchanges and databases, mail-svc stopped first (a running one
+    /// declares its queues again once they are deleted).
+    pub async fn cleanup(mut self) {
+        self.stop_mail().await;
+        self.stop_relay().await;
+        self.names.cleanup().await;
     }
 
     /// Starts mail-svc again (trusting `guest`) after [`Stack::stop_mail`].
@@ -404,4 +401,18 @@ pub async fn audit(pool: &PgPool) -> Vec<(String, Vec<i64>, String, Option<Strin
         .fetch_all(pool)
         .await
         .expect("admin_actions")
+}
+
+/// Empties `queue` (an operator's mistake); how many messages it held.
+pub async fn purge(queue: &str) -> u32 {
+    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+        .await
+        .expect("broker");
+    let ch = conn.create_channel().await.expect("channel");
+    let purged = ch
+        .queue_purge(queue.into(), lapin::options::QueuePurgeOptions::default())
+        .await
+        .expect("purge");
+    let _ = conn.close(200, "purged".into()).await;
+    purged
 }
