@@ -287,12 +287,9 @@ pub async fn promote_next(
     conn: &mut PgConnection,
     chains: &[(i32, i64)],
 ) -> Result<(), sqlx::Error> {
-    if chains.is_empty() {
-        return Ok(());
-    }
-    let shards: Vec<i32> = chains.iter().map(|c| c.0).collect();
-    let orders: Vec<i64> = chains.iter().map(|c| c.1).collect();
-    sqlx::query(
+    update_chains(
+        conn,
+        chains,
         "update mails m set head = true
            from unnest($1::integer[], $2::bigint[]) as c(shard, order_id),
                 lateral (select n.seq from mails n
@@ -301,11 +298,7 @@ pub async fn promote_next(
                           order by n.seq limit 1) as first
           where m.shard = c.shard and m.seq = first.seq and not m.head",
     )
-    .bind(shards)
-    .bind(orders)
-    .execute(conn)
-    .await?;
-    Ok(())
+    .await
 }
 
 /// Gives these chains their right heads after FAILED mails of theirs were put back in the queue
@@ -320,12 +313,9 @@ pub async fn reseat_heads(
     conn: &mut PgConnection,
     chains: &[(i32, i64)],
 ) -> Result<(), sqlx::Error> {
-    if chains.is_empty() {
-        return Ok(());
-    }
-    let shards: Vec<i32> = chains.iter().map(|c| c.0).collect();
-    let orders: Vec<i64> = chains.iter().map(|c| c.1).collect();
-    sqlx::query(
+    update_chains(
+        &mut *conn,
+        chains,
         "update mails set head = false
           where (shard, seq) in (
                 select h.shard, h.seq
@@ -338,11 +328,10 @@ pub async fn reseat_heads(
                                   and e.sent_at is null and e.failed_at is null)
                    for update of h skip locked)",
     )
-    .bind(&shards)
-    .bind(&orders)
-    .execute(&mut *conn)
     .await?;
-    sqlx::query(
+    update_chains(
+        conn,
+        chains,
         "update mails m set head = true
            from unnest($1::integer[], $2::bigint[]) as c(shard, order_id),
                 lateral (select n.seq from mails n
@@ -354,10 +343,25 @@ pub async fn reseat_heads(
                              where h.shard = c.shard and h.order_id = c.order_id
                                and h.sent_at is null and h.failed_at is null and h.head)",
     )
-    .bind(&shards)
-    .bind(&orders)
-    .execute(conn)
-    .await?;
+    .await
+}
+
+/// Runs `sql`, a statement on the chains (shard, order) given as `$1` (their shards) and `$2`
+/// (their orders); nothing when there are none.
+async fn update_chains(
+    conn: &mut PgConnection,
+    chains: &[(i32, i64)],
+    sql: &'static str,
+) -> Result<(), sqlx::Error> {
+    if chains.is_empty() {
+        return Ok(());
+    }
+    let (shards, orders): (Vec<i32>, Vec<i64>) = chains.iter().copied().unzip();
+    sqlx::query(sql)
+        .bind(shards)
+        .bind(orders)
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
