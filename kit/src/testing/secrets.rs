@@ -3,6 +3,8 @@
 
 use std::process::Command;
 
+use tokio_util::sync::CancellationToken;
+
 use super::run_to_end;
 
 /// The password the secrets tests put in DATABASE_URL, AMQP_URL and SMTP_URL.
@@ -15,6 +17,25 @@ pub fn assert_error_names_setting(err: &anyhow::Error, setting: &str, value: &st
         assert!(text.contains(setting), "{value}: {text}");
         assert!(!text.contains(PASSWORD), "{value}: {text}");
     }
+}
+
+/// `config`'s Debug hides [`PASSWORD`], and `build` (a service's `App::build`) refuses it with an
+/// error that names `setting` and hides the password too; `value` is the bad value.
+pub async fn assert_build_refuses<C, A, F>(
+    config: C,
+    build: impl FnOnce(C, CancellationToken) -> F,
+    setting: &str,
+    value: &str,
+) where
+    C: std::fmt::Debug,
+    F: Future<Output = anyhow::Result<A>>,
+{
+    let debug = format!("{config:?}");
+    assert!(!debug.contains(PASSWORD), "Debug of Config: {debug}");
+    let Err(err) = build(config, CancellationToken::new()).await else {
+        panic!("{value}: cannot start");
+    };
+    assert_error_names_setting(&err, setting, value);
 }
 
 /// The binary, run with `setting` bad, fails, names `setting` and never prints [`PASSWORD`].
