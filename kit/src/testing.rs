@@ -438,6 +438,40 @@ async fn pump(
     }
 }
 
+/// Publishes `events` messages (`routing(i)`: routing key, body, properties) to `exchange` with
+/// confirms, 1,000 in flight.
+pub async fn preload(
+    ch: &lapin::Channel,
+    exchange: &str,
+    routing: impl Fn(u64) -> (String, Vec<u8>, lapin::BasicProperties),
+    events: u64,
+) -> anyhow::Result<()> {
+    ch.confirm_select(lapin::options::ConfirmSelectOptions::default())
+        .await?;
+    let mut i = 0;
+    while i < events {
+        let mut confirms = Vec::new();
+        for _ in 0..1000.min(events - i) {
+            let (key, body, props) = routing(i);
+            confirms.push(
+                ch.basic_publish(
+                    exchange.into(),
+                    key.as_str().into(),
+                    lapin::options::BasicPublishOptions::default(),
+                    &body,
+                    props,
+                )
+                .await?,
+            );
+            i += 1;
+        }
+        for c in confirms {
+            anyhow::ensure!(c.await?.is_ack(), "broker nacked a preload message");
+        }
+    }
+    Ok(())
+}
+
 /// The body of `GET /metrics` at `addr`, as Prometheus would fetch it (HTTP/1.0, so the server
 /// closes the connection after the answer); an error for anything but a 200.
 pub async fn scrape(addr: SocketAddr) -> std::io::Result<String> {
