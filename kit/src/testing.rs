@@ -438,6 +438,18 @@ async fn pump(
     }
 }
 
+/// Messages ready (not yet delivered to any consumer) in `queue`: a passive declare on `ch`.
+pub async fn ready_messages(ch: &lapin::Channel, queue: &str) -> u32 {
+    let passive = lapin::options::QueueDeclareOptions {
+        passive: true,
+        ..Default::default()
+    };
+    ch.queue_declare(queue.into(), passive, lapin::types::FieldTable::default())
+        .await
+        .expect("passive declare")
+        .message_count()
+}
+
 /// Publishes `events` messages (`routing(i)`: routing key, body, properties) to `exchange` with
 /// confirms, 1,000 in flight.
 pub async fn preload(

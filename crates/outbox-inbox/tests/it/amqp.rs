@@ -16,7 +16,7 @@ use lapin::{
     message::Delivery,
     options::{
         BasicConsumeOptions, BasicGetOptions, BasicPublishOptions, BasicQosOptions,
-        ConfirmSelectOptions, ExchangeDeleteOptions, QueueDeclareOptions, QueueDeleteOptions,
+        ConfirmSelectOptions, ExchangeDeleteOptions, QueueDeleteOptions,
     },
     types::{AMQPValue, FieldTable},
 };
@@ -115,19 +115,9 @@ impl Broker {
     /// Messages ready in `queue` (passive declare on a fresh channel).
     pub(crate) async fn ready(&self, queue: &str) -> u32 {
         let ch = self.conn.create_channel().await.expect("channel");
-        let q = ch
-            .queue_declare(
-                queue.into(),
-                QueueDeclareOptions {
-                    passive: true,
-                    ..QueueDeclareOptions::default()
-                },
-                FieldTable::default(),
-            )
-            .await
-            .expect("passive declare");
+        let ready = testing::ready_messages(&ch, queue).await;
         let _ = ch.close(200, "bye".into()).await;
-        q.message_count()
+        ready
     }
 
     pub(crate) async fn dead_letter_get(&self) -> Option<lapin::message::BasicGetMessage> {
