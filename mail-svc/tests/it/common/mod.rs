@@ -9,10 +9,10 @@ use std::{
 };
 
 use lapin::{
-    BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind,
+    BasicProperties, Channel, Connection, ConnectionProperties,
     options::{
         BasicAckOptions, BasicGetOptions, BasicPublishOptions, ConfirmSelectOptions,
-        ExchangeDeclareOptions, ExchangeDeleteOptions, QueueDeleteOptions,
+        ExchangeDeleteOptions, QueueDeleteOptions,
     },
     types::{AMQPValue, FieldTable, LongString},
 };
@@ -303,17 +303,9 @@ impl Publisher {
             .await
             .expect("connect to RabbitMQ");
         let ch = conn.create_channel().await.expect("channel");
-        ch.exchange_declare(
-            exchange.into(),
-            ExchangeKind::Topic,
-            ExchangeDeclareOptions {
-                durable: true,
-                ..ExchangeDeclareOptions::default()
-            },
-            FieldTable::default(),
-        )
-        .await
-        .expect("declare exchange");
+        outbox_relay::publisher::declare_exchange(&ch, exchange)
+            .await
+            .expect("declare exchange");
         ch.confirm_select(ConfirmSelectOptions::default())
             .await
             .expect("confirms");
