@@ -681,15 +681,22 @@ pub fn run_for(command: &mut std::process::Command, for_: std::time::Duration) -
 /// `database`, and RabbitMQ on port 1), its own ports 0 and `RUST_LOG=info`: it starts and
 /// keeps retrying, logging, for as long as it runs.
 pub fn against_absent_servers(binary: &str, database: &str) -> std::process::Command {
-    let mut cmd = std::process::Command::new(binary);
+    let mut cmd = on_free_ports(binary);
     cmd.env(
         "DATABASE_URL",
         format!("postgres://postgres@127.0.0.1:1/{database}"),
     )
     .env("AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
-    .env("GRPC_ADDR", "127.0.0.1:0")
-    .env("METRICS_ADDR", "127.0.0.1:0")
     .env("RUST_LOG", "info");
+    cmd
+}
+
+/// The service binary at `binary` with its gRPC and `/metrics` listeners on free ports
+/// (`GRPC_ADDR` and `METRICS_ADDR` `127.0.0.1:0`), so that it runs beside anything.
+pub fn on_free_ports(binary: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(binary);
+    cmd.env("GRPC_ADDR", "127.0.0.1:0")
+        .env("METRICS_ADDR", "127.0.0.1:0");
     cmd
 }
 

@@ -140,10 +140,8 @@ pub fn bad_secret_files(
 pub fn assert_binary_refuses_bad_secret_files(binary: &str, amqp: bool, admin: bool) {
     let pki = super::pki::TestPki::new("secrets");
     for (setting, env) in bad_secret_files(&pki, amqp, admin) {
-        let mut command = Command::new(binary);
+        let mut command = super::on_free_ports(binary);
         command
-            .env("GRPC_ADDR", "127.0.0.1:0")
-            .env("METRICS_ADDR", "127.0.0.1:0")
             .env(
                 "DATABASE_URL",
                 format!("postgres://app:{PASSWORD}@127.0.0.1:1/x"),

@@ -5,7 +5,7 @@ use std::{process::Command, time::Duration};
 
 use mail_svc::{App, config::MailerKind};
 use outbox_kit::testing::{
-    run_for,
+    on_free_ports, run_for,
     secrets::{
         PASSWORD, assert_binary_refuses, assert_build_refuses, assert_help_hides_password,
         bad_amqp_url_lists, unreachable_amqp_url_list,
@@ -60,11 +60,9 @@ async fn start_up_errors_name_the_setting_and_hide_the_password() {
 fn the_binary_never_prints_the_password() {
     for (setting, value) in bad_settings() {
         assert_binary_refuses(
-            Command::new(env!("CARGO_BIN_EXE_mail-svc"))
+            on_free_ports(env!("CARGO_BIN_EXE_mail-svc"))
                 .env(setting, &value)
-                .env("MAILER", "smtp")
-                .env("GRPC_ADDR", "127.0.0.1:0")
-                .env("METRICS_ADDR", "127.0.0.1:0"),
+                .env("MAILER", "smtp"),
             setting,
             &value,
         );
@@ -73,7 +71,7 @@ fn the_binary_never_prints_the_password() {
     // Valid URLs with passwords to servers that are not there: mail-svc runs, waits for its
     // database and logs each retry; none of it shows a password.
     let (running, all) = run_for(
-        Command::new(env!("CARGO_BIN_EXE_mail-svc"))
+        on_free_ports(env!("CARGO_BIN_EXE_mail-svc"))
             .env(
                 "DATABASE_URL",
                 format!("postgres://app:{PASSWORD}@127.0.0.1:1/mail"),
@@ -81,8 +79,6 @@ fn the_binary_never_prints_the_password() {
             .env("AMQP_URL", format!("amqp://app:{PASSWORD}@127.0.0.1:1/%2f"))
             .env("MAILER", "smtp")
             .env("SMTP_URL", format!("smtp://app:{PASSWORD}@127.0.0.1:1"))
-            .env("GRPC_ADDR", "127.0.0.1:0")
-            .env("METRICS_ADDR", "127.0.0.1:0")
             .env("RUST_LOG", "debug"),
         Duration::from_secs(4),
     );
@@ -109,11 +105,9 @@ async fn failing_over_between_brokers_never_prints_a_password() {
     let database_url = config(&names).database_url.expose().to_owned();
     let (running, all) = tokio::task::spawn_blocking(move || {
         run_for(
-            Command::new(env!("CARGO_BIN_EXE_mail-svc"))
+            on_free_ports(env!("CARGO_BIN_EXE_mail-svc"))
                 .env("DATABASE_URL", database_url)
                 .env("AMQP_URL", unreachable_amqp_url_list())
-                .env("GRPC_ADDR", "127.0.0.1:0")
-                .env("METRICS_ADDR", "127.0.0.1:0")
                 .env("RUST_LOG", "debug"),
             Duration::from_secs(6),
         )

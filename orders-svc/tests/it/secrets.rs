@@ -4,8 +4,11 @@
 use std::process::Command;
 
 use orders_svc::{App, Config};
-use outbox_kit::testing::secrets::{
-    PASSWORD, assert_binary_refuses, assert_error_names_setting, assert_help_hides_password,
+use outbox_kit::testing::{
+    on_free_ports,
+    secrets::{
+        PASSWORD, assert_binary_refuses, assert_error_names_setting, assert_help_hides_password,
+    },
 };
 use tokio_util::sync::CancellationToken;
 
@@ -40,10 +43,8 @@ async fn start_up_errors_name_the_setting_and_hide_the_password() {
 fn the_binary_never_prints_the_password() {
     for url in bad_urls() {
         assert_binary_refuses(
-            Command::new(env!("CARGO_BIN_EXE_orders-svc"))
+            on_free_ports(env!("CARGO_BIN_EXE_orders-svc"))
                 .env("DATABASE_URL", &url)
-                .env("GRPC_ADDR", "127.0.0.1:0")
-                .env("METRICS_ADDR", "127.0.0.1:0")
                 .env("RUST_LOG", "debug"),
             "DATABASE_URL",
             &url,

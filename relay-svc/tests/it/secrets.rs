@@ -4,7 +4,7 @@
 use std::{process::Command, time::Duration};
 
 use outbox_kit::testing::{
-    run_for,
+    on_free_ports, run_for,
     secrets::{
         PASSWORD, assert_binary_refuses, assert_build_refuses, assert_help_hides_password,
         bad_amqp_url_lists, unreachable_amqp_url_list,
@@ -54,10 +54,7 @@ async fn start_up_errors_name_the_setting_and_hide_the_password() {
 fn the_binary_never_prints_the_password() {
     for (setting, value) in bad_settings() {
         assert_binary_refuses(
-            Command::new(env!("CARGO_BIN_EXE_relay-svc"))
-                .env(setting, &value)
-                .env("GRPC_ADDR", "127.0.0.1:0")
-                .env("METRICS_ADDR", "127.0.0.1:0"),
+            on_free_ports(env!("CARGO_BIN_EXE_relay-svc")).env(setting, &value),
             setting,
             &value,
         );
@@ -66,14 +63,12 @@ fn the_binary_never_prints_the_password() {
     // Valid URLs with passwords to servers that are not there: the relay runs and retries; its
     // debug log of those retries never shows the passwords.
     let (running, all) = run_for(
-        Command::new(env!("CARGO_BIN_EXE_relay-svc"))
+        on_free_ports(env!("CARGO_BIN_EXE_relay-svc"))
             .env(
                 "DATABASE_URL",
                 format!("postgres://app:{PASSWORD}@127.0.0.1:1/orders"),
             )
             .env("AMQP_URL", unreachable_amqp_url_list())
-            .env("GRPC_ADDR", "127.0.0.1:0")
-            .env("METRICS_ADDR", "127.0.0.1:0")
             .env("BACKOFF_MIN", "50ms")
             .env("RUST_LOG", "debug"),
         Duration::from_secs(3),
