@@ -438,6 +438,19 @@ async fn pump(
     }
 }
 
+/// A connection to the test broker and a channel on it in confirm mode: once a publish's confirm
+/// is awaited, the broker has the message.
+pub async fn confirming_channel() -> (lapin::Connection, lapin::Channel) {
+    let conn = lapin::Connection::connect(&amqp_url(), lapin::ConnectionProperties::default())
+        .await
+        .expect("connect to RabbitMQ");
+    let ch = conn.create_channel().await.expect("channel");
+    ch.confirm_select(lapin::options::ConfirmSelectOptions::default())
+        .await
+        .expect("confirms");
+    (conn, ch)
+}
+
 /// Messages ready (not yet delivered to any consumer) in `queue`: a passive declare on `ch`.
 pub async fn ready_messages(ch: &lapin::Channel, queue: &str) -> u32 {
     let passive = lapin::options::QueueDeclareOptions {

@@ -12,11 +12,11 @@ use std::{
 
 use futures::StreamExt;
 use lapin::{
-    BasicProperties, Channel, Connection, ConnectionProperties,
+    BasicProperties, Channel, Connection,
     message::Delivery,
     options::{
         BasicConsumeOptions, BasicGetOptions, BasicPublishOptions, BasicQosOptions,
-        ConfirmSelectOptions, ExchangeDeleteOptions, QueueDeleteOptions,
+        ExchangeDeleteOptions, QueueDeleteOptions,
     },
     types::{AMQPValue, FieldTable},
 };
@@ -42,15 +42,9 @@ pub(crate) struct Broker {
 
 impl Broker {
     pub(crate) async fn start() -> Self {
-        let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-            .await
-            .expect("connect");
-        let ch = conn.create_channel().await.expect("channel");
         // Confirmed publishes: once one returns, the queue holds the message, and a test that
         // waits for the queue to drain does not see it empty before the message got there.
-        ch.confirm_select(ConfirmSelectOptions::default())
-            .await
-            .expect("confirms");
+        let (conn, ch) = testing::confirming_channel().await;
         let topology = Topology::new(
             &testing::unique("inbox_x"),
             &testing::unique("inbox_q"),

@@ -11,8 +11,8 @@ use std::{
 use lapin::{
     BasicProperties, Channel, Connection, ConnectionProperties,
     options::{
-        BasicAckOptions, BasicGetOptions, BasicPublishOptions, ConfirmSelectOptions,
-        ExchangeDeleteOptions, QueueDeleteOptions,
+        BasicAckOptions, BasicGetOptions, BasicPublishOptions, ExchangeDeleteOptions,
+        QueueDeleteOptions,
     },
     types::{AMQPValue, FieldTable, LongString},
 };
@@ -299,16 +299,10 @@ pub struct Publisher {
 
 impl Publisher {
     pub async fn connect(exchange: &str) -> Self {
-        let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-            .await
-            .expect("connect to RabbitMQ");
-        let ch = conn.create_channel().await.expect("channel");
+        let (conn, ch) = testing::confirming_channel().await;
         outbox_relay::publisher::declare_exchange(&ch, exchange)
             .await
             .expect("declare exchange");
-        ch.confirm_select(ConfirmSelectOptions::default())
-            .await
-            .expect("confirms");
         Self {
             _conn: conn,
             ch,
