@@ -4,12 +4,14 @@
 //! behind it; [`scrape`] and [`Exposition`]
 //! read a service's real `/metrics` answer; [`init_tracing`], the trace contexts `main` installs; [`pki`], throwaway CAs for the TLS tests; [`health`], [`reflection`] and [`secrets`], what the
 //! services' tests of those share; [`run_for`] and [`run_to_end`], for tests of the real binaries;
-//! [`run_in_own_process`], for a test that must not share its process with the others;
+//! [`on_free_ports`], a service binary on ports of its own; [`run_in_own_process`], for a test
+//! that must not share its process with the others; [`confirming_channel`], [`preload`] and
+//! [`ready_messages`], the broker side of the tests (publishing with confirms, counting a queue);
 //! [`rabbit_node`], a RabbitMQ node of a test's own for tests that restart or block a broker;
 //! [`wait_until`], the one way tests wait for an outcome; [`chains`], the relay's guarantee
 //! checked on what a consumer received; [`RefusingQueue`], a queue the broker nacks for;
-//! [`orders`], test orders written through orders-svc or by hand; [`settings`], checks of the
-//! settings every service declares alike.
+//! [`orders`], test orders written through orders-svc or by hand (and the benches' writers);
+//! [`settings`], checks of the settings every service declares alike.
 
 pub mod chains;
 pub mod health;
