@@ -46,6 +46,20 @@ pub fn assert_binary_refuses(command: &mut Command, setting: &str, value: &str) 
     assert!(!all.contains(PASSWORD), "{value}: {all}");
 }
 
+/// The binary at `binary` (on free ports, with `env` beside), run with each of `bad` (setting,
+/// value) in turn, refuses as [`assert_binary_refuses`] says.
+pub fn assert_binary_refuses_each(
+    binary: &str,
+    env: &[(&str, &str)],
+    bad: Vec<(&'static str, String)>,
+) {
+    for (setting, value) in bad {
+        let mut command = super::on_free_ports(binary);
+        command.env(setting, &value).envs(env.iter().copied());
+        assert_binary_refuses(&mut command, setting, &value);
+    }
+}
+
 /// `--help` (the command is given the `--help` argument here) lists `setting` and the
 /// `healthcheck` subcommand, and shows which variables are set, never their values.
 pub fn assert_help_hides_password(command: &mut Command, setting: &str) {
@@ -69,6 +83,33 @@ pub fn bad_amqp_url_lists() -> Vec<String> {
             "amqp://app:{PASSWORD}@127.0.0.1:5691/%2f,,amqp://app:{PASSWORD}@127.0.0.1:5693/%2f"
         ),
     ]
+}
+
+/// `DATABASE_URL` (of database `database`) and `AMQP_URL` values that carry [`PASSWORD`] and
+/// cannot be parsed or used (a bad port, a broken host, a wrong scheme, the lists of
+/// [`bad_amqp_url_lists`]), each with its setting.
+pub fn bad_url_settings(database: &str) -> Vec<(&'static str, String)> {
+    let mut bad = vec![
+        (
+            "DATABASE_URL",
+            format!("postgres://app:{PASSWORD}@127.0.0.1:notaport/{database}"),
+        ),
+        (
+            "DATABASE_URL",
+            format!("postgres://app:{PASSWORD}@[::1/{database}"),
+        ),
+        (
+            "AMQP_URL",
+            format!("amqp://app:{PASSWORD}@127.0.0.1:notaport/%2f"),
+        ),
+        ("AMQP_URL", format!("http://app:{PASSWORD}@127.0.0.1/")),
+    ];
+    bad.extend(
+        bad_amqp_url_lists()
+            .into_iter()
+            .map(|url| ("AMQP_URL", url)),
+    );
+    bad
 }
 
 /// An `AMQP_URL` list of two brokers that are not there (ports 1 and 2), both with

@@ -7,8 +7,8 @@ use mail_svc::{App, config::MailerKind};
 use outbox_kit::testing::{
     on_free_ports, run_for,
     secrets::{
-        PASSWORD, assert_binary_refuses, assert_build_refuses, assert_help_hides_password,
-        bad_amqp_url_lists, unreachable_amqp_url_list,
+        PASSWORD, assert_binary_refuses_each, assert_build_refuses, assert_help_hides_password,
+        bad_url_settings, unreachable_amqp_url_list,
     },
 };
 
@@ -16,29 +16,15 @@ use crate::common::{Names, config};
 
 /// (setting, value) pairs that carry the password and cannot be parsed.
 fn bad_settings() -> Vec<(&'static str, String)> {
-    vec![
-        (
-            "DATABASE_URL",
-            format!("postgres://app:{PASSWORD}@127.0.0.1:notaport/mail"),
-        ),
-        (
-            "DATABASE_URL",
-            format!("postgres://app:{PASSWORD}@[::1/mail"),
-        ),
-        (
-            "AMQP_URL",
-            format!("amqp://app:{PASSWORD}@127.0.0.1:notaport/%2f"),
-        ),
-        ("AMQP_URL", format!("http://app:{PASSWORD}@127.0.0.1/")),
-        ("AMQP_URL", bad_amqp_url_lists()[0].clone()),
-        ("AMQP_URL", bad_amqp_url_lists()[1].clone()),
-        ("AMQP_URL", bad_amqp_url_lists()[2].clone()),
+    let mut bad = bad_url_settings("mail");
+    bad.extend([
         (
             "SMTP_URL",
             format!("smtp://app:{PASSWORD}@127.0.0.1:notaport"),
         ),
         ("SMTP_URL", format!("ftp://app:{PASSWORD}@127.0.0.1")),
-    ]
+    ]);
+    bad
 }
 
 #[tokio::test]
@@ -58,15 +44,11 @@ async fn start_up_errors_name_the_setting_and_hide_the_password() {
 
 #[test]
 fn the_binary_never_prints_the_password() {
-    for (setting, value) in bad_settings() {
-        assert_binary_refuses(
-            on_free_ports(env!("CARGO_BIN_EXE_mail-svc"))
-                .env(setting, &value)
-                .env("MAILER", "smtp"),
-            setting,
-            &value,
-        );
-    }
+    assert_binary_refuses_each(
+        env!("CARGO_BIN_EXE_mail-svc"),
+        &[("MAILER", "smtp")],
+        bad_settings(),
+    );
 
     // Valid URLs with passwords to servers that are not there: mail-svc runs, waits for its
     // database and logs each retry; none of it shows a password.
