@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 /// PromQL words that look like names but are not metrics (aggregations may be followed by
-/// `by (…)` before their parenthesis).
+/// `by (…)` before their parenthesis), beside the clauses of [`LABEL_LISTS`].
 const KEYWORDS: &[&str] = &[
     "sum",
     "min",
@@ -18,12 +18,6 @@ const KEYWORDS: &[&str] = &[
     "bottomk",
     "topk",
     "quantile",
-    "by",
-    "without",
-    "on",
-    "ignoring",
-    "group_left",
-    "group_right",
     "and",
     "or",
     "unless",

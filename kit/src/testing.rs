@@ -4,12 +4,14 @@
 //! behind it; [`scrape`] and [`Exposition`]
 //! read a service's real `/metrics` answer; [`init_tracing`], the trace contexts `main` installs; [`pki`], throwaway CAs for the TLS tests; [`health`], [`reflection`] and [`secrets`], what the
 //! services' tests of those share; [`run_for`] and [`run_to_end`], for tests of the real binaries;
-//! [`run_in_own_process`], for a test that must not share its process with the others;
+//! [`on_free_ports`], a service binary on ports of its own; [`run_in_own_process`], for a test
+//! that must not share its process with the others; [`confirming_channel`], [`preload`] and
+//! [`ready_messages`], the broker side of the tests (publishing with confirms, counting a queue);
 //! [`rabbit_node`], a RabbitMQ node of a test's own for tests that restart or block a broker;
 //! [`wait_until`], the one way tests wait for an outcome; [`chains`], the relay's guarantee
 //! checked on what a consumer received; [`RefusingQueue`], a queue the broker nacks for;
-//! [`orders`], test orders written through orders-svc or by hand; [`settings`], checks of the
-//! settings every service declares alike.
+//! [`orders`], test orders written through orders-svc or by hand (and the benches' writers);
+//! [`settings`], checks of the settings every service declares alike.
 
 pub mod chains;
 pub mod health;
@@ -438,6 +440,65 @@ async fn pump(
     }
 }
 
+/// A connection to the test broker and a channel on it in confirm mode: once a publish's confirm
+/// is awaited, the broker has the message.
+pub async fn confirming_channel() -> (lapin::Connection, lapin::Channel) {
+    let conn = lapin::Connection::connect(&amqp_url(), lapin::ConnectionProperties::default())
+        .await
+        .expect("connect to RabbitMQ");
+    let ch = conn.create_channel().await.expect("channel");
+    ch.confirm_select(lapin::options::ConfirmSelectOptions::default())
+        .await
+        .expect("confirms");
+    (conn, ch)
+}
+
+/// Messages ready (not yet delivered to any consumer) in `queue`: a passive declare on `ch`.
+pub async fn ready_messages(ch: &lapin::Channel, queue: &str) -> u32 {
+    let passive = lapin::options::QueueDeclareOptions {
+        passive: true,
+        ..Default::default()
+    };
+    ch.queue_declare(queue.into(), passive, lapin::types::FieldTable::default())
+        .await
+        .expect("passive declare")
+        .message_count()
+}
+
+/// Publishes `events` messages (`routing(i)`: routing key, body, properties) to `exchange` with
+/// confirms, 1,000 in flight.
+pub async fn preload(
+    ch: &lapin::Channel,
+    exchange: &str,
+    routing: impl Fn(u64) -> (String, Vec<u8>, lapin::BasicProperties),
+    events: u64,
+) -> anyhow::Result<()> {
+    ch.confirm_select(lapin::options::ConfirmSelectOptions::default())
+        .await?;
+    let mut i = 0;
+    while i < events {
+        let mut confirms = Vec::new();
+        for _ in 0..1000.min(events - i) {
+            let (key, body, props) = routing(i);
+            confirms.push(
+                ch.basic_publish(
+                    exchange.into(),
+                    key.as_str().into(),
+                    lapin::options::BasicPublishOptions::default(),
+                    &body,
+                    props,
+                )
+                .await?,
+            );
+            i += 1;
+        }
+        for c in confirms {
+            anyhow::ensure!(c.await?.is_ack(), "broker nacked a preload message");
+        }
+    }
+    Ok(())
+}
+
 /// The body of `GET /metrics` at `addr`, as Prometheus would fetch it (HTTP/1.0, so the server
 /// closes the connection after the answer); an error for anything but a 200.
 pub async fn scrape(addr: SocketAddr) -> std::io::Result<String> {
@@ -635,15 +696,22 @@ pub fn run_for(command: &mut std::process::Command, for_: std::time::Duration) -
 /// `database`, and RabbitMQ on port 1), its own ports 0 and `RUST_LOG=info`: it starts and
 /// keeps retrying, logging, for as long as it runs.
 pub fn against_absent_servers(binary: &str, database: &str) -> std::process::Command {
-    let mut cmd = std::process::Command::new(binary);
+    let mut cmd = on_free_ports(binary);
     cmd.env(
         "DATABASE_URL",
         format!("postgres://postgres@127.0.0.1:1/{database}"),
     )
     .env("AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
-    .env("GRPC_ADDR", "127.0.0.1:0")
-    .env("METRICS_ADDR", "127.0.0.1:0")
     .env("RUST_LOG", "info");
+    cmd
+}
+
+/// The service binary at `binary` with its gRPC and `/metrics` listeners on free ports
+/// (`GRPC_ADDR` and `METRICS_ADDR` `127.0.0.1:0`), so that it runs beside anything.
+pub fn on_free_ports(binary: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(binary);
+    cmd.env("GRPC_ADDR", "127.0.0.1:0")
+        .env("METRICS_ADDR", "127.0.0.1:0");
     cmd
 }
 

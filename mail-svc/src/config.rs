@@ -82,15 +82,8 @@ pub struct Config {
     #[command(flatten)]
     pub amqp_tls: outbox_kit::amqp::TlsSettings,
 
-    #[arg(long, env = "AMQP_HEARTBEAT", default_value = "10s",
-          value_parser = outbox_kit::amqp::parse_heartbeat,
-          help = outbox_kit::amqp::HEARTBEAT_HELP)]
-    pub amqp_heartbeat: Duration,
-
-    #[arg(long, env = "DB_STATEMENT_TIMEOUT", default_value = "30s",
-          value_parser = outbox_kit::db::parse_statement_timeout,
-          help = outbox_kit::db::STATEMENT_TIMEOUT_HELP)]
-    pub db_statement_timeout: Duration,
+    #[command(flatten)]
+    pub liveness: outbox_kit::config::LivenessSettings,
 
     /// The topic exchange relay-svc publishes order events to (declared here too, durable, so
     /// either service may start first).
@@ -247,8 +240,8 @@ impl Config {
     ) -> sqlx::postgres::PgConnectOptions {
         outbox_kit::db::with_session_timeouts(
             pg,
-            self.db_statement_timeout,
-            self.db_statement_timeout + crate::mailer::LONGEST_SEND,
+            self.liveness.db_statement_timeout,
+            self.liveness.db_statement_timeout + crate::mailer::LONGEST_SEND,
         )
     }
 
@@ -356,7 +349,7 @@ mod tests {
     #[test]
     fn liveness_settings_take_durations_in_range_and_name_themselves() {
         outbox_kit::testing::settings::assert_liveness_settings::<Config>("mail-svc", |c| {
-            (c.amqp_heartbeat, c.db_statement_timeout)
+            (c.liveness.amqp_heartbeat, c.liveness.db_statement_timeout)
         });
     }
 

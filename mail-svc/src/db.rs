@@ -309,26 +309,17 @@ pub async fn promote_next(
     conn: &mut PgConnection,
     chains: &[(i32, i64)],
 ) -> Result<(), sqlx::Error> {
-    if chains.is_empty() {
-        return Ok(());
-    }
-    let shards: Vec<i32> = chains.iter().map(|c| c.0).collect();
-    let orders: Vec<i64> = chains.iter().map(|c| c.1).collect();
-    sqlx::query(
-        "update mails m set head = true
+    update_chains(conn, chains, PROMOTE_EARLIEST_UNSENT).await
+}
+
+/// Makes the earliest unsent mail of each chain ($1 shards, $2 orders) its head.
+const PROMOTE_EARLIEST_UNSENT: &str = "update mails m set head = true
            from unnest($1::integer[], $2::bigint[]) as c(shard, order_id),
                 lateral (select n.seq from mails n
                           where n.shard = c.shard and n.order_id = c.order_id
                             and n.sent_at is null and n.failed_at is null
                           order by n.seq limit 1) as first
-          where m.shard = c.shard and m.seq = first.seq and not m.head",
-    )
-    .bind(shards)
-    .bind(orders)
-    .execute(conn)
-    .await?;
-    Ok(())
-}
+          where m.shard = c.shard and m.seq = first.seq and not m.head";
 
 /// Gives these chains their right heads after FAILED mails of theirs were put back in the queue
 /// (an operator's retry), in the caller's transaction, which holds the orders' inbox locks (see
@@ -342,12 +333,9 @@ pub async fn reseat_heads(
     conn: &mut PgConnection,
     chains: &[(i32, i64)],
 ) -> Result<(), sqlx::Error> {
-    if chains.is_empty() {
-        return Ok(());
-    }
-    let shards: Vec<i32> = chains.iter().map(|c| c.0).collect();
-    let orders: Vec<i64> = chains.iter().map(|c| c.1).collect();
-    sqlx::query(
+    update_chains(
+        &mut *conn,
+        chains,
         "update mails set head = false
           where (shard, seq) in (
                 select h.shard, h.seq
@@ -360,26 +348,33 @@ pub async fn reseat_heads(
                                   and e.sent_at is null and e.failed_at is null)
                    for update of h skip locked)",
     )
-    .bind(&shards)
-    .bind(&orders)
-    .execute(&mut *conn)
     .await?;
-    sqlx::query(
-        "update mails m set head = true
-           from unnest($1::integer[], $2::bigint[]) as c(shard, order_id),
-                lateral (select n.seq from mails n
-                          where n.shard = c.shard and n.order_id = c.order_id
-                            and n.sent_at is null and n.failed_at is null
-                          order by n.seq limit 1) as first
-          where m.shard = c.shard and m.seq = first.seq and not m.head
+    // The chains left without a head: their earliest unsent mail (a statement of constants).
+    let promote_headless = sqlx::AssertSqlSafe(format!(
+        "{PROMOTE_EARLIEST_UNSENT}
             and not exists (select 1 from mails h
                              where h.shard = c.shard and h.order_id = c.order_id
-                               and h.sent_at is null and h.failed_at is null and h.head)",
-    )
-    .bind(&shards)
-    .bind(&orders)
-    .execute(conn)
-    .await?;
+                               and h.sent_at is null and h.failed_at is null and h.head)"
+    ));
+    update_chains(conn, chains, promote_headless).await
+}
+
+/// Runs `sql`, a statement on the chains (shard, order) given as `$1` (their shards) and `$2`
+/// (their orders); nothing when there are none.
+async fn update_chains(
+    conn: &mut PgConnection,
+    chains: &[(i32, i64)],
+    sql: impl sqlx::SqlSafeStr,
+) -> Result<(), sqlx::Error> {
+    if chains.is_empty() {
+        return Ok(());
+    }
+    let (shards, orders): (Vec<i32>, Vec<i64>) = chains.iter().copied().unzip();
+    sqlx::query(sql)
+        .bind(shards)
+        .bind(orders)
+        .execute(conn)
+        .await?;
     Ok(())
 }
 

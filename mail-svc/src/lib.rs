@@ -101,7 +101,7 @@ impl App {
         // Lazy: the service runs (and answers NOT_SERVING, and UNAVAILABLE to MailService
         // calls) while its database is away.
         let pool = outbox_kit::db::lazy_pool(&cfg.pool_options(&pg), cfg.db_max_connections);
-        let db_step_timeout = outbox_kit::db::step_timeout(cfg.db_statement_timeout);
+        let db_step_timeout = outbox_kit::db::step_timeout(cfg.liveness.db_statement_timeout);
         // One attempt now: when the database is there, everything is migrated before `build`
         // returns; when it is unreachable, the workers wait for it in the background.
         let prepared = match outbox_kit::db::prepare(&pg, &db::MIGRATOR).await {
@@ -142,7 +142,7 @@ impl App {
         let instance = format!("{:016x}", rand::random::<u64>());
         let consumer = amqp::consumer::consumer(topology.clone(), &instance, &broker, ready)
             .with_tls(amqp_tls.clone())
-            .with_heartbeat(cfg.amqp_heartbeat)
+            .with_heartbeat(cfg.liveness.amqp_heartbeat)
             .with_prefetch(nonzero_u16(cfg.prefetch, "PREFETCH")?)
             .with_concurrency(nonzero(
                 usize::from(cfg.consumer_concurrency),
@@ -179,7 +179,7 @@ impl App {
         let admin = MailAdminServer::new(admin::MailAdminGrpc::new(
             pool.clone(),
             admin::dead_letters::DeadLetters::new(cfg.amqp_url.clone(), amqp_tls, topology.clone())
-                .with_heartbeat(cfg.amqp_heartbeat),
+                .with_heartbeat(cfg.liveness.amqp_heartbeat),
             admin_token.clone(),
             cfg.trusted_publishers.clone(),
         ));

@@ -93,15 +93,8 @@ pub struct Config {
     #[command(flatten)]
     pub amqp_tls: outbox_kit::amqp::TlsSettings,
 
-    #[arg(long, env = "AMQP_HEARTBEAT", default_value = "10s",
-          value_parser = outbox_kit::amqp::parse_heartbeat,
-          help = outbox_kit::amqp::HEARTBEAT_HELP)]
-    pub amqp_heartbeat: Duration,
-
-    #[arg(long, env = "DB_STATEMENT_TIMEOUT", default_value = "30s",
-          value_parser = outbox_kit::db::parse_statement_timeout,
-          help = outbox_kit::db::STATEMENT_TIMEOUT_HELP)]
-    pub db_statement_timeout: Duration,
+    #[command(flatten)]
+    pub liveness: outbox_kit::config::LivenessSettings,
 
     /// The durable topic exchange events are published to (declared at connect).
     #[arg(long, env = "AMQP_EXCHANGE", default_value = "orders.events")]
@@ -249,8 +242,8 @@ impl Config {
     pub fn pool_options(&self, pg: &PgConnectOptions) -> PgConnectOptions {
         outbox_kit::db::with_session_timeouts(
             pg,
-            self.db_statement_timeout,
-            self.db_statement_timeout,
+            self.liveness.db_statement_timeout,
+            self.liveness.db_statement_timeout,
         )
     }
 
@@ -286,8 +279,8 @@ impl Config {
         let t = self.timings();
         let mut s = outbox_relay::Settings::new(self.amqp_url.clone(), self.amqp_exchange.clone());
         s.amqp_tls = self.amqp_tls.load(&self.amqp_url)?;
-        s.amqp_heartbeat = self.amqp_heartbeat;
-        s.db_step_timeout = outbox_kit::db::step_timeout(self.db_statement_timeout);
+        s.amqp_heartbeat = self.liveness.amqp_heartbeat;
+        s.db_step_timeout = outbox_kit::db::step_timeout(self.liveness.db_statement_timeout);
         s.batch_size = self.batch_size;
         s.backoff_min = t.backoff_min;
         s.backoff_max = t.backoff_max;
@@ -317,7 +310,7 @@ mod tests {
     #[test]
     fn liveness_settings_take_durations_in_range_and_name_themselves() {
         outbox_kit::testing::settings::assert_liveness_settings::<Config>("relay-svc", |c| {
-            (c.amqp_heartbeat, c.db_statement_timeout)
+            (c.liveness.amqp_heartbeat, c.liveness.db_statement_timeout)
         });
     }
 

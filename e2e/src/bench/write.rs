@@ -1,58 +1,30 @@
 //! Section 1, the write path: `Upsert` over gRPC vs the same SQL transaction through sqlx.
 
-use std::{
-    sync::{
-        Arc,
-        atomic::{AtomicI64, Ordering},
-    },
-    time::{Duration, Instant},
-};
+use std::sync::Arc;
 
 use anyhow::Context;
 use orders_svc::{batch as orders_batch, db as orders_db, order::UpsertCommand, shard::Shard};
+use outbox_kit::testing::orders::walk_lives;
 use outbox_proto::orders::v1::{OrderStatus, UpsertOrderRequest};
 
 use crate::{
     cpu::{CpuMeter, CpuUse},
     load::{
-        orders::{EMAIL, WRITE_STEPS},
+        orders::EMAIL,
         stack::{bench_stack, drop_database},
     },
     stack::db_name,
     stats::Summary,
 };
 
-/// Each worker walks its own orders through create → paid → shipped → delivered, so every
-/// operation appends exactly one event, as a real order's life does.
+/// [`walk_lives`] summed up.
 async fn run_writers<F, Fut>(c: usize, secs: f64, op: F) -> anyhow::Result<Summary>
 where
     F: Fn(usize, i64, OrderStatus) -> Fut + Send + Sync + Clone + 'static,
     Fut: std::future::Future<Output = anyhow::Result<()>> + Send,
 {
-    let next_order = Arc::new(AtomicI64::new(1));
-    let deadline = Instant::now() + Duration::from_secs_f64(secs);
-    let started = Instant::now();
-    let mut tasks = Vec::new();
-    for worker in 0..c {
-        let (op, next_order) = (op.clone(), next_order.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut latencies = Vec::new();
-            while Instant::now() < deadline {
-                let id = next_order.fetch_add(1, Ordering::Relaxed);
-                for status in WRITE_STEPS {
-                    let t = Instant::now();
-                    op(worker, id, status).await?;
-                    latencies.push(t.elapsed());
-                }
-            }
-            anyhow::Ok(latencies)
-        }));
-    }
-    let mut all = Vec::new();
-    for t in tasks {
-        all.extend(t.await??);
-    }
-    Ok(Summary::new(all.len() as u64, started.elapsed(), all))
+    let (latencies, elapsed) = walk_lives(c, secs, op).await?;
+    Ok(Summary::new(latencies.len() as u64, elapsed, latencies))
 }
 
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";

@@ -1,9 +1,8 @@
 //! Order events as relay-svc publishes them (body and properties), and publishing many of them
-//! with confirms to pre-load a queue.
+//! with confirms to pre-load a queue ([`preload`], kit's).
 
 use lapin::{
-    BasicProperties, Channel,
-    options::{BasicPublishOptions, ConfirmSelectOptions},
+    BasicProperties,
     types::{AMQPValue, FieldTable},
 };
 use outbox_proto::orders::{
@@ -69,35 +68,4 @@ pub fn event_properties(
         .with_headers(headers)
 }
 
-/// Publishes `events` messages (`routing(i)`: routing key, body, properties) to `exchange` with
-/// confirms, 1,000 in flight.
-pub async fn preload(
-    ch: &Channel,
-    exchange: &str,
-    routing: impl Fn(u64) -> (String, Vec<u8>, BasicProperties),
-    events: u64,
-) -> anyhow::Result<()> {
-    ch.confirm_select(ConfirmSelectOptions::default()).await?;
-    let mut i = 0;
-    while i < events {
-        let mut confirms = Vec::new();
-        for _ in 0..1000.min(events - i) {
-            let (key, body, props) = routing(i);
-            confirms.push(
-                ch.basic_publish(
-                    exchange.into(),
-                    key.as_str().into(),
-                    BasicPublishOptions::default(),
-                    &body,
-                    props,
-                )
-                .await?,
-            );
-            i += 1;
-        }
-        for c in confirms {
-            anyhow::ensure!(c.await?.is_ack(), "broker nacked a preload message");
-        }
-    }
-    Ok(())
-}
+pub use outbox_kit::testing::preload;

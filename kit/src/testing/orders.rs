@@ -8,6 +8,62 @@ use outbox_proto::orders::{
 use prost::Message;
 use tonic::transport::Channel;
 
+use std::{
+    future::Future,
+    sync::{
+        Arc,
+        atomic::{AtomicI64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+/// An order's life, one status a call: each step appends exactly one event.
+pub const LIFE: [OrderStatus; 4] = [
+    OrderStatus::Pending,
+    OrderStatus::Paid,
+    OrderStatus::Shipped,
+    OrderStatus::Delivered,
+];
+
+/// The benches' closed-loop writers: `workers` tasks, each walking orders of its own (ids from one
+/// counter, from 1) through [`LIFE`] until `secs` have passed, awaiting `op(worker, id, status)`
+/// for every step, so that every call appends exactly one event, as a real order's life does.
+/// Returns every call's latency and the time the whole run took; the first failed call fails it.
+pub async fn walk_lives<F, Fut>(
+    workers: usize,
+    secs: f64,
+    op: F,
+) -> anyhow::Result<(Vec<Duration>, Duration)>
+where
+    F: Fn(usize, i64, OrderStatus) -> Fut + Send + Sync + Clone + 'static,
+    Fut: Future<Output = anyhow::Result<()>> + Send,
+{
+    let next_order = Arc::new(AtomicI64::new(1));
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs_f64(secs);
+    let mut tasks = Vec::new();
+    for worker in 0..workers {
+        let (op, next_order) = (op.clone(), next_order.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            while Instant::now() < deadline {
+                let id = next_order.fetch_add(1, Ordering::Relaxed);
+                for status in LIFE {
+                    let t = Instant::now();
+                    op(worker, id, status).await?;
+                    latencies.push(t.elapsed());
+                }
+            }
+            anyhow::Ok(latencies)
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await??);
+    }
+    Ok((all, started.elapsed()))
+}
+
 /// The request that sets order `id` to `status`.
 pub fn upsert_request(id: i64, status: OrderStatus) -> UpsertOrderRequest {
     UpsertOrderRequest {

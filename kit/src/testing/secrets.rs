@@ -3,6 +3,8 @@
 
 use std::process::Command;
 
+use tokio_util::sync::CancellationToken;
+
 use super::run_to_end;
 
 /// The password the secrets tests put in DATABASE_URL, AMQP_URL and SMTP_URL.
@@ -17,12 +19,45 @@ pub fn assert_error_names_setting(err: &anyhow::Error, setting: &str, value: &st
     }
 }
 
+/// `config`'s Debug hides [`PASSWORD`], and `build` (a service's `App::build`) refuses it with an
+/// error that names `setting` and hides the password too; `value` is the bad value.
+pub async fn assert_build_refuses<C, A, F>(
+    config: C,
+    build: impl FnOnce(C, CancellationToken) -> F,
+    setting: &str,
+    value: &str,
+) where
+    C: std::fmt::Debug,
+    F: Future<Output = anyhow::Result<A>>,
+{
+    let debug = format!("{config:?}");
+    assert!(!debug.contains(PASSWORD), "Debug of Config: {debug}");
+    let Err(err) = build(config, CancellationToken::new()).await else {
+        panic!("{value}: cannot start");
+    };
+    assert_error_names_setting(&err, setting, value);
+}
+
 /// The binary, run with `setting` bad, fails, names `setting` and never prints [`PASSWORD`].
 pub fn assert_binary_refuses(command: &mut Command, setting: &str, value: &str) {
     let (ok, all) = run_to_end(command);
     assert!(!ok, "{value}: fails");
     assert!(all.contains(setting), "{value}: {all}");
     assert!(!all.contains(PASSWORD), "{value}: {all}");
+}
+
+/// The binary at `binary` (on free ports, with `env` beside), run with each of `bad` (setting,
+/// value) in turn, refuses as [`assert_binary_refuses`] says.
+pub fn assert_binary_refuses_each(
+    binary: &str,
+    env: &[(&str, &str)],
+    bad: Vec<(&'static str, String)>,
+) {
+    for (setting, value) in bad {
+        let mut command = super::on_free_ports(binary);
+        command.env(setting, &value).envs(env.iter().copied());
+        assert_binary_refuses(&mut command, setting, &value);
+    }
 }
 
 /// `--help` (the command is given the `--help` argument here) lists `setting` and the
@@ -48,6 +83,33 @@ pub fn bad_amqp_url_lists() -> Vec<String> {
             "amqp://app:{PASSWORD}@127.0.0.1:5691/%2f,,amqp://app:{PASSWORD}@127.0.0.1:5693/%2f"
         ),
     ]
+}
+
+/// `DATABASE_URL` (of database `database`) and `AMQP_URL` values that carry [`PASSWORD`] and
+/// cannot be parsed or used (a bad port, a broken host, a wrong scheme, the lists of
+/// [`bad_amqp_url_lists`]), each with its setting.
+pub fn bad_url_settings(database: &str) -> Vec<(&'static str, String)> {
+    let mut bad = vec![
+        (
+            "DATABASE_URL",
+            format!("postgres://app:{PASSWORD}@127.0.0.1:notaport/{database}"),
+        ),
+        (
+            "DATABASE_URL",
+            format!("postgres://app:{PASSWORD}@[::1/{database}"),
+        ),
+        (
+            "AMQP_URL",
+            format!("amqp://app:{PASSWORD}@127.0.0.1:notaport/%2f"),
+        ),
+        ("AMQP_URL", format!("http://app:{PASSWORD}@127.0.0.1/")),
+    ];
+    bad.extend(
+        bad_amqp_url_lists()
+            .into_iter()
+            .map(|url| ("AMQP_URL", url)),
+    );
+    bad
 }
 
 /// An `AMQP_URL` list of two brokers that are not there (ports 1 and 2), both with
@@ -119,10 +181,8 @@ pub fn bad_secret_files(
 pub fn assert_binary_refuses_bad_secret_files(binary: &str, amqp: bool, admin: bool) {
     let pki = super::pki::TestPki::new("secrets");
     for (setting, env) in bad_secret_files(&pki, amqp, admin) {
-        let mut command = Command::new(binary);
+        let mut command = super::on_free_ports(binary);
         command
-            .env("GRPC_ADDR", "127.0.0.1:0")
-            .env("METRICS_ADDR", "127.0.0.1:0")
             .env(
                 "DATABASE_URL",
                 format!("postgres://app:{PASSWORD}@127.0.0.1:1/x"),

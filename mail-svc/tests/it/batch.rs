@@ -7,10 +7,7 @@
 
 use std::{collections::HashMap, time::Duration};
 
-use lapin::{
-    BasicProperties, Connection, ConnectionProperties, options::QueueDeclareOptions,
-    types::FieldTable,
-};
+use lapin::{BasicProperties, Connection, ConnectionProperties};
 use outbox_kit::testing;
 use outbox_proto::orders::{events::v1::OrderEvent, v1::OrderStatus};
 use prost::Message;
@@ -31,19 +28,9 @@ async fn ready(queue: &str) -> u32 {
         .await
         .expect("connect");
     let ch = conn.create_channel().await.expect("channel");
-    let q = ch
-        .queue_declare(
-            queue.into(),
-            QueueDeclareOptions {
-                passive: true,
-                ..QueueDeclareOptions::default()
-            },
-            FieldTable::default(),
-        )
-        .await
-        .expect("passive declare");
+    let ready = testing::ready_messages(&ch, queue).await;
     let _ = conn.close(200, "bye".into()).await;
-    q.message_count()
+    ready
 }
 
 /// The held-back first batch: the test's session holds order [`GATE`]'s lock.

@@ -16,14 +16,14 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use lapin::{
-    BasicProperties, Channel, Connection, ConnectionProperties,
+    BasicProperties, Connection, ConnectionProperties,
     options::{
-        BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions,
-        ConfirmSelectOptions, QueueDeclareOptions, QueueDeleteOptions,
+        BasicAckOptions, BasicConsumeOptions, BasicQosOptions, QueueDeclareOptions,
+        QueueDeleteOptions,
     },
     types::{AMQPValue, FieldTable},
 };
-use outbox_kit::testing;
+use outbox_kit::testing::{self, preload};
 use outbox_proto::orders::v1::OrderStatus;
 use prost::Message;
 
@@ -34,40 +34,6 @@ fn env_u64(name: &str, default: u64) -> u64 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// Publishes `n` messages with confirms, 1,000 in flight.
-async fn preload(
-    ch: &Channel,
-    exchange: &str,
-    n: u64,
-    message: impl Fn(u64) -> (String, Vec<u8>, BasicProperties),
-) {
-    ch.confirm_select(ConfirmSelectOptions::default())
-        .await
-        .expect("confirms");
-    let mut i = 0;
-    while i < n {
-        let mut confirms = Vec::new();
-        for _ in 0..1000.min(n - i) {
-            let (key, body, props) = message(i);
-            confirms.push(
-                ch.basic_publish(
-                    exchange.into(),
-                    key.as_str().into(),
-                    BasicPublishOptions::default(),
-                    &body,
-                    props,
-                )
-                .await
-                .expect("publish"),
-            );
-            i += 1;
-        }
-        for c in confirms {
-            assert!(c.await.expect("confirm").is_ack());
-        }
-    }
 }
 
 /// Event `i` of the load: `orders` orders, each order's chain in order, orders interleaved (as
@@ -109,11 +75,17 @@ async fn ceiling(n: u64, prefetch: u16) -> f64 {
     .await
     .expect("declare");
     let q = queue.clone();
-    preload(&ch, "", n, move |i| {
-        let (_, body, props) = event(i, 1000);
-        (q.clone(), body, props)
-    })
-    .await;
+    preload(
+        &ch,
+        "",
+        move |i| {
+            let (_, body, props) = event(i, 1000);
+            (q.clone(), body, props)
+        },
+        n,
+    )
+    .await
+    .expect("preload");
     let consumer_ch = conn.create_channel().await.expect("channel");
     consumer_ch
         .basic_qos(prefetch, BasicQosOptions::default())
@@ -145,7 +117,9 @@ async fn ceiling(n: u64, prefetch: u16) -> f64 {
 async fn mail_svc(n: u64, orders: u64, batch_size: u16) -> f64 {
     let names = Names::new();
     let (conn, ch) = names.declare().await;
-    preload(&ch, &names.exchange, n, |i| event(i, orders)).await;
+    preload(&ch, &names.exchange, |i| event(i, orders), n)
+        .await
+        .expect("preload");
     let _ = conn.close(200, "bye".into()).await;
     // The database exists and is migrated before the clock starts (as for a restarted service).
     let pool = outbox_kit::db::connect(&names.database_url, 2)

@@ -11,12 +11,9 @@ use outbox_support::metrics::Kind;
 use crate::common::{Names, Publisher, SmtpSink, created, eventually, smtp_config, start};
 
 #[tokio::test]
-async fn every_metric_has_help_and_the_process_and_build_figures_are_exported() {
+async fn every_metric_exported_with_help() {
     // The counters start at 0 only in a process no other test of this binary has recorded in.
-    if run_in_own_process(concat!(
-        module_path!(),
-        "::every_metric_has_help_and_the_process_and_build_figures_are_exported"
-    )) {
+    if run_in_own_process(concat!(module_path!(), "::every_metric_exported_with_help")) {
         return;
     }
     let sink = SmtpSink::start().await;

@@ -5,41 +5,26 @@ use std::{process::Command, time::Duration};
 
 use mail_svc::{App, config::MailerKind};
 use outbox_kit::testing::{
-    run_for,
+    on_free_ports, run_for,
     secrets::{
-        PASSWORD, assert_binary_refuses, assert_error_names_setting, assert_help_hides_password,
-        bad_amqp_url_lists, unreachable_amqp_url_list,
+        PASSWORD, assert_binary_refuses_each, assert_build_refuses, assert_help_hides_password,
+        bad_url_settings, unreachable_amqp_url_list,
     },
 };
-use tokio_util::sync::CancellationToken;
 
 use crate::common::{Names, config};
 
 /// (setting, value) pairs that carry the password and cannot be parsed.
 fn bad_settings() -> Vec<(&'static str, String)> {
-    vec![
-        (
-            "DATABASE_URL",
-            format!("postgres://app:{PASSWORD}@127.0.0.1:notaport/mail"),
-        ),
-        (
-            "DATABASE_URL",
-            format!("postgres://app:{PASSWORD}@[::1/mail"),
-        ),
-        (
-            "AMQP_URL",
-            format!("amqp://app:{PASSWORD}@127.0.0.1:notaport/%2f"),
-        ),
-        ("AMQP_URL", format!("http://app:{PASSWORD}@127.0.0.1/")),
-        ("AMQP_URL", bad_amqp_url_lists()[0].clone()),
-        ("AMQP_URL", bad_amqp_url_lists()[1].clone()),
-        ("AMQP_URL", bad_amqp_url_lists()[2].clone()),
+    let mut bad = bad_url_settings("mail");
+    bad.extend([
         (
             "SMTP_URL",
             format!("smtp://app:{PASSWORD}@127.0.0.1:notaport"),
         ),
         ("SMTP_URL", format!("ftp://app:{PASSWORD}@127.0.0.1")),
-    ]
+    ]);
+    bad
 }
 
 #[tokio::test]
@@ -53,34 +38,22 @@ async fn start_up_errors_name_the_setting_and_hide_the_password() {
             "AMQP_URL" => cfg.amqp_url = value.clone().into(),
             _ => cfg.smtp_url = value.clone().into(),
         }
-        let debug = format!("{cfg:?}");
-        assert!(!debug.contains(PASSWORD), "Debug of Config: {debug}");
-
-        let err = App::build(cfg, CancellationToken::new())
-            .await
-            .expect_err("cannot start");
-        assert_error_names_setting(&err, setting, &value);
+        assert_build_refuses(cfg, App::build, setting, &value).await;
     }
 }
 
 #[test]
 fn the_binary_never_prints_the_password() {
-    for (setting, value) in bad_settings() {
-        assert_binary_refuses(
-            Command::new(env!("CARGO_BIN_EXE_mail-svc"))
-                .env(setting, &value)
-                .env("MAILER", "smtp")
-                .env("GRPC_ADDR", "127.0.0.1:0")
-                .env("METRICS_ADDR", "127.0.0.1:0"),
-            setting,
-            &value,
-        );
-    }
+    assert_binary_refuses_each(
+        env!("CARGO_BIN_EXE_mail-svc"),
+        &[("MAILER", "smtp")],
+        bad_settings(),
+    );
 
     // Valid URLs with passwords to servers that are not there: mail-svc runs, waits for its
     // database and logs each retry; none of it shows a password.
     let (running, all) = run_for(
-        Command::new(env!("CARGO_BIN_EXE_mail-svc"))
+        on_free_ports(env!("CARGO_BIN_EXE_mail-svc"))
             .env(
                 "DATABASE_URL",
                 format!("postgres://app:{PASSWORD}@127.0.0.1:1/mail"),
@@ -88,8 +61,6 @@ fn the_binary_never_prints_the_password() {
             .env("AMQP_URL", format!("amqp://app:{PASSWORD}@127.0.0.1:1/%2f"))
             .env("MAILER", "smtp")
             .env("SMTP_URL", format!("smtp://app:{PASSWORD}@127.0.0.1:1"))
-            .env("GRPC_ADDR", "127.0.0.1:0")
-            .env("METRICS_ADDR", "127.0.0.1:0")
             .env("RUST_LOG", "debug"),
         Duration::from_secs(4),
     );
@@ -116,11 +87,9 @@ async fn failing_over_between_brokers_never_prints_a_password() {
     let database_url = config(&names).database_url.expose().to_owned();
     let (running, all) = tokio::task::spawn_blocking(move || {
         run_for(
-            Command::new(env!("CARGO_BIN_EXE_mail-svc"))
+            on_free_ports(env!("CARGO_BIN_EXE_mail-svc"))
                 .env("DATABASE_URL", database_url)
                 .env("AMQP_URL", unreachable_amqp_url_list())
-                .env("GRPC_ADDR", "127.0.0.1:0")
-                .env("METRICS_ADDR", "127.0.0.1:0")
                 .env("RUST_LOG", "debug"),
             Duration::from_secs(6),
         )

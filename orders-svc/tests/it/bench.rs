@@ -5,28 +5,16 @@
 //!
 //! `cargo test -p orders-svc --test it bench:: -- --nocapture` shows the table.
 
-use std::{
-    sync::{
-        Arc,
-        atomic::{AtomicI64, Ordering},
-    },
-    time::{Duration, Instant},
-};
+use std::sync::Arc;
 
 use orders_svc::{batch, db, order::UpsertCommand, shard::Shard};
-use outbox_kit::testing::{self, fresh_database_url};
+use outbox_kit::testing::{self, fresh_database_url, orders::walk_lives};
 use outbox_proto::orders::v1::{
     OrderStatus, UpsertOrderRequest, order_service_client::OrderServiceClient,
 };
 
 use crate::common::{config, start_with};
 
-const STEPS: [OrderStatus; 4] = [
-    OrderStatus::Pending,
-    OrderStatus::Paid,
-    OrderStatus::Shipped,
-    OrderStatus::Delivered,
-];
 const EMAIL: &str = "bench@example.com";
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 const SECS: f64 = 3.0;
@@ -37,37 +25,14 @@ struct Figures {
     p99_ms: f64,
 }
 
-/// Like the e2e bench: each worker walks its own orders through their four statuses, so every
-/// call appends exactly one event.
+/// Like the e2e bench: each worker walks its own orders through their four statuses
+/// ([`walk_lives`]), so every call appends exactly one event.
 async fn run<F, Fut>(c: usize, op: F) -> Figures
 where
     F: Fn(usize, i64, OrderStatus) -> Fut + Send + Sync + Clone + 'static,
-    Fut: std::future::Future<Output = ()> + Send,
+    Fut: std::future::Future<Output = anyhow::Result<()>> + Send,
 {
-    let next = Arc::new(AtomicI64::new(1));
-    let started = Instant::now();
-    let deadline = started + Duration::from_secs_f64(SECS);
-    let mut tasks = Vec::new();
-    for worker in 0..c {
-        let (op, next) = (op.clone(), next.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut latencies = Vec::new();
-            while Instant::now() < deadline {
-                let id = next.fetch_add(1, Ordering::Relaxed);
-                for status in STEPS {
-                    let t = Instant::now();
-                    op(worker, id, status).await;
-                    latencies.push(t.elapsed());
-                }
-            }
-            latencies
-        }));
-    }
-    let mut all = Vec::new();
-    for t in tasks {
-        all.extend(t.await.expect("worker"));
-    }
-    let elapsed = started.elapsed();
+    let (mut all, elapsed) = walk_lives(c, SECS, op).await.expect("worker");
     all.sort();
     let pick = |q: f64| all[((all.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e3;
     Figures {
@@ -90,6 +55,7 @@ async fn ceiling(c: usize) -> (Figures, String) {
             batch::apply_one(&pool, Shard::ONLY, &cmd, Some(&trace))
                 .await
                 .expect("ceiling upsert");
+            Ok(())
         }
     })
     .await;
@@ -124,6 +90,7 @@ async fn service(c: usize) -> (Figures, String) {
                 })
                 .await
                 .expect("service upsert");
+            Ok(())
         }
     })
     .await;

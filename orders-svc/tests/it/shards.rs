@@ -2,11 +2,9 @@
 //! database only, GetOrder reads it there, each event names its shard, and a bad list is refused
 //! naming the setting without showing a password.
 
-use std::process::Command;
-
 use orders_svc::{App, shard};
 use outbox_kit::testing::{
-    self,
+    self, on_free_ports,
     secrets::{PASSWORD, assert_binary_refuses, assert_error_names_setting},
 };
 use outbox_proto::orders::v1::{GetOrderRequest, OrderStatus};
@@ -119,10 +117,8 @@ async fn a_bad_shard_list_names_the_setting_and_hides_the_password() {
             .expect_err("cannot start");
         assert_error_names_setting(&err, "SHARDS", &list);
         assert_binary_refuses(
-            Command::new(env!("CARGO_BIN_EXE_orders-svc"))
+            on_free_ports(env!("CARGO_BIN_EXE_orders-svc"))
                 .env("SHARDS", &list)
-                .env("GRPC_ADDR", "127.0.0.1:0")
-                .env("METRICS_ADDR", "127.0.0.1:0")
                 .env("RUST_LOG", "debug"),
             "SHARDS",
             &list,

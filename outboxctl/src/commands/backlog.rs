@@ -4,7 +4,7 @@ use outbox_proto::relay::admin::v1::ListBacklogRequest;
 use serde_json::json;
 
 use super::{
-    listing::{ShardTable, unavailable_json, unavailable_note},
+    listing::{ShardTable, event_cells, unavailable_json, unavailable_note},
     relay_admin, u,
 };
 use crate::{Failure, Output, Result, Services, table::age};
@@ -20,16 +20,9 @@ pub(super) async fn backlog(s: &Services, limit: u32) -> Result<Output> {
     let sharded = r.rows.iter().any(|row| row.shard > 0) || !r.unavailable_shards.is_empty();
     let mut t = ShardTable::new(sharded, &["SEQ", "ORDER", "TYPE", "PREV", "AGE"]);
     for row in &r.rows {
-        t.row(
-            row.shard,
-            vec![
-                u(row.seq),
-                row.order_id.to_string(),
-                row.r#type.clone(),
-                row.prev_seq.map_or("-".into(), u),
-                age(row.age_ms),
-            ],
-        );
+        let mut cells = event_cells(row.seq, row.order_id, &row.r#type);
+        cells.extend([row.prev_seq.map_or("-".into(), u), age(row.age_ms)]);
+        t.row(row.shard, cells);
     }
     let mut human = format!(
         "outbox backlog: {} row(s), oldest {}; quarantined {} (holding back {} row(s))\n",

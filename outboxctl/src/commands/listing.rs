@@ -37,6 +37,11 @@ impl ShardTable {
     }
 }
 
+/// The cells of the columns every listing of outbox rows starts with: SEQ, ORDER and TYPE.
+pub(super) fn event_cells(seq: u64, order_id: i64, r#type: &str) -> Vec<String> {
+    vec![seq.to_string(), order_id.to_string(), r#type.to_owned()]
+}
+
 /// What a listing left out: one line per shard whose database could not be read (nothing when
 /// every shard answered), so that a partial answer never reads as the whole.
 pub(super) fn unavailable_note(shards: &[UnavailableShard]) -> String {

@@ -7,8 +7,8 @@ use serde_json::json;
 use tonic::Status;
 
 use super::{
-    listing::{ShardTable, shard_prefix, unavailable_json, unavailable_note},
-    relay_admin, seq_list, u,
+    listing::{ShardTable, event_cells, shard_prefix, unavailable_json, unavailable_note},
+    relay_admin, seq_list,
 };
 use crate::{
     Failure, Output, Result, Services,
@@ -52,17 +52,13 @@ pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
                 ],
             );
             for row in &r.rows {
-                t.row(
-                    row.shard,
-                    vec![
-                        u(row.seq),
-                        row.order_id.to_string(),
-                        row.r#type.clone(),
-                        format!("{} ago", age(row.quarantined_age_ms)),
-                        row.held_back.to_string(),
-                        row.reason.clone(),
-                    ],
-                );
+                let mut cells = event_cells(row.seq, row.order_id, &row.r#type);
+                cells.extend([
+                    format!("{} ago", age(row.quarantined_age_ms)),
+                    row.held_back.to_string(),
+                    row.reason.clone(),
+                ]);
+                t.row(row.shard, cells);
             }
             let mut human = if r.rows.is_empty() {
                 "no row in quarantine\n".to_owned()

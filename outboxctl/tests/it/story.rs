@@ -478,22 +478,13 @@ async fn a_dropped_row_and_a_chain_with_two_gaps_are_released() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_redriven_message_keeps_its_properties_and_counts_redrives() {
     use lapin::{
-        BasicProperties, Connection, ConnectionProperties,
-        options::{BasicPublishOptions, ConfirmSelectOptions},
+        BasicProperties,
+        options::BasicPublishOptions,
         types::{AMQPValue, FieldTable},
     };
     let stack = Stack::start().await;
     let ctl = stack.ctl();
-    let conn = Connection::connect(
-        &outbox_kit::testing::amqp_url(),
-        ConnectionProperties::default(),
-    )
-    .await
-    .expect("connect");
-    let ch = conn.create_channel().await.expect("channel");
-    ch.confirm_select(ConfirmSelectOptions::default())
-        .await
-        .expect("confirms");
+    let (conn, ch) = outbox_kit::testing::confirming_channel().await;
     let mut headers = FieldTable::default();
     headers.insert("x-custom".into(), AMQPValue::LongString("kept".into()));
     ch.basic_publish(

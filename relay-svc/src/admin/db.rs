@@ -96,42 +96,45 @@ async fn resolve(
     })
 }
 
-/// Moves the selected rows back into the outbox with their seqs (see orders-svc's migration
-/// 0002) and writes the audit row, in `tx`. Nothing moves when any seq is unknown.
-pub async fn requeue(
-    op: &Operator,
-    tx: &mut PgConnection,
-    sel: &Selector,
-    reason: &str,
-    operator: Option<&str>,
-) -> Result<Moved, Error> {
-    const ACTION: &str = "RequeueQuarantined";
-    let mut found = resolve(op, tx, ACTION, sel).await?;
-    if !found.unknown.is_empty() || found.done.is_empty() {
-        return Ok(found);
-    }
-    found.done = op.requeue(tx, &found.done).await?;
-    audit(tx, ACTION, &found.done, reason, operator, sel, None).await?;
-    Ok(found)
+/// What an operator does with quarantined rows.
+#[derive(Debug, Clone, Copy)]
+pub enum Move {
+    /// Back into the outbox, with their seqs (see orders-svc's migration 0002).
+    Requeue,
+    /// Gone for good, their content (payload hex-encoded) kept in the audit row.
+    Drop,
 }
 
-/// Deletes the selected rows for good, keeping their content (payload hex-encoded) in the audit
-/// row, in `tx`. Nothing is deleted when any seq is unknown.
-pub async fn drop_rows(
+/// Moves the selected rows out of quarantine as `action` says and writes the audit row, in `tx`.
+/// Nothing moves when any seq is unknown.
+pub async fn move_quarantined(
+    action: Move,
     op: &Operator,
     tx: &mut PgConnection,
     sel: &Selector,
     reason: &str,
     operator: Option<&str>,
 ) -> Result<Moved, Error> {
-    const ACTION: &str = "DropQuarantined";
-    let mut found = resolve(op, tx, ACTION, sel).await?;
+    let name = match action {
+        Move::Requeue => "RequeueQuarantined",
+        Move::Drop => "DropQuarantined",
+    };
+    let mut found = resolve(op, tx, name, sel).await?;
     if !found.unknown.is_empty() || found.done.is_empty() {
         return Ok(found);
     }
-    let (seqs, rows) = op.drop(tx, &found.done).await?;
-    found.done = seqs;
-    audit(tx, ACTION, &found.done, reason, operator, sel, Some(rows)).await?;
+    let rows = match action {
+        Move::Requeue => {
+            found.done = op.requeue(tx, &found.done).await?;
+            None
+        }
+        Move::Drop => {
+            let (seqs, rows) = op.drop(tx, &found.done).await?;
+            found.done = seqs;
+            Some(rows)
+        }
+    };
+    audit(tx, name, &found.done, reason, operator, sel, rows).await?;
     Ok(found)
 }
 

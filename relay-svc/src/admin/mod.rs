@@ -37,6 +37,7 @@ use outbox_relay::{
     operator::{Operator, Unsent},
 };
 
+use self::db::Move;
 use crate::error::grpc_status;
 
 /// How long a listing waits for one shard's database before it leaves the shard out (a pool
@@ -353,15 +354,6 @@ impl RelayAdmin for RelayAdminGrpc {
     }
 }
 
-/// What an operator does with quarantined rows.
-#[derive(Debug, Clone, Copy)]
-enum Move {
-    /// Back into the outbox.
-    Requeue,
-    /// Gone for good (kept in the audit row).
-    Drop,
-}
-
 /// One shard's part of a backlog listing.
 struct BacklogPart {
     count: u64,
@@ -398,14 +390,15 @@ impl RelayAdminGrpc {
         let sel = selector(select)?;
         let reason = kit::reason(reason)?;
         let mut tx = db::begin(pool).await.map_err(grpc_status)?;
-        let moved = match action {
-            Move::Requeue => {
-                db::requeue(&self.operator, &mut tx, &sel, &reason, operator.as_deref()).await
-            }
-            Move::Drop => {
-                db::drop_rows(&self.operator, &mut tx, &sel, &reason, operator.as_deref()).await
-            }
-        }
+        let moved = db::move_quarantined(
+            action,
+            &self.operator,
+            &mut tx,
+            &sel,
+            &reason,
+            operator.as_deref(),
+        )
+        .await
         .map_err(grpc_status)?;
         if let Some(status) = not_found(&sel, &moved) {
             // Several shards: the same seq may well exist on another one.

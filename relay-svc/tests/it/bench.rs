@@ -122,30 +122,66 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
-async fn durable_queue(ch: &lapin::Channel) -> String {
-    let queue = testing::unique("relay_bench_q");
-    ch.queue_declare(
-        queue.as_str().into(),
-        QueueDeclareOptions {
-            durable: true,
-            ..Default::default()
-        },
-        FieldTable::default(),
-    )
-    .await
-    .expect("queue");
-    queue
+/// A durable queue of its own (nobody consumes it) on a connection of its own, deleted with the
+/// connection by [`BenchQueue::delete`].
+struct BenchQueue {
+    conn: Connection,
+    ch: lapin::Channel,
+    name: String,
+}
+
+impl BenchQueue {
+    async fn declare() -> Self {
+        let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+            .await
+            .expect("connect");
+        let ch = conn.create_channel().await.expect("channel");
+        let name = testing::unique("relay_bench_q");
+        ch.queue_declare(
+            name.as_str().into(),
+            QueueDeclareOptions {
+                durable: true,
+                ..Default::default()
+            },
+            FieldTable::default(),
+        )
+        .await
+        .expect("queue");
+        Self { conn, ch, name }
+    }
+
+    /// The queue, bound to `exchange` for every routing key.
+    async fn bound_to(exchange: &str) -> Self {
+        let queue = Self::declare().await;
+        queue
+            .ch
+            .queue_bind(
+                queue.name.as_str().into(),
+                exchange.into(),
+                "#".into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .expect("bind");
+        queue
+    }
+
+    async fn delete(self) {
+        self.ch
+            .queue_delete(self.name.as_str().into(), QueueDeleteOptions::default())
+            .await
+            .expect("delete queue");
+        let _ = self.conn.close(200, "bench done".into()).await;
+    }
 }
 
 /// The ceiling: a plain lapin publisher, persistent messages of the relay's size to a durable
 /// queue, `window` in flight per round of confirms (as the relay's waves). Events/s and CPU
 /// seconds of this process per 1,000 events.
 async fn publish_ceiling(events: i64, window: usize) -> (f64, f64) {
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-        .await
-        .expect("connect");
-    let ch = conn.create_channel().await.expect("channel");
-    let queue = durable_queue(&ch).await;
+    let queue = BenchQueue::declare().await;
+    let ch = &queue.ch;
     ch.confirm_select(ConfirmSelectOptions::default())
         .await
         .expect("confirms");
@@ -171,7 +207,7 @@ async fn publish_ceiling(events: i64, window: usize) -> (f64, f64) {
             confirms.push(
                 ch.basic_publish(
                     "".into(),
-                    queue.as_str().into(),
+                    queue.name.as_str().into(),
                     BasicPublishOptions::default(),
                     &body,
                     BasicProperties::default().with_delivery_mode(2),
@@ -187,10 +223,7 @@ async fn publish_ceiling(events: i64, window: usize) -> (f64, f64) {
     }
     let rate = events as f64 / started.elapsed().as_secs_f64();
     let cpu = (cpu_secs() - cpu) * 1_000.0 / events as f64;
-    ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
-        .await
-        .expect("delete queue");
-    let _ = conn.close(200, "bench done".into()).await;
+    queue.delete().await;
     (rate, cpu)
 }
 
@@ -201,20 +234,7 @@ async fn publish_ceiling(events: i64, window: usize) -> (f64, f64) {
 async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
     let exchange = testing::unique("relay_ex");
     let consumer = Consumer::start(&exchange, None).await;
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-        .await
-        .expect("connect");
-    let ch = conn.create_channel().await.expect("channel");
-    let queue = durable_queue(&ch).await;
-    ch.queue_bind(
-        queue.as_str().into(),
-        exchange.as_str().into(),
-        "#".into(),
-        QueueBindOptions::default(),
-        FieldTable::default(),
-    )
-    .await
-    .expect("bind");
+    let queue = BenchQueue::bound_to(&exchange).await;
     let publisher = outbox_relay::publisher::Publisher::connect(
         &testing::amqp_url(),
         &Default::default(),
@@ -259,10 +279,7 @@ async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
     }
     let rate = events as f64 / started.elapsed().as_secs_f64();
     publisher.close().await;
-    ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
-        .await
-        .expect("delete queue");
-    let _ = conn.close(200, "bench done".into()).await;
+    queue.delete().await;
     consumer.cleanup().await;
     rate
 }
@@ -274,20 +291,7 @@ async fn relay_drain(events: i64, batch: u32) -> (f64, f64) {
     let orders = Orders::start().await;
     let exchange = testing::unique("relay_ex");
     let consumer = Consumer::start(&exchange, None).await;
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-        .await
-        .expect("connect");
-    let ch = conn.create_channel().await.expect("channel");
-    let queue = durable_queue(&ch).await;
-    ch.queue_bind(
-        queue.as_str().into(),
-        exchange.as_str().into(),
-        "#".into(),
-        QueueBindOptions::default(),
-        FieldTable::default(),
-    )
-    .await
-    .expect("bind");
+    let queue = BenchQueue::bound_to(&exchange).await;
     let mut cfg = relay_config(&orders.database_url, &testing::amqp_url(), &exchange);
     cfg.batch_size = batch;
     let relay = Relay::start(cfg).await;
@@ -316,10 +320,7 @@ async fn relay_drain(events: i64, batch: u32) -> (f64, f64) {
     }
     let rate = events as f64 / started.elapsed().as_secs_f64();
     let cpu = (cpu_secs() - cpu) * 1_000.0 / events as f64;
-    ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
-        .await
-        .expect("delete queue");
-    let _ = conn.close(200, "bench done".into()).await;
+    queue.delete().await;
     consumer.cleanup().await;
     (rate, cpu)
 }

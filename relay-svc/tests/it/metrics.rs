@@ -12,12 +12,9 @@ use outbox_relay::status::{FAILED_REASONS, METRICS, names};
 use crate::common::*;
 
 #[tokio::test]
-async fn every_metric_has_help_and_the_process_and_build_figures_are_exported() {
+async fn every_metric_exported_with_help() {
     // The counters start at 0 only in a process no other test of this binary has recorded in.
-    if run_in_own_process(concat!(
-        module_path!(),
-        "::every_metric_has_help_and_the_process_and_build_figures_are_exported"
-    )) {
+    if run_in_own_process(concat!(module_path!(), "::every_metric_exported_with_help")) {
         return;
     }
     let orders = Orders::start().await;

@@ -93,18 +93,7 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
         (second, &rows[1], "OrderStatusChanged"),
     ] {
         let p = &msg.properties;
-        assert_eq!(
-            p.content_type().as_ref().map(|s| s.as_str()),
-            Some("application/x-protobuf")
-        );
-        assert_eq!(*p.delivery_mode(), Some(2), "persistent");
-        assert_eq!(
-            p.message_id().as_ref().map(|s| s.to_string()),
-            Some(row.seq.to_string())
-        );
-        assert_eq!(p.kind().as_ref().map(|s| s.as_str()), Some(kind));
-        assert_eq!(*p.timestamp(), Some(row.created_at.timestamp() as u64));
-        assert_eq!(p.app_id().as_ref().map(|s| s.as_str()), Some("relay-svc"));
+        assert_published_properties(p, row.seq, kind, row.created_at);
         // The broker checked it against the connection's user: who published is proven.
         let user = outbox_relay::publisher::url_user(&testing::amqp_url()).expect("test AMQP URL");
         assert!(user.is_some(), "the test URL names its user");

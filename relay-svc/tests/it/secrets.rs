@@ -4,14 +4,13 @@
 use std::{process::Command, time::Duration};
 
 use outbox_kit::testing::{
-    run_for,
+    on_free_ports, run_for,
     secrets::{
-        PASSWORD, assert_binary_refuses, assert_error_names_setting, assert_help_hides_password,
-        bad_amqp_url_lists, unreachable_amqp_url_list,
+        PASSWORD, assert_binary_refuses_each, assert_build_refuses, assert_help_hides_password,
+        bad_url_settings, unreachable_amqp_url_list,
     },
 };
 use relay_svc::App;
-use tokio_util::sync::CancellationToken;
 
 use crate::common;
 const GOOD_DB: &str = "postgres://postgres@127.0.0.1:5432/orders";
@@ -19,24 +18,7 @@ const GOOD_AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 
 /// (setting, value) pairs that carry the password and cannot be parsed.
 fn bad_settings() -> Vec<(&'static str, String)> {
-    vec![
-        (
-            "DATABASE_URL",
-            format!("postgres://app:{PASSWORD}@127.0.0.1:notaport/orders"),
-        ),
-        (
-            "DATABASE_URL",
-            format!("postgres://app:{PASSWORD}@[::1/orders"),
-        ),
-        (
-            "AMQP_URL",
-            format!("amqp://app:{PASSWORD}@127.0.0.1:notaport/%2f"),
-        ),
-        ("AMQP_URL", format!("http://app:{PASSWORD}@127.0.0.1/")),
-        ("AMQP_URL", bad_amqp_url_lists()[0].clone()),
-        ("AMQP_URL", bad_amqp_url_lists()[1].clone()),
-        ("AMQP_URL", bad_amqp_url_lists()[2].clone()),
-    ]
+    bad_url_settings("orders")
 }
 
 #[tokio::test]
@@ -47,40 +29,23 @@ async fn start_up_errors_name_the_setting_and_hide_the_password() {
             _ => (GOOD_DB, value.as_str()),
         };
         let cfg = common::relay_config(db, amqp, "relay_test_unused");
-        let debug = format!("{cfg:?}");
-        assert!(!debug.contains(PASSWORD), "Debug of Config: {debug}");
-
-        let err = App::build(cfg, CancellationToken::new())
-            .await
-            .expect_err("cannot start");
-        assert_error_names_setting(&err, setting, &value);
+        assert_build_refuses(cfg, App::build, setting, &value).await;
     }
 }
 
 #[test]
 fn the_binary_never_prints_the_password() {
-    for (setting, value) in bad_settings() {
-        assert_binary_refuses(
-            Command::new(env!("CARGO_BIN_EXE_relay-svc"))
-                .env(setting, &value)
-                .env("GRPC_ADDR", "127.0.0.1:0")
-                .env("METRICS_ADDR", "127.0.0.1:0"),
-            setting,
-            &value,
-        );
-    }
+    assert_binary_refuses_each(env!("CARGO_BIN_EXE_relay-svc"), &[], bad_settings());
 
     // Valid URLs with passwords to servers that are not there: the relay runs and retries; its
     // debug log of those retries never shows the passwords.
     let (running, all) = run_for(
-        Command::new(env!("CARGO_BIN_EXE_relay-svc"))
+        on_free_ports(env!("CARGO_BIN_EXE_relay-svc"))
             .env(
                 "DATABASE_URL",
                 format!("postgres://app:{PASSWORD}@127.0.0.1:1/orders"),
             )
             .env("AMQP_URL", unreachable_amqp_url_list())
-            .env("GRPC_ADDR", "127.0.0.1:0")
-            .env("METRICS_ADDR", "127.0.0.1:0")
             .env("BACKOFF_MIN", "50ms")
             .env("RUST_LOG", "debug"),
         Duration::from_secs(3),

@@ -175,21 +175,7 @@ async fn first_format_rows_are_published_after_migration_0006_as_before() {
         assert_eq!(msg.routing_key, key, "seq {}", row.seq);
         assert_eq!(msg.body, body, "seq {}: the body byte for byte", row.seq);
         let p = &msg.properties;
-        assert_eq!(
-            p.content_type().as_ref().map(|s| s.as_str()),
-            Some("application/x-protobuf")
-        );
-        assert_eq!(*p.delivery_mode(), Some(2), "persistent");
-        assert_eq!(
-            p.message_id().as_ref().map(|s| s.to_string()),
-            Some(row.seq.to_string())
-        );
-        assert_eq!(
-            p.kind().as_ref().map(|s| s.as_str()),
-            Some(row.event_type.as_str())
-        );
-        assert_eq!(*p.timestamp(), Some(row.created_at.timestamp() as u64));
-        assert_eq!(p.app_id().as_ref().map(|s| s.as_str()), Some("relay-svc"));
+        assert_published_properties(p, row.seq, &row.event_type, row.created_at);
         let headers = p.headers().as_ref().expect("headers").inner();
         let names: BTreeSet<&str> = headers.keys().map(|k| k.as_str()).collect();
         let mut want = BTreeSet::from(["aggregate_id", "aggregate_type"]);

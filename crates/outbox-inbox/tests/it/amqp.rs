@@ -12,11 +12,11 @@ use std::{
 
 use futures::StreamExt;
 use lapin::{
-    BasicProperties, Channel, Connection, ConnectionProperties,
+    BasicProperties, Channel, Connection,
     message::Delivery,
     options::{
         BasicConsumeOptions, BasicGetOptions, BasicPublishOptions, BasicQosOptions,
-        ConfirmSelectOptions, ExchangeDeleteOptions, QueueDeclareOptions, QueueDeleteOptions,
+        ExchangeDeleteOptions, QueueDeleteOptions,
     },
     types::{AMQPValue, FieldTable},
 };
@@ -42,15 +42,9 @@ pub(crate) struct Broker {
 
 impl Broker {
     pub(crate) async fn start() -> Self {
-        let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-            .await
-            .expect("connect");
-        let ch = conn.create_channel().await.expect("channel");
         // Confirmed publishes: once one returns, the queue holds the message, and a test that
         // waits for the queue to drain does not see it empty before the message got there.
-        ch.confirm_select(ConfirmSelectOptions::default())
-            .await
-            .expect("confirms");
+        let (conn, ch) = testing::confirming_channel().await;
         let topology = Topology::new(
             &testing::unique("inbox_x"),
             &testing::unique("inbox_q"),
@@ -115,19 +109,9 @@ impl Broker {
     /// Messages ready in `queue` (passive declare on a fresh channel).
     pub(crate) async fn ready(&self, queue: &str) -> u32 {
         let ch = self.conn.create_channel().await.expect("channel");
-        let q = ch
-            .queue_declare(
-                queue.into(),
-                QueueDeclareOptions {
-                    passive: true,
-                    ..QueueDeclareOptions::default()
-                },
-                FieldTable::default(),
-            )
-            .await
-            .expect("passive declare");
+        let ready = testing::ready_messages(&ch, queue).await;
         let _ = ch.close(200, "bye".into()).await;
-        q.message_count()
+        ready
     }
 
     pub(crate) async fn dead_letter_get(&self) -> Option<lapin::message::BasicGetMessage> {

@@ -9,10 +9,10 @@ use std::{
 };
 
 use lapin::{
-    BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind,
+    BasicProperties, Channel, Connection, ConnectionProperties,
     options::{
-        BasicAckOptions, BasicGetOptions, BasicPublishOptions, ConfirmSelectOptions,
-        ExchangeDeclareOptions, ExchangeDeleteOptions, QueueDeleteOptions,
+        BasicAckOptions, BasicGetOptions, BasicPublishOptions, ExchangeDeleteOptions,
+        QueueDeleteOptions,
     },
     types::{AMQPValue, FieldTable, LongString},
 };
@@ -109,8 +109,7 @@ pub fn config(names: &Names) -> Config {
         admin_tokens_file: None,
         amqp_url: testing::amqp_url().into(),
         amqp_tls: Default::default(),
-        amqp_heartbeat: outbox_support::amqp::DEFAULT_HEARTBEAT,
-        db_statement_timeout: outbox_kit::db::DEFAULT_STATEMENT_TIMEOUT,
+        liveness: Default::default(),
         amqp_exchange: names.exchange.clone(),
         mail_queue: names.queue.clone(),
         prefetch: 64,
@@ -300,24 +299,10 @@ pub struct Publisher {
 
 impl Publisher {
     pub async fn connect(exchange: &str) -> Self {
-        let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+        let (conn, ch) = testing::confirming_channel().await;
+        outbox_relay::publisher::declare_exchange(&ch, exchange)
             .await
-            .expect("connect to RabbitMQ");
-        let ch = conn.create_channel().await.expect("channel");
-        ch.exchange_declare(
-            exchange.into(),
-            ExchangeKind::Topic,
-            ExchangeDeclareOptions {
-                durable: true,
-                ..ExchangeDeclareOptions::default()
-            },
-            FieldTable::default(),
-        )
-        .await
-        .expect("declare exchange");
-        ch.confirm_select(ConfirmSelectOptions::default())
-            .await
-            .expect("confirms");
+            .expect("declare exchange");
         Self {
             _conn: conn,
             ch,

@@ -36,6 +36,29 @@ use tonic::transport::Channel;
 
 pub use outbox_kit::testing::{PATIENCE, chains::chains_of, wait_until};
 
+/// The properties every event the relay publishes carries: protobuf, persistent, the row's `seq`
+/// as message id, its event type (`kind`) as type, its creation time as timestamp, and
+/// relay-svc as app id.
+pub fn assert_published_properties(
+    p: &BasicProperties,
+    seq: i64,
+    kind: &str,
+    created_at: chrono::DateTime<chrono::Utc>,
+) {
+    assert_eq!(
+        p.content_type().as_ref().map(|s| s.as_str()),
+        Some("application/x-protobuf")
+    );
+    assert_eq!(*p.delivery_mode(), Some(2), "persistent");
+    assert_eq!(
+        p.message_id().as_ref().map(|s| s.to_string()),
+        Some(seq.to_string())
+    );
+    assert_eq!(p.kind().as_ref().map(|s| s.as_str()), Some(kind));
+    assert_eq!(*p.timestamp(), Some(created_at.timestamp() as u64));
+    assert_eq!(p.app_id().as_ref().map(|s| s.as_str()), Some("relay-svc"));
+}
+
 pub fn init_logs() {
     outbox_kit::testing::init_tracing();
 }
@@ -155,8 +178,7 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         database_url: database_url.into(),
         amqp_url: amqp_url.into(),
         amqp_tls: Default::default(),
-        amqp_heartbeat: outbox_support::amqp::DEFAULT_HEARTBEAT,
-        db_statement_timeout: outbox_kit::db::DEFAULT_STATEMENT_TIMEOUT,
+        liveness: Default::default(),
         amqp_exchange: exchange.to_owned(),
         grpc_addr: "127.0.0.1:0".parse().expect("addr"),
         metrics_addr: "127.0.0.1:0".parse().expect("addr"),
