@@ -73,6 +73,14 @@ pub struct Running {
 }
 
 impl Running {
+    /// Stops it and waits for it, keeping the value (stopping it again does nothing).
+    pub async fn stop_in_place(&mut self) {
+        self.shutdown.cancel();
+        if !self.task.is_finished() {
+            let _ = tokio::time::timeout(Duration::from_secs(30), &mut self.task).await;
+        }
+    }
+
     pub async fn stop(self) {
         self.shutdown.cancel();
         let _ = tokio::time::timeout(Duration::from_secs(30), self.task).await;
@@ -225,14 +233,12 @@ impl Stack {
 
     /// Stops mail-svc; its queue keeps what the relay publishes meanwhile.
     pub async fn stop_mail(&mut self) {
-        self.mail.shutdown.cancel();
-        let _ = tokio::time::timeout(Duration::from_secs(30), &mut self.mail.task).await;
+        self.mail.stop_in_place().await;
     }
 
     /// Stops relay-svc: what orders-svc writes meanwhile stays in the outbox.
     pub async fn stop_relay(&mut self) {
-        self.relay.shutdown.cancel();
-        let _ = tokio::time::timeout(Duration::from_secs(30), &mut self.relay.task).await;
+        self.relay.stop_in_place().await;
     }
 
     /// Removes the test's queues, exchanges and databases, mail-svc stopped first (a running one
