@@ -177,6 +177,13 @@ impl Report {
     }
 }
 
+/// An order behind its head: type, id, the consumer's watermark, the head, when it moved.
+type Behind = (String, i64, Option<i64>, i64, Option<DateTime<Utc>>);
+/// Where an awaited event is: type, id, seq, appended, stage, the quarantine's reason.
+type FoundRow = (String, i64, i64, DateTime<Utc>, String, Option<String>);
+/// The consumer's side of an order: type, id, held events, dead-lettered seqs and reasons.
+type ConsumerRow = (String, i64, i64, Vec<i64>, Vec<String>);
+
 /// Keeps what an incremental audit carries from pass to pass.
 #[derive(Debug)]
 pub struct Auditor {
@@ -320,7 +327,7 @@ impl Auditor {
             }
             let heads = self.heads(shard, &types, &ids).await?;
             let applied = applied(&self.sources.mail, shard as i32, &types, &ids).await?;
-            let behind: Vec<(String, i64, Option<i64>, i64, Option<DateTime<Utc>>)> = heads
+            let behind: Vec<Behind> = heads
                 .into_iter()
                 .filter_map(|(t, id, head, moved)| {
                     let done = applied.get(&(t.clone(), id)).copied();
@@ -363,11 +370,7 @@ impl Auditor {
     /// Where the event each order that is behind waits for is: the first of the order's events
     /// after its watermark, in the outbox, the quarantine or the published rows; then, for a
     /// published one, whether the consumer dead-lettered it, and how many later events it holds.
-    async fn awaited(
-        &self,
-        shard: usize,
-        behind: &[(String, i64, Option<i64>, i64, Option<DateTime<Utc>>)],
-    ) -> Result<Vec<Lagging>, sqlx::Error> {
+    async fn awaited(&self, shard: usize, behind: &[Behind]) -> Result<Vec<Lagging>, sqlx::Error> {
         if behind.is_empty() {
             return Ok(Vec::new());
         }
@@ -377,9 +380,8 @@ impl Auditor {
         let t = &self.table;
         // The outbox is read from the relay's read floor (plus its holes), as the relay reads
         // it: never the dead rows a pinned horizon keeps below the floor.
-        let found: Vec<(String, i64, i64, DateTime<Utc>, String, Option<String>)> =
-            sqlx::query_as(AssertSqlSafe(format!(
-                "with k as (select * from unnest($1::text[], $2::bigint[], $3::bigint[])
+        let found: Vec<FoundRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "with k as (select * from unnest($1::text[], $2::bigint[], $3::bigint[])
                                    as k(t, id, after)),
                       unsent as (
                         select o.aggregate_type, o.aggregate_id, o.seq, o.created_at
@@ -402,17 +404,17 @@ impl Auditor {
                          where p.aggregate_type = k.t and p.aggregate_id = k.id and p.seq > k.after
                          order by p.seq limit 1)
                      ) first order by seq limit 1) w",
-                events = t.events(),
-                floor = t.read_floor(),
-                holes = t.holes(),
-                quarantine = t.quarantine(),
-                published = t.published(),
-            )))
-            .bind(&types)
-            .bind(&ids)
-            .bind(&after)
-            .fetch_all(&self.sources.shards[shard])
-            .await?;
+            events = t.events(),
+            floor = t.read_floor(),
+            holes = t.holes(),
+            quarantine = t.quarantine(),
+            published = t.published(),
+        )))
+        .bind(&types)
+        .bind(&ids)
+        .bind(&after)
+        .fetch_all(&self.sources.shards[shard])
+        .await?;
         let found: BTreeMap<(String, i64), _> = found
             .into_iter()
             .map(|(t, id, seq, at, stage, detail)| ((t, id), (seq, at, stage, detail)))
@@ -494,7 +496,7 @@ async fn consumer_side(
     types: &[&str],
     ids: &[i64],
 ) -> Result<ConsumerSide, sqlx::Error> {
-    let rows: Vec<(String, i64, i64, Vec<i64>, Vec<String>)> = sqlx::query_as(
+    let rows: Vec<ConsumerRow> = sqlx::query_as(
         "select k.t, k.id,
                 (select count(*) from held_events h
                   where h.shard = $1 and h.aggregate_type = k.t and h.order_id = k.id),
