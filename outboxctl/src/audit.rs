@@ -334,7 +334,7 @@ impl Auditor {
                     (done < Some(head)).then_some((t, id, done, head, moved))
                 })
                 .collect();
-            for found in self.awaited(shard, &behind).await? {
+            for found in self.awaited(shard, &behind, now).await? {
                 self.behind.insert(found.key.clone());
                 if now - found.since >= chrono::Duration::from_std(self.grace).unwrap_or_default() {
                     report.lagging.push(found);
@@ -370,7 +370,14 @@ impl Auditor {
     /// Where the event each order that is behind waits for is: the first of the order's events
     /// after its watermark, in the outbox, the quarantine or the published rows; then, for a
     /// published one, whether the consumer dead-lettered it, and how many later events it holds.
-    async fn awaited(&self, shard: usize, behind: &[Behind]) -> Result<Vec<Lagging>, sqlx::Error> {
+    /// `now` is the pass's time (an order published before the retention window waits since
+    /// its head moved, or since now when that is unknown).
+    async fn awaited(
+        &self,
+        shard: usize,
+        behind: &[Behind],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Lagging>, sqlx::Error> {
         if behind.is_empty() {
             return Ok(Vec::new());
         }
@@ -420,9 +427,6 @@ impl Auditor {
             .map(|(t, id, seq, at, stage, detail)| ((t, id), (seq, at, stage, detail)))
             .collect();
         let consumer = consumer_side(&self.sources.mail, shard as i32, &types, &ids).await?;
-        let now: DateTime<Utc> = sqlx::query_scalar("select now()")
-            .fetch_one(&self.sources.mail)
-            .await?;
         let mut out = Vec::new();
         for (t, id, applied, head, moved) in behind {
             let key = (shard as i32, t.clone(), *id);

@@ -32,7 +32,7 @@ struct Consumed {
     mail: Option<Mail>,
 }
 
-#[derive(Debug, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 struct Mail {
     seq: i64,
     queued_at: DateTime<Utc>,
@@ -251,12 +251,6 @@ async fn consumed(
             .iter()
             .rfind(|d| d.0 == seq)
             .map(|d| (d.1, d.2.clone())),
-        mail: mails.iter().find(|m| m.seq == seq).map(|m| Mail {
-            seq: m.seq,
-            queued_at: m.queued_at,
-            sent_at: m.sent_at,
-            failed_at: m.failed_at,
-            last_error: m.last_error.clone(),
-        }),
+        mail: mails.iter().find(|m| m.seq == seq).cloned(),
     })
 }

@@ -27,8 +27,9 @@
 //! Layout: here the loop (stand by or lead, and the lead's cycles); [`standby`] (taking the
 //! lock), [`batch`] (one overlapped cycle), [`waves`] (publishing a batch wave by wave),
 //! [`fate`] (the per-row rule table), [`holds`] (held orders), [`deletes`] (the background
-//! delete and its retries), [`retention`] (the published rows' partitions), [`figures`] (the backlog figures), [`wake`] (LISTEN and the poll),
-//! [`broker`] (connecting with failover), [`log`] (what an operator greps).
+//! delete and its retries), [`retention`] (the published rows' partitions), [`figures`] (the
+//! backlog figures), [`wake`] (LISTEN and the poll), [`broker`] (connecting with failover),
+//! [`log`] (what an operator greps).
 
 use std::{
     collections::HashMap,
