@@ -105,8 +105,20 @@ async fn every_section_runs_with_tiny_sizes() {
     assert!(cost.pinned.rounds.iter().all(|r| r.per_sec > 0.0));
     // A 300-event round can fall between two clock ticks of one group (CI saw postgres at 0 s);
     // the rounds together always spend something, and every group is named.
-    assert!(cost.pinned.rounds.iter().all(|r| r.cpu.0.contains_key("postgres")));
-    assert!(cost.pinned.rounds.iter().flat_map(|r| r.cpu.0.values()).sum::<f64>() > 0.0);
+    assert!(
+        cost.pinned
+            .rounds
+            .iter()
+            .all(|r| r.cpu.0.contains_key("postgres"))
+    );
+    assert!(
+        cost.pinned
+            .rounds
+            .iter()
+            .flat_map(|r| r.cpu.0.values())
+            .sum::<f64>()
+            > 0.0
+    );
     assert!(cost.pinned.probe_unpinned.ops > 0 && cost.pinned.probe_pinned.ops > 0);
     // Every row of the rounds was relayed and deleted, and the pin kept every one from vacuum.
     assert!(cost.pinned.dead_rows >= 600, "{}", cost.pinned.dead_rows);

@@ -16,6 +16,9 @@ use crate::{
     table::Table,
 };
 
+/// Lagging orders `--watch` logs by name each pass.
+const LOGGED_PER_PASS: usize = 10;
+
 pub async fn audit(args: &AuditArgs) -> Result<Output> {
     let sources = args.databases.connect().await?;
     let mut auditor = Auditor::new(sources, args.grace, args.slice);
@@ -159,15 +162,28 @@ async fn watch(args: &AuditArgs, mut auditor: Auditor) -> Result<Output> {
                         .collect::<Vec<_>>()
                         .join(" ")
                 );
-                for l in &report.lagging {
+                // The first few by name; the metrics count them all (a wide loss would
+                // otherwise write thousands of lines every interval).
+                for l in report.lagging.iter().take(LOGGED_PER_PASS) {
                     tracing::warn!(
-                        "audit: order {} (shard {}) waits for seq={} since {}: {} {}",
+                        "audit: order {} (shard {}) waits for seq={} since {}: {}{}",
                         l.key.2,
                         l.key.0,
                         opt(l.waiting_for),
                         l.since.to_rfc3339(),
                         l.stage.label(),
-                        l.detail
+                        if l.detail.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", l.detail)
+                        }
+                    );
+                }
+                if let Some(more) = report.lagging.len().checked_sub(LOGGED_PER_PASS)
+                    && more > 0
+                {
+                    tracing::warn!(
+                        "audit: and {more} more lagging order(s): outboxctl audit lists them"
                     );
                 }
             }

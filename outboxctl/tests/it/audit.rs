@@ -135,6 +135,14 @@ async fn the_audit_names_exactly_the_purged_orders_after_the_grace_and_a_restore
         human.stdout.contains("2 order(s) lagging") && human.stdout.contains("outboxctl trace"),
         "{human:?}"
     );
+    let human = ctl
+        .run(None, &["trace", "--order", &lost_a.to_string()])
+        .await
+        .ok();
+    assert!(
+        human.stdout.contains("published, never applied"),
+        "{human:?}"
+    );
 
     // A restore of mail-svc's database from a backup taken before order 5104's second event:
     // its watermark goes back and the mail is gone, though nothing changed in the orders since.
