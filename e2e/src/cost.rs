@@ -531,6 +531,8 @@ pub fn table(c: &Cost) -> String {
         let ratio = t.at_end as f64 / (t.after_first.max(1)) as f64;
         let target = if t.table == "outbox" {
             format!("(target ≤ 2×): {}", verdict(ratio <= 2.0))
+        } else if t.table.starts_with("outbox_published_p") {
+            "(a day of published rows, kept for PUBLISHED_RETENTION and dropped whole)".into()
         } else if ratio > 2.0 {
             "(one row per order: grows with the orders, by design)".into()
         } else {
