@@ -235,39 +235,15 @@ async fn several_events_of_one_order_out_of_order_in_one_batch_are_applied_in_ch
     names.cleanup().await;
 }
 
-/// Makes every write of a watermark fail with a real PostgreSQL error while `fault.on` is true:
-/// the batch's mails are inserted first, in the same transaction, and must be rolled back.
-async fn install_watermark_fault(db: &mut PgConnection, sqlstate: &str) {
-    for sql in [
-        "create table fault (on_ boolean not null)".to_owned(),
-        "insert into fault values (true)".to_owned(),
-        format!(
-            "create function fault() returns trigger language plpgsql as $$
-             begin
-               if (select on_ from fault) then
-                 raise exception 'injected fault' using errcode = '{sqlstate}';
-               end if;
-               return new;
-             end $$"
-        ),
-        "create trigger fault before insert or update on order_progress
-           for each row execute function fault()"
-            .to_owned(),
-    ] {
-        sqlx::query(sqlx::AssertSqlSafe(sql))
-            .execute(&mut *db)
-            .await
-            .expect("install the fault");
-    }
-}
-
 #[tokio::test]
 async fn a_database_error_in_the_middle_of_a_batch_retries_the_whole_batch() {
     let names = Names::new();
     let svc = start(one_at_a_time(&names)).await;
     let mut db = connect(&names).await;
-    // 55P03 (lock not available): the database's trouble, not the events'.
-    install_watermark_fault(&mut db, "55P03").await;
+    // Every write of a watermark fails with 55P03 (lock not available: the database's trouble,
+    // not the events'): the batch's mails are inserted first, in the same transaction, and must
+    // be rolled back.
+    testing::install_fault(&mut db, "insert or update on order_progress", "55P03").await;
     let publisher = Publisher::connect(&names.exchange).await;
     let mut seqs = Vec::new();
     for order in 1..=10 {

@@ -32,7 +32,7 @@ use outbox_kit::testing;
 use prost::Message;
 use sqlx::PgConnection;
 
-use crate::support::fresh_inbox;
+use crate::support::{accept_all, fresh_inbox, record_handled, shutdown_signal};
 
 pub(crate) struct Broker {
     pub(crate) conn: Connection,
@@ -321,16 +321,14 @@ async fn the_consumer_applies_shuffled_duplicated_chains_once_in_order_four_at_a
     let consumer = Consumer::new(b.topology.clone())
         .with_prefetch(NonZeroU16::new(16).expect("non-zero"))
         .with_concurrency(NonZeroUsize::new(4).expect("non-zero"));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let (stop, stopped) = shutdown_signal();
     let run = consumer.run(
         &b.conn,
         &pool,
         &inbox,
-        |_: &Envelope| Ok(()),
+        accept_all,
         || record.clone(),
-        async {
-            let _ = stopped.await;
-        },
+        stopped,
     );
     let expected = AGGREGATES * CHAIN as i64;
     let watch = async {
@@ -403,13 +401,12 @@ impl Handler for FailFirst {
             self.failures_left.store(left - 1, Ordering::SeqCst);
             return Err("the ledger is down".into());
         }
-        sqlx::query("insert into handled (aggregate_id, seq) values ($1, $2)")
-            .bind(e.aggregate_id)
-            .bind(e.seq)
-            .execute(conn)
-            .await
-            .map(drop)
-            .map_err(|e| e.to_string())
+        record_handled(
+            conn,
+            "insert into handled (aggregate_id, seq) values ($1, $2)",
+            e,
+        )
+        .await
     }
 }
 
@@ -434,7 +431,7 @@ async fn run_failing(failures: usize, stop_after: Duration) -> (sqlx::PgPool, us
         &b.conn,
         &pool,
         &inbox,
-        |_: &Envelope| Ok(()),
+        accept_all,
         || handler.clone(),
         tokio::time::sleep(stop_after),
     );

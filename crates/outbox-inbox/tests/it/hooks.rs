@@ -20,6 +20,7 @@ use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder};
 use crate::{
     amqp::{Broker, header, relayed},
     consumer::{GATE, Log, handled, handled_count, protobuf, setup, ten_behind_the_gate, until},
+    support::{accept_all, shutdown_signal},
 };
 
 /// What the test's handlers and callbacks saw, shared by every transaction's handler.
@@ -203,10 +204,8 @@ async fn gate_then_ten(
     };
     b.publish_with("invoice.paid", &relayed(GATE, 901, None), protobuf())
         .await;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let run = consumer.run(&b.conn, pool, inbox, |_: &Envelope| Ok(()), make, async {
-        let _ = stopped.await;
-    });
+    let (stop, stopped) = shutdown_signal();
+    let run = consumer.run(&b.conn, pool, inbox, accept_all, make, stopped);
     let drive = async {
         ten_behind_the_gate(b, &log).await;
         until("the batch is settled", done).await;
@@ -364,23 +363,12 @@ async fn a_database_outage_is_tried_again_until_it_commits() {
     let (b, pool, inbox) = setup_tables().await;
     // Every insert into `handled` fails with 55P03 (lock not available: the database's trouble,
     // not the events') while `fault` says so.
-    for sql in [
-        "create table fault (on_ boolean not null)",
-        "insert into fault values (true)",
-        "create function fault() returns trigger language plpgsql as $$
-         begin
-           if (select on_ from fault) then
-             raise exception 'injected fault' using errcode = '55P03';
-           end if;
-           return new;
-         end $$",
-        "create trigger fault before insert on handled for each row execute function fault()",
-    ] {
-        sqlx::query(sql)
-            .execute(&pool)
-            .await
-            .expect("install the fault");
-    }
+    outbox_kit::testing::install_fault(
+        &mut pool.acquire().await.expect("connection"),
+        "insert on handled",
+        "55P03",
+    )
+    .await;
     let (log, seen) = (Log::default(), Seen::default());
     log.gate.store(true, Ordering::SeqCst);
     let consumer = consumer(&b, &seen, 10);
@@ -389,16 +377,14 @@ async fn a_database_outage_is_tried_again_until_it_commits() {
         b.publish_with("invoice.paid", &relayed(1, seq, prev), protobuf())
             .await;
     }
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let (stop, stopped) = shutdown_signal();
     let run = consumer.run(
         &b.conn,
         &pool,
         &inbox,
-        |_: &Envelope| Ok(()),
+        accept_all,
         || Staging::new(&log, &seen),
-        async {
-            let _ = stopped.await;
-        },
+        stopped,
     );
     let drive = async {
         until("tried again a few times", async || {
@@ -454,7 +440,7 @@ async fn a_handler_that_breaks_after_the_commit_stops_the_consumer_leaving_its_d
             &brokers,
             &pool,
             &inbox,
-            |_: &Envelope| Ok(()),
+            accept_all,
             || Staging {
                 stop_at: Some(2),
                 ..Staging::new(&log, &seen)
