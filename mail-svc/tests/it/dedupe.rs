@@ -63,9 +63,8 @@ async fn duplicate_delivery_gives_one_mail_and_counts_a_skip() {
     assert!(m.body.contains("ご注文を受け付けました"));
 
     // The log mailer delivers it.
-    eventually("mail sent", 60, || async {
-        let m = svc.mails(43).await;
-        (m[0].state == MailState::Sent as i32 && m[0].sent_at.is_some()).then_some(())
+    svc.mails_once("mail sent", 43, |m| {
+        m[0].state == MailState::Sent as i32 && m[0].sent_at.is_some()
     })
     .await;
     assert_eq!(svc.status().await.unsent_mails, 0);
@@ -121,11 +120,7 @@ async fn successor_first_is_held_then_both_go_in_order() {
     assert_eq!(svc.status().await.held, 1);
 
     publisher.proto(&created(4, 44, EMAIL)).await;
-    let mails = eventually("both mailed", 60, || async {
-        let m = svc.mails(44).await;
-        (m.len() == 2).then_some(m)
-    })
-    .await;
+    let mails = svc.mails_once("both mailed", 44, |m| m.len() == 2).await;
     assert_eq!(mails.iter().map(|m| m.seq).collect::<Vec<_>>(), vec![4, 5]);
     assert!(mails[1].subject.contains("お支払いを確認しました"));
     let s = svc.status().await;
@@ -154,11 +149,9 @@ async fn a_fully_reversed_chain_is_mailed_in_chain_order() {
     for ev in events.iter().rev() {
         publisher.proto(ev).await;
     }
-    let mails = eventually("whole chain mailed", 60, || async {
-        let m = svc.mails(7).await;
-        (m.len() == seqs.len()).then_some(m)
-    })
-    .await;
+    let mails = svc
+        .mails_once("whole chain mailed", 7, |m| m.len() == seqs.len())
+        .await;
     assert_eq!(
         mails.iter().map(|m| m.seq).collect::<Vec<_>>(),
         seqs.to_vec()
@@ -192,11 +185,9 @@ async fn a_json_event_in_the_seed_shape_is_accepted() {
             r#"{"seq":2,"type":"OrderStatusChanged","aggregate_id":42,"prev_seq":1,"payload":{"id":42,"status":"shipped","customer_email":"hanako@example.jp"},"ts_ms":1792076127301}"#,
         )
         .await;
-    let mails = eventually("JSON events mailed", 60, || async {
-        let m = svc.mails(42).await;
-        (m.len() == 2).then_some(m)
-    })
-    .await;
+    let mails = svc
+        .mails_once("JSON events mailed", 42, |m| m.len() == 2)
+        .await;
     assert_eq!(
         mails[1].subject,
         "[Order 42] 商品を発送しました / Your order has been shipped"
@@ -351,7 +342,7 @@ async fn equal_seqs_of_two_shards_are_two_events_each_mailed_once() {
 async fn a_redelivered_event_whose_mail_was_pruned_is_still_a_duplicate() {
     let sink = SmtpSink::start().await;
     let names = Names::new();
-    let mut cfg = smtp_config(&names, &sink);
+    let mut cfg = smtp_config(&names, sink.addr);
     cfg.mail_retention = Duration::from_secs(1);
     let svc = start(cfg).await;
     let publisher = Publisher::connect(&names.exchange).await;
