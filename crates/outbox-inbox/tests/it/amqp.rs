@@ -32,7 +32,7 @@ use outbox_kit::testing;
 use prost::Message;
 use sqlx::PgConnection;
 
-use crate::support::{accept_all, fresh_inbox, record_handled, shutdown_signal};
+use crate::support::{accept_all, consume_while, fresh_inbox, record_handled};
 
 pub(crate) struct Broker {
     pub(crate) conn: Connection,
@@ -321,17 +321,8 @@ async fn the_consumer_applies_shuffled_duplicated_chains_once_in_order_four_at_a
     let consumer = Consumer::new(b.topology.clone())
         .with_prefetch(NonZeroU16::new(16).expect("non-zero"))
         .with_concurrency(NonZeroUsize::new(4).expect("non-zero"));
-    let (stop, stopped) = shutdown_signal();
-    let run = consumer.run(
-        &b.conn,
-        &pool,
-        &inbox,
-        accept_all,
-        || record.clone(),
-        stopped,
-    );
     let expected = AGGREGATES * CHAIN as i64;
-    let watch = async {
+    consume_while(&consumer, (&b, &pool, &inbox), || record.clone(), async {
         for _ in 0..300 {
             let handled: i64 = sqlx::query_scalar("select count(*) from handled")
                 .fetch_one(&pool)
@@ -342,10 +333,8 @@ async fn the_consumer_applies_shuffled_duplicated_chains_once_in_order_four_at_a
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let _ = stop.send(());
-    };
-    let (ran, ()) = tokio::join!(run, watch);
-    ran.expect("the consumer ends cleanly at shutdown");
+    })
+    .await;
 
     for a in 1..=AGGREGATES {
         let seqs: Vec<i64> =

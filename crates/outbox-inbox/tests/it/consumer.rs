@@ -22,7 +22,7 @@ use sqlx::{PgConnection, PgPool};
 
 use crate::{
     amqp::{Broker, header, relayed},
-    support::{accept_all, fresh_inbox, record_handled, shutdown_signal},
+    support::{accept_all, consume_while, fresh_inbox, record_handled, shutdown_signal},
 };
 
 /// The aggregate of the gate event: its handler waits until the test opens the gate, so that
@@ -154,18 +154,14 @@ async fn consume_gate_then_ten(b: &Broker, pool: &PgPool, inbox: &Inbox, log: &L
             Duration::from_secs(5),
         )
         .with_prefetch(NonZeroU16::new(32).expect("non-zero"));
-    let (stop, stopped) = shutdown_signal();
-    let run = consumer.run(&b.conn, pool, inbox, accept_all, || log.clone(), stopped);
-    let drive = async {
+    consume_while(&consumer, (b, pool, inbox), || log.clone(), async {
         ten_behind_the_gate(b, log).await;
         until("all applied and two dead letters in", async || {
             handled_count(pool).await == 7 && b.ready(&b.topology.dead_letter_queue).await == 2
         })
         .await;
-        let _ = stop.send(());
-    };
-    let (ran, ()) = tokio::join!(run, drive);
-    ran.expect("the consumer ends cleanly at shutdown");
+    })
+    .await;
     consumer.counts()
 }
 

@@ -54,6 +54,34 @@ pub fn shutdown_signal() -> (
     })
 }
 
+/// Runs `consumer` on `b`'s connection, accepting every delivery, with the handlers
+/// `make_handler` makes, until `drive` is done; then shuts it down and expects a clean end
+/// (what it had started finished, nothing failed).
+#[cfg(feature = "amqp")]
+pub async fn consume_while<M, H, D>(
+    consumer: &outbox_inbox::amqp::Consumer,
+    (b, pool, inbox): (&crate::amqp::Broker, &PgPool, &Inbox),
+    make_handler: M,
+    drive: D,
+) -> D::Output
+where
+    M: Fn() -> H,
+    H: outbox_inbox::Handler,
+    H::Error: std::fmt::Display,
+    D: std::future::Future,
+{
+    let (stop, stopped) = shutdown_signal();
+    let run = consumer.run(&b.conn, pool, inbox, accept_all, make_handler, stopped);
+    let drive = async {
+        let out = drive.await;
+        let _ = stop.send(());
+        out
+    };
+    let (ran, out) = tokio::join!(run, drive);
+    ran.expect("the consumer ends cleanly at shutdown");
+    out
+}
+
 /// The judge that accepts every envelope (the tests' deliveries are all well-formed).
 #[cfg(feature = "amqp")]
 pub fn accept_all(_: &outbox_inbox::Envelope) -> Result<(), String> {
