@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use lapin::{Connection, ConnectionProperties};
-use outbox_kit::testing::{self, orders::payload};
+use outbox_kit::testing;
 use outbox_proto::orders::v1::OrderStatus;
 use serde_json::Value;
 
@@ -236,15 +236,7 @@ async fn quarantined_dead_lettered_and_unpublished_events_are_named_as_such() {
         .await;
 
     // A row the relay cannot encode (no routing key, a misspelt type): quarantined.
-    let q1: i64 = sqlx::query_scalar(
-        "insert into outbox (aggregate_id, event_type, prev_seq, payload)
-         values ($1, 'OrderCreatd', null, $2) returning seq",
-    )
-    .bind(q)
-    .bind(payload(q, OrderStatus::Pending, OrderStatus::Unspecified))
-    .fetch_one(&stack.orders_pool)
-    .await
-    .expect("insert");
+    let q1 = stack.insert_unencodable(q).await;
     // A bad deploy of mail-svc dead-letters d's next event.
     stack.redeploy_mail("relay-svc-typo").await;
     let d2 = stack.upsert(d, OrderStatus::Paid).await;

@@ -173,15 +173,7 @@ async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {
     // routing key, and with a misspelt type) is quarantined and holds back its order's next
     // event.
     let z = 4303_i64;
-    let z1: i64 = sqlx::query_scalar(
-        "insert into outbox (aggregate_id, event_type, prev_seq, payload)
-         values ($1, 'OrderCreatd', null, $2) returning seq",
-    )
-    .bind(z)
-    .bind(payload(z, OrderStatus::Pending, OrderStatus::Unspecified))
-    .fetch_one(&stack.orders_pool)
-    .await
-    .expect("insert");
+    let z1 = stack.insert_unencodable(z).await;
     wait_until("the row quarantined", || async {
         ctl.try_json(&["quarantine", "list"])
             .await
