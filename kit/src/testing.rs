@@ -12,7 +12,8 @@
 //! checked on what a consumer received; [`RefusingQueue`], a queue the broker nacks for;
 //! [`orders`], test orders written through orders-svc or by hand (and the benches' writers);
 //! [`settings`], checks of the settings every service declares alike; [`install_fault`], a
-//! database that fails the statements a test names.
+//! database that fails the statements a test names; [`assert_black_hole_noticed`], what the
+//! black-hole tests hold a service to.
 
 pub mod chains;
 pub mod health;
@@ -233,6 +234,26 @@ where
 
 /// Generous: tests wait for outcomes, they never assert speed.
 pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// The promise of AMQP heartbeats that the black-hole tests hold a service to: a connection
+/// whose broker went silent is noticed within two `heartbeat`s (plus 5 s for a slow machine).
+/// Prints when it was `noticed` and when the service was `resuming` (e.g. "consuming from the
+/// next address") after `resumed`, both counted from the moment the broker went silent.
+pub fn assert_black_hole_noticed(
+    heartbeat: Duration,
+    noticed: Duration,
+    resuming: &str,
+    resumed: Duration,
+) {
+    println!(
+        "broker black hole (AMQP_HEARTBEAT {heartbeat:?}): noticed after {noticed:.1?}, \
+         {resuming} after {resumed:.1?}"
+    );
+    assert!(
+        noticed <= heartbeat * 2 + Duration::from_secs(5),
+        "noticed after {noticed:?}"
+    );
+}
 
 /// Polls `check` until it returns true, failing the test after [`PATIENCE`] with `what`.
 pub async fn wait_until<F, Fut>(what: &str, mut check: F)
