@@ -29,9 +29,8 @@ async fn queued_mails(smtp: &FaultySmtp, orders: i64) -> (Names, TestMail, Proxy
             ))
             .await;
     }
-    eventually("every mail queued", 60, || async {
-        let s = svc.status().await;
-        (s.processed == orders as u64 && s.unsent_mails == orders as u64).then_some(())
+    svc.status_once("every mail queued", |s| {
+        s.processed == orders as u64 && s.unsent_mails == orders as u64
     })
     .await;
     assert_eq!(smtp.sessions(), 0, "the server was unreachable");

@@ -229,6 +229,15 @@ impl TestMail {
         .await
     }
 
+    /// The service's status once `done` holds for it; `what` names the wait when it never does.
+    pub async fn status_once(&self, what: &str, done: impl Fn(&MailStatus) -> bool) -> MailStatus {
+        eventually(what, 60, || async {
+            let s = self.status().await;
+            done(&s).then_some(s)
+        })
+        .await
+    }
+
     pub async fn status(&self) -> MailStatus {
         self.client
             .clone()
