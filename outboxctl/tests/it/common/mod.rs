@@ -291,8 +291,10 @@ impl Stack {
         .expect("insert")
     }
 
-    /// Waits (`what`: the moment, for the failure message) until the order's mails are `want`.
-    pub async fn wait_for_mails(&self, what: &str, order_id: i64, want: &[(i64, bool)]) {
+    /// Waits (`what`: the moment, for the failure message) until the order's mails are those of
+    /// `seqs`, in this order, and all sent.
+    pub async fn wait_until_sent(&self, what: &str, order_id: i64, seqs: &[i64]) {
+        let want: Vec<(i64, bool)> = seqs.iter().map(|&seq| (seq, true)).collect();
         wait_until(what, || async { self.mails(order_id).await == want }).await;
     }
 
