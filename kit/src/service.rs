@@ -7,26 +7,35 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{health::Command, telemetry::LogFormat};
 
-/// Answers `<binary> healthcheck` (`command`) by asking the service at `grpc_addr`. Otherwise
-/// runs the service: telemetry for `binary` in `log_format`, the app made by `build` with a
-/// token that SIGTERM or ctrl-c cancels, `run` until it returns, then telemetry flushed.
-pub async fn main<A, B, R>(
+/// What [`main`] reads of a service's settings before the app exists.
+pub trait Settings {
+    /// The gRPC address: the one `healthcheck` asks.
+    fn grpc_addr(&self) -> SocketAddr;
+    /// The format telemetry writes log lines in.
+    fn log_format(&self) -> LogFormat;
+}
+
+/// Answers `<binary> healthcheck` (`command`) by asking the service at the settings' gRPC
+/// address. Otherwise runs the service: telemetry for `binary` in the settings' log format, the
+/// app `build` makes of `settings` and a token that SIGTERM or ctrl-c cancels, `run` until it
+/// returns, then telemetry flushed.
+pub async fn main<S, A, B, R>(
     binary: &str,
-    command: Option<&Command>,
-    grpc_addr: SocketAddr,
-    log_format: LogFormat,
-    build: impl FnOnce(CancellationToken) -> B,
+    command: Option<Command>,
+    settings: S,
+    build: impl FnOnce(S, CancellationToken) -> B,
     run: impl FnOnce(A) -> R,
 ) -> anyhow::Result<ExitCode>
 where
+    S: Settings,
     B: Future<Output = anyhow::Result<A>>,
     R: Future<Output = anyhow::Result<()>>,
 {
     if let Some(Command::Healthcheck(args)) = command {
-        return Ok(crate::health::healthcheck(binary, grpc_addr, &args.tls).await);
+        return Ok(crate::health::healthcheck(binary, settings.grpc_addr(), &args.tls).await);
     }
-    let telemetry = crate::telemetry::init(log_format, binary)?;
-    let app = build(crate::shutdown::on_signal()).await?;
+    let telemetry = crate::telemetry::init(settings.log_format(), binary)?;
+    let app = build(settings, crate::shutdown::on_signal()).await?;
     let ran = run(app).await;
     // Also after a failed run: its spans are the ones worth reading.
     telemetry.shutdown().await;

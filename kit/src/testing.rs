@@ -11,7 +11,9 @@
 //! [`wait_until`], the one way tests wait for an outcome; [`chains`], the relay's guarantee
 //! checked on what a consumer received; [`RefusingQueue`], a queue the broker nacks for;
 //! [`orders`], test orders written through orders-svc or by hand (and the benches' writers);
-//! [`settings`], checks of the settings every service declares alike.
+//! [`settings`], checks of the settings every service declares alike; [`install_fault`], a
+//! database that fails the statements a test names; [`assert_black_hole_noticed`], what the
+//! black-hole tests hold a service to.
 
 pub mod chains;
 pub mod health;
@@ -169,6 +171,32 @@ pub fn drop_database_blocking(name: String) {
     let _ = done.join();
 }
 
+/// Makes every write `on` (a trigger's events and table, e.g. `insert or update on progress`)
+/// fail with a real PostgreSQL error of `sqlstate` while the one row of table `fault` says so
+/// (`update fault set on_ = false` heals it): a database that fails some statements, not a
+/// connection that is gone, in the test's own database.
+pub async fn install_fault(db: &mut sqlx::PgConnection, on: &str, sqlstate: &str) {
+    for sql in [
+        "create table fault (on_ boolean not null)".to_owned(),
+        "insert into fault values (true)".to_owned(),
+        format!(
+            "create function fault() returns trigger language plpgsql as $$
+             begin
+               if (select on_ from fault) then
+                 raise exception 'injected fault' using errcode = '{sqlstate}';
+               end if;
+               return new;
+             end $$"
+        ),
+        format!("create trigger fault before {on} for each row execute function fault()"),
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .execute(&mut *db)
+            .await
+            .expect("install the fault");
+    }
+}
+
 /// The databases named by these URLs (e.g. made with [`fresh_database_url`] for a service to
 /// create), dropped when the guard goes: a passing test leaves none behind, a failing one keeps
 /// them to look at.
@@ -206,6 +234,26 @@ where
 
 /// Generous: tests wait for outcomes, they never assert speed.
 pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// The promise of AMQP heartbeats that the black-hole tests hold a service to: a connection
+/// whose broker went silent is noticed within two `heartbeat`s (plus 5 s for a slow machine).
+/// Prints when it was `noticed` and when the service was `resuming` (e.g. "consuming from the
+/// next address") after `resumed`, both counted from the moment the broker went silent.
+pub fn assert_black_hole_noticed(
+    heartbeat: Duration,
+    noticed: Duration,
+    resuming: &str,
+    resumed: Duration,
+) {
+    println!(
+        "broker black hole (AMQP_HEARTBEAT {heartbeat:?}): noticed after {noticed:.1?}, \
+         {resuming} after {resumed:.1?}"
+    );
+    assert!(
+        noticed <= heartbeat * 2 + Duration::from_secs(5),
+        "noticed after {noticed:?}"
+    );
+}
 
 /// Polls `check` until it returns true, failing the test after [`PATIENCE`] with `what`.
 pub async fn wait_until<F, Fut>(what: &str, mut check: F)

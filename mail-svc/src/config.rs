@@ -38,6 +38,16 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+impl outbox_kit::service::Settings for Config {
+    fn grpc_addr(&self) -> SocketAddr {
+        self.grpc_addr
+    }
+
+    fn log_format(&self) -> LogFormat {
+        self.log_format
+    }
+}
+
 /// Consumes order events from RabbitMQ and sends exactly one mail per event, in each order's order.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "mail-svc", version, about, long_about = None)]

@@ -17,6 +17,16 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+impl outbox_kit::service::Settings for Config {
+    fn grpc_addr(&self) -> SocketAddr {
+        self.grpc_addr
+    }
+
+    fn log_format(&self) -> LogFormat {
+        self.log_format
+    }
+}
+
 /// gRPC orders service: writes each order change and its outbox event in one PostgreSQL transaction.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "orders-svc", version, about, long_about = None)]

@@ -59,6 +59,16 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+impl outbox_kit::service::Settings for Config {
+    fn grpc_addr(&self) -> SocketAddr {
+        self.grpc_addr
+    }
+
+    fn log_format(&self) -> LogFormat {
+        self.log_format
+    }
+}
+
 /// Relay: publishes the orders outbox to RabbitMQ with publisher confirms, then deletes what the
 /// broker confirmed. Run several; one holds the leader lock, the others stand by.
 #[derive(Debug, Clone, Parser)]

@@ -7,15 +7,6 @@ use relay_svc::{App, config::Cli};
 async fn main() -> anyhow::Result<ExitCode> {
     // Before clap, which would call a removed flag merely unknown and never read the variable.
     outbox_kit::config::refuse_removed(relay_svc::config::REMOVED)?;
-    let cli = Cli::parse();
-    let (grpc_addr, log_format) = (cli.config.grpc_addr, cli.config.log_format);
-    outbox_kit::service::main(
-        "relay-svc",
-        cli.command.as_ref(),
-        grpc_addr,
-        log_format,
-        |shutdown| App::build(cli.config, shutdown),
-        App::run,
-    )
-    .await
+    let Cli { config, command } = Cli::parse();
+    outbox_kit::service::main("relay-svc", command, config, App::build, App::run).await
 }

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use orders_svc::{batch as orders_batch, db as orders_db, order::UpsertCommand, shard::Shard};
-use outbox_kit::testing::orders::walk_lives;
-use outbox_proto::orders::v1::{OrderStatus, UpsertOrderRequest};
+use outbox_kit::testing::orders::{upsert_as, walk_lives};
+use outbox_proto::orders::v1::OrderStatus;
 
 use crate::{
     cpu::{CpuMeter, CpuUse},
@@ -66,17 +66,8 @@ pub(super) async fn write_service(c: usize, secs: f64) -> anyhow::Result<(Summar
     let meter = stack.cpu_meter();
     let before = meter.sample();
     let summary = run_writers(c, secs, move |worker, id, status| {
-        let mut client = clients[worker].clone();
-        async move {
-            client
-                .upsert(UpsertOrderRequest {
-                    id,
-                    status: status as i32,
-                    customer_email: EMAIL.into(),
-                })
-                .await?;
-            Ok(())
-        }
+        let client = clients[worker].clone();
+        async move { Ok(upsert_as(client, id, status, EMAIL).await?) }
     })
     .await?;
     let cpu = meter.sample().since(&before);

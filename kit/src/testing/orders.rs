@@ -87,6 +87,22 @@ pub fn traced_upsert_request(
     request
 }
 
+/// Sets order `id` to `status` for customer `email` through `client`: the benches' writer, whose
+/// every worker has a client (an HTTP/2 connection) of its own, as separate callers would.
+pub async fn upsert_as(
+    mut client: OrderServiceClient<Channel>,
+    id: i64,
+    status: OrderStatus,
+    email: &str,
+) -> Result<(), tonic::Status> {
+    let request = UpsertOrderRequest {
+        id,
+        status: status as i32,
+        customer_email: email.into(),
+    };
+    client.upsert(request).await.map(drop)
+}
+
 /// Sets order `id` to `status` through `client` (cloned: concurrent writers share one); the seq
 /// of the event the change appended.
 pub async fn upsert(client: &OrderServiceClient<Channel>, id: i64, status: OrderStatus) -> u64 {

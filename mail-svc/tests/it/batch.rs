@@ -72,6 +72,15 @@ impl Gate {
         Self { conn }
     }
 
+    /// Publishes `events` (and the gate's event, seq 1) behind a closed gate, then opens it: they
+    /// are delivered together as the second batch.
+    async fn one_batch(names: &Names, events: &[OrderEvent]) {
+        let publisher = Publisher::connect(&names.exchange).await;
+        let gate = Self::close(names, &publisher, 1).await;
+        publisher.protos(events).await;
+        gate.open(names).await;
+    }
+
     /// Waits until the broker has delivered everything published so far, then lets the first
     /// batch go: what was delivered meanwhile is the next batch.
     async fn open(mut self, names: &Names) {
@@ -165,11 +174,11 @@ async fn a_poison_message_and_a_chain_conflict_inside_a_batch_are_dead_lettered_
             .is_some_and(|r| r.contains("chain conflict")),
         "{reasons:?}"
     );
-    let s = eventually("the batch processed", 60, || async {
-        let s = svc.status().await;
-        (s.processed == 5 && s.dead_lettered == 2).then_some(s)
-    })
-    .await;
+    let s = svc
+        .status_once("the batch processed", |s| {
+            s.processed == 5 && s.dead_lettered == 2
+        })
+        .await;
     assert_eq!(s.skipped, 0);
     assert_eq!(svc.seqs(1).await, vec![2, 3]);
     assert_eq!(svc.seqs(2).await, vec![4, 6]);
@@ -195,8 +204,6 @@ async fn several_events_of_one_order_out_of_order_in_one_batch_are_applied_in_ch
         (svc.status().await.held == 1).then_some(())
     })
     .await;
-    let gate = Gate::close(&names, &publisher, 1).await;
-
     let deliveries = [
         changed(13, 12, 5, OrderStatus::Shipped, EMAIL), // hold (waits for 12)
         changed(22, 21, 6, OrderStatus::Paid, EMAIL),    // held already: skip
@@ -208,14 +215,11 @@ async fn several_events_of_one_order_out_of_order_in_one_batch_are_applied_in_ch
         created(11, 5, EMAIL),                           // processed: skip
         changed(23, 22, 6, OrderStatus::Shipped, EMAIL), // process
     ];
-    publisher.protos(&deliveries).await;
-    gate.open(&names).await;
+    Gate::one_batch(&names, &deliveries).await;
 
-    let s = eventually("the batch processed", 60, || async {
-        let s = svc.status().await;
-        (s.processed == 8 && s.held == 0).then_some(s)
-    })
-    .await;
+    let s = svc
+        .status_once("the batch processed", |s| s.processed == 8 && s.held == 0)
+        .await;
     assert_eq!(s.skipped, 3, "22 (held), 13 (held in the batch), 11 (sent)");
     assert_eq!(s.dead_lettered, 0);
     assert_eq!(svc.seqs(5).await, vec![11, 12, 13, 14]);
@@ -235,39 +239,15 @@ async fn several_events_of_one_order_out_of_order_in_one_batch_are_applied_in_ch
     names.cleanup().await;
 }
 
-/// Makes every write of a watermark fail with a real PostgreSQL error while `fault.on` is true:
-/// the batch's mails are inserted first, in the same transaction, and must be rolled back.
-async fn install_watermark_fault(db: &mut PgConnection, sqlstate: &str) {
-    for sql in [
-        "create table fault (on_ boolean not null)".to_owned(),
-        "insert into fault values (true)".to_owned(),
-        format!(
-            "create function fault() returns trigger language plpgsql as $$
-             begin
-               if (select on_ from fault) then
-                 raise exception 'injected fault' using errcode = '{sqlstate}';
-               end if;
-               return new;
-             end $$"
-        ),
-        "create trigger fault before insert or update on order_progress
-           for each row execute function fault()"
-            .to_owned(),
-    ] {
-        sqlx::query(sqlx::AssertSqlSafe(sql))
-            .execute(&mut *db)
-            .await
-            .expect("install the fault");
-    }
-}
-
 #[tokio::test]
 async fn a_database_error_in_the_middle_of_a_batch_retries_the_whole_batch() {
     let names = Names::new();
     let svc = start(one_at_a_time(&names)).await;
     let mut db = connect(&names).await;
-    // 55P03 (lock not available): the database's trouble, not the events'.
-    install_watermark_fault(&mut db, "55P03").await;
+    // Every write of a watermark fails with 55P03 (lock not available: the database's trouble,
+    // not the events'): the batch's mails are inserted first, in the same transaction, and must
+    // be rolled back.
+    testing::install_fault(&mut db, "insert or update on order_progress", "55P03").await;
     let publisher = Publisher::connect(&names.exchange).await;
     let mut seqs = Vec::new();
     for order in 1..=10 {
@@ -296,11 +276,9 @@ async fn a_database_error_in_the_middle_of_a_batch_retries_the_whole_batch() {
         .await
         .expect("heal");
 
-    let s = eventually("every event processed", 60, || async {
-        let s = svc.status().await;
-        (s.processed == 20).then_some(s)
-    })
-    .await;
+    let s = svc
+        .status_once("every event processed", |s| s.processed == 20)
+        .await;
     assert_eq!(s.dead_lettered, 0, "a database error dead-letters nothing");
     assert_eq!(s.skipped, 0);
     for order in 1..=10 {
@@ -328,27 +306,26 @@ async fn a_data_error_in_a_batch_dead_letters_only_the_guilty_event() {
     ] {
         sqlx::query(sql).execute(&mut db).await.expect("install");
     }
-    let publisher = Publisher::connect(&names.exchange).await;
-    let gate = Gate::close(&names, &publisher, 1).await;
-    publisher
-        .protos(&[
+    Gate::one_batch(
+        &names,
+        &[
             created(2, 1, EMAIL),
             changed(3, 2, 1, OrderStatus::Paid, EMAIL),
             created(7, 3, EMAIL),
             created(8, 4, EMAIL),
             changed(9, 3, 1, OrderStatus::Shipped, EMAIL),
-        ])
-        .await;
-    gate.open(&names).await;
+        ],
+    )
+    .await;
 
     let dead = common::take_dead_letters(&names.dead_letter_queue(), 1).await;
     assert_eq!(dead[0].message_id.as_deref(), Some("7"));
     assert!(dead[0].reason.contains("cannot be stored"), "{dead:?}");
-    let s = eventually("the others processed", 60, || async {
-        let s = svc.status().await;
-        (s.processed == 5 && s.dead_lettered == 1).then_some(s)
-    })
-    .await;
+    let s = svc
+        .status_once("the others processed", |s| {
+            s.processed == 5 && s.dead_lettered == 1
+        })
+        .await;
     assert_eq!(s.skipped, 0);
     assert_eq!(svc.seqs(1).await, vec![2, 3, 9]);
     assert_eq!(svc.seqs(3).await, Vec::<u64>::new());
@@ -362,17 +339,16 @@ async fn a_crash_between_the_commit_and_the_ack_of_a_batch_redelivers_it_and_it_
     let mut crashing = one_at_a_time(&names);
     crashing.hooks.crash_after_commit_seq = Some(4);
     let first = start(crashing).await;
-    let publisher = Publisher::connect(&names.exchange).await;
-    let gate = Gate::close(&names, &publisher, 1).await;
-    publisher
-        .protos(&[
+    Gate::one_batch(
+        &names,
+        &[
             created(2, 1, EMAIL),
             changed(3, 2, 1, OrderStatus::Paid, EMAIL),
             created(4, 2, EMAIL),
             changed(5, 4, 2, OrderStatus::Paid, EMAIL),
-        ])
-        .await;
-    gate.open(&names).await;
+        ],
+    )
+    .await;
 
     let mut consuming = first.consuming.clone();
     tokio::time::timeout(Duration::from_secs(60), consuming.wait_for(|c| !*c))
@@ -394,11 +370,9 @@ async fn a_crash_between_the_commit_and_the_ack_of_a_batch_redelivers_it_and_it_
 
     // The whole batch comes back (none of it was acked) and every delivery is skipped.
     let second = start(config(&names)).await;
-    let s = eventually("the redelivered batch skipped", 60, || async {
-        let s = second.status().await;
-        (s.skipped == 4).then_some(s)
-    })
-    .await;
+    let s = second
+        .status_once("the redelivered batch skipped", |s| s.skipped == 4)
+        .await;
     assert_eq!(s.processed, 5, "no mail twice");
     assert_eq!(s.dead_lettered, 0);
     assert_eq!(second.seqs(1).await, vec![2, 3]);
@@ -506,16 +480,15 @@ async fn a_corrupt_held_event_holds_back_only_its_order_not_the_batch() {
     .execute(&mut db)
     .await
     .expect("corrupt hold");
-    let publisher = Publisher::connect(&names.exchange).await;
-    let gate = Gate::close(&names, &publisher, 1).await;
-    publisher
-        .protos(&[
+    Gate::one_batch(
+        &names,
+        &[
             created(10, 8, EMAIL),
             created(4, 3, EMAIL),
             created(11, 9, EMAIL),
-        ])
-        .await;
-    gate.open(&names).await;
+        ],
+    )
+    .await;
 
     // The batch commits without order 3; its event is retried on its own (not dead-lettered).
     eventually("the rest of the batch processed", 60, || async {

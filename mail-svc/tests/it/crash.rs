@@ -3,7 +3,7 @@
 
 use outbox_proto::orders::v1::OrderStatus;
 
-use crate::common::{Names, Publisher, changed, config, created, eventually, start};
+use crate::common::{Names, Publisher, changed, config, created, start};
 
 const EMAIL: &str = "saburo@example.jp";
 
@@ -48,11 +48,11 @@ async fn redelivery_after_a_crash_between_commit_and_ack_is_skipped() {
     let second = start(config(&names)).await;
     // The second instance works on deliveries concurrently: seq 3 may be processed before the
     // redelivered seq 2 is skipped, so wait for both.
-    let s = eventually("seq 3 processed, seq 2 skipped", 60, || async {
-        let s = second.status().await;
-        (s.processed == 3 && s.skipped >= 1).then_some(s)
-    })
-    .await;
+    let s = second
+        .status_once("seq 3 processed, seq 2 skipped", |s| {
+            s.processed == 3 && s.skipped >= 1
+        })
+        .await;
     assert_eq!(s.skipped, 1, "the redelivered seq 2 was skipped");
     assert_eq!(second.seqs(55).await, vec![1, 2, 3]);
     first.stop().await;

@@ -39,11 +39,7 @@ async fn duplicate_delivery_gives_one_mail_and_counts_a_skip() {
     publisher.proto(&created(3, 43, EMAIL)).await;
     publisher.proto(&created(3, 43, EMAIL)).await;
 
-    let status = eventually("two skips", 60, || async {
-        let s = svc.status().await;
-        (s.skipped == 2).then_some(s)
-    })
-    .await;
+    let status = svc.status_once("two skips", |s| s.skipped == 2).await;
     assert_eq!(status.processed, 1);
     assert_eq!(status.held, 0);
     assert_eq!(status.dead_lettered, 0);
@@ -63,9 +59,8 @@ async fn duplicate_delivery_gives_one_mail_and_counts_a_skip() {
     assert!(m.body.contains("ご注文を受け付けました"));
 
     // The log mailer delivers it.
-    eventually("mail sent", 60, || async {
-        let m = svc.mails(43).await;
-        (m[0].state == MailState::Sent as i32 && m[0].sent_at.is_some()).then_some(())
+    svc.mails_once("mail sent", 43, |m| {
+        m[0].state == MailState::Sent as i32 && m[0].sent_at.is_some()
     })
     .await;
     assert_eq!(svc.status().await.unsent_mails, 0);
@@ -103,11 +98,7 @@ async fn successor_first_is_held_then_both_go_in_order() {
     publisher
         .proto(&changed(5, 4, 44, OrderStatus::Paid, EMAIL))
         .await;
-    let s = eventually("seq 5 held", 60, || async {
-        let s = svc.status().await;
-        (s.held == 1).then_some(s)
-    })
-    .await;
+    let s = svc.status_once("seq 5 held", |s| s.held == 1).await;
     assert_eq!(s.processed, 0);
     assert!(svc.mails(44).await.is_empty(), "nothing mailed while held");
     // A duplicate of the held event is skipped, not held twice.
@@ -121,11 +112,7 @@ async fn successor_first_is_held_then_both_go_in_order() {
     assert_eq!(svc.status().await.held, 1);
 
     publisher.proto(&created(4, 44, EMAIL)).await;
-    let mails = eventually("both mailed", 60, || async {
-        let m = svc.mails(44).await;
-        (m.len() == 2).then_some(m)
-    })
-    .await;
+    let mails = svc.mails_once("both mailed", 44, |m| m.len() == 2).await;
     assert_eq!(mails.iter().map(|m| m.seq).collect::<Vec<_>>(), vec![4, 5]);
     assert!(mails[1].subject.contains("お支払いを確認しました"));
     let s = svc.status().await;
@@ -154,11 +141,9 @@ async fn a_fully_reversed_chain_is_mailed_in_chain_order() {
     for ev in events.iter().rev() {
         publisher.proto(ev).await;
     }
-    let mails = eventually("whole chain mailed", 60, || async {
-        let m = svc.mails(7).await;
-        (m.len() == seqs.len()).then_some(m)
-    })
-    .await;
+    let mails = svc
+        .mails_once("whole chain mailed", 7, |m| m.len() == seqs.len())
+        .await;
     assert_eq!(
         mails.iter().map(|m| m.seq).collect::<Vec<_>>(),
         seqs.to_vec()
@@ -192,11 +177,9 @@ async fn a_json_event_in_the_seed_shape_is_accepted() {
             r#"{"seq":2,"type":"OrderStatusChanged","aggregate_id":42,"prev_seq":1,"payload":{"id":42,"status":"shipped","customer_email":"hanako@example.jp"},"ts_ms":1792076127301}"#,
         )
         .await;
-    let mails = eventually("JSON events mailed", 60, || async {
-        let m = svc.mails(42).await;
-        (m.len() == 2).then_some(m)
-    })
-    .await;
+    let mails = svc
+        .mails_once("JSON events mailed", 42, |m| m.len() == 2)
+        .await;
     assert_eq!(
         mails[1].subject,
         "[Order 42] 商品を発送しました / Your order has been shipped"
@@ -224,11 +207,11 @@ async fn an_event_held_too_long_shows_in_the_status_and_metrics() {
     publisher
         .proto(&changed(9, 8, 90, OrderStatus::Shipped, EMAIL))
         .await;
-    let s = eventually("held for over a second", 60, || async {
-        let s = svc.status().await;
-        (s.held == 1 && s.oldest_held_age_ms >= 1000).then_some(s)
-    })
-    .await;
+    let s = svc
+        .status_once("held for over a second", |s| {
+            s.held == 1 && s.oldest_held_age_ms >= 1000
+        })
+        .await;
     assert_eq!(s.processed, 0);
     eventually("gauge exported", 60, || async {
         let m = metrics_text(svc.metrics_addr).await;
@@ -245,9 +228,8 @@ async fn an_event_held_too_long_shows_in_the_status_and_metrics() {
     .await;
     // The predecessor arrives: the hold is released and the age drops to zero.
     publisher.proto(&created(8, 90, EMAIL)).await;
-    eventually("released", 60, || async {
-        let s = svc.status().await;
-        (s.held == 0 && s.oldest_held_age_ms == 0 && s.processed == 2).then_some(())
+    svc.status_once("released", |s| {
+        s.held == 0 && s.oldest_held_age_ms == 0 && s.processed == 2
     })
     .await;
     svc.stop().await;
@@ -273,11 +255,11 @@ async fn a_hold_survives_a_restart() {
     publisher.proto(&created(30, 77, EMAIL)).await;
     // The duplicate of the first event, delivered after the restart, is still a duplicate.
     publisher.proto(&created(30, 77, EMAIL)).await;
-    let s = eventually("released after the restart", 60, || async {
-        let s = second.status().await;
-        (s.processed == 2 && s.skipped == 1).then_some(s)
-    })
-    .await;
+    let s = second
+        .status_once("released after the restart", |s| {
+            s.processed == 2 && s.skipped == 1
+        })
+        .await;
     assert_eq!(s.held, 0);
     assert_eq!(second.seqs(77).await, vec![30, 31]);
     second.stop().await;
@@ -313,11 +295,11 @@ async fn equal_seqs_of_two_shards_are_two_events_each_mailed_once() {
     for ev in &one {
         publisher.sharded(ev, "1").await;
     }
-    let status = eventually("four mails, two skips", 60, || async {
-        let s = svc.status().await;
-        (s.processed == 4 && s.skipped == 2).then_some(s)
-    })
-    .await;
+    let status = svc
+        .status_once("four mails, two skips", |s| {
+            s.processed == 4 && s.skipped == 2
+        })
+        .await;
     assert_eq!(status.held, 0);
     let keys = |mails: Vec<outbox_proto::mail::v1::Mail>| {
         mails
@@ -351,7 +333,7 @@ async fn equal_seqs_of_two_shards_are_two_events_each_mailed_once() {
 async fn a_redelivered_event_whose_mail_was_pruned_is_still_a_duplicate() {
     let sink = SmtpSink::start().await;
     let names = Names::new();
-    let mut cfg = smtp_config(&names, &sink);
+    let mut cfg = smtp_config(&names, sink.addr);
     cfg.mail_retention = Duration::from_secs(1);
     let svc = start(cfg).await;
     let publisher = Publisher::connect(&names.exchange).await;

@@ -8,7 +8,7 @@ use mail_svc::App;
 use outbox_kit::testing::{Proxy, health, pg_server_url, unique};
 use outbox_proto::mail::v1::{GetStatusRequest, mail_service_client::MailServiceClient};
 use tokio_util::sync::CancellationToken;
-use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_check_response::ServingStatus::{self, NotServing, Serving};
 
 use crate::common::{Names, Publisher, TestMail, config, created, eventually, start};
 
@@ -29,12 +29,7 @@ async fn serving_via(names: &Names, broker: &Proxy) -> TestMail {
     let mut cfg = config(names);
     cfg.amqp_url = outbox_kit::testing::amqp_url_via(broker.addr()).into();
     let svc = start(cfg).await;
-    wait_for(
-        svc.grpc_addr,
-        ServingStatus::Serving,
-        "SERVING once consuming",
-    )
-    .await;
+    wait_for(svc.grpc_addr, Serving, "SERVING once consuming").await;
     svc
 }
 
@@ -51,34 +46,14 @@ async fn health_follows_the_database_and_the_broker() {
     let svc = serving_via(&names, &broker).await;
 
     db.cut();
-    wait_for(
-        svc.grpc_addr,
-        ServingStatus::NotServing,
-        "database cut -> NOT_SERVING",
-    )
-    .await;
+    wait_for(svc.grpc_addr, NotServing, "database cut -> NOT_SERVING").await;
     db.restore();
-    wait_for(
-        svc.grpc_addr,
-        ServingStatus::Serving,
-        "database back -> SERVING",
-    )
-    .await;
+    wait_for(svc.grpc_addr, Serving, "database back -> SERVING").await;
 
     broker.cut();
-    wait_for(
-        svc.grpc_addr,
-        ServingStatus::NotServing,
-        "broker cut -> NOT_SERVING",
-    )
-    .await;
+    wait_for(svc.grpc_addr, NotServing, "broker cut -> NOT_SERVING").await;
     broker.restore();
-    wait_for(
-        svc.grpc_addr,
-        ServingStatus::Serving,
-        "broker back -> SERVING",
-    )
-    .await;
+    wait_for(svc.grpc_addr, Serving, "broker back -> SERVING").await;
 
     svc.stop().await;
     names.cleanup().await;
@@ -88,12 +63,7 @@ async fn health_follows_the_database_and_the_broker() {
 async fn not_serving_as_soon_as_shutdown_starts() {
     let names = Names::new();
     let svc = start(config(&names)).await;
-    wait_for(
-        svc.grpc_addr,
-        ServingStatus::Serving,
-        "SERVING once consuming",
-    )
-    .await;
+    wait_for(svc.grpc_addr, Serving, "SERVING once consuming").await;
     health::assert_not_serving_once_shutdown_starts(
         svc.grpc_addr,
         "mail.v1.MailService",
@@ -131,13 +101,13 @@ async fn starts_while_its_database_is_down_and_catches_up() {
     let mut consuming = app.consuming();
     let app = tokio::spawn(app.run());
 
-    assert!(is(grpc_addr, ServingStatus::NotServing).await);
+    assert!(is(grpc_addr, NotServing).await);
     tokio::time::sleep(Duration::from_secs(4)).await;
     assert!(
         !app.is_finished(),
         "still running, waiting for its database"
     );
-    assert!(is(grpc_addr, ServingStatus::NotServing).await);
+    assert!(is(grpc_addr, NotServing).await);
     assert!(
         !*consuming.borrow(),
         "no consuming before the database is ready"
@@ -150,12 +120,7 @@ async fn starts_while_its_database_is_down_and_catches_up() {
         .expect("consuming within 60s of the database coming back")
         .expect("consumer state");
     println!("database back -> consuming in {:?}", restored.elapsed());
-    wait_for(
-        grpc_addr,
-        ServingStatus::Serving,
-        "database back -> SERVING",
-    )
-    .await;
+    wait_for(grpc_addr, Serving, "database back -> SERVING").await;
 
     let publisher = Publisher::connect(&names.exchange).await;
     publisher.proto(&created(1, 7, "hana@example.jp")).await;
@@ -221,12 +186,7 @@ async fn healthcheck_subcommand_exits_0_only_when_serving() {
     assert!(ok, "exit 0 while serving: {line}");
 
     broker.cut();
-    wait_for(
-        svc.grpc_addr,
-        ServingStatus::NotServing,
-        "broker cut -> NOT_SERVING",
-    )
-    .await;
+    wait_for(svc.grpc_addr, NotServing, "broker cut -> NOT_SERVING").await;
     let addr = svc.grpc_addr.to_string();
     let (ok, line) = healthcheck(addr).await;
     assert!(!ok, "exit 1 while the broker is away: {line}");

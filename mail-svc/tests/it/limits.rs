@@ -79,9 +79,8 @@ async fn a_200_kib_email_is_dead_lettered_once_and_the_session_goes_on() {
         .proto(&changed(4, 1, 1, OrderStatus::Paid, EMAIL))
         .await;
     publisher.proto(&created(5, 5, EMAIL)).await;
-    eventually("good events after the poison", 60, || async {
-        let s = svc.status().await;
-        (s.processed == 3 && s.dead_lettered == 2).then_some(())
+    svc.status_once("good events after the poison", |s| {
+        s.processed == 3 && s.dead_lettered == 2
     })
     .await;
 

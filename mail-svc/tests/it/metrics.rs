@@ -18,7 +18,7 @@ async fn every_metric_exported_with_help() {
     }
     let sink = SmtpSink::start().await;
     let names = Names::new();
-    let cfg = smtp_config(&names, &sink);
+    let cfg = smtp_config(&names, sink.addr);
     let svc = start(cfg).await;
 
     let before = Exposition::parse(&scrape(svc.metrics_addr).await.expect("scrape"));

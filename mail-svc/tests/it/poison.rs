@@ -122,11 +122,9 @@ async fn every_poison_kind_is_dead_lettered_with_its_reason() {
         );
         assert_eq!(&d.body, body, "{id}: the original body travels with it");
     }
-    let s = eventually("all counted", 60, || async {
-        let s = svc.status().await;
-        (s.dead_lettered == cases.len() as u64).then_some(s)
-    })
-    .await;
+    let s = svc
+        .status_once("all counted", |s| s.dead_lettered == cases.len() as u64)
+        .await;
     assert_eq!((s.processed, s.held, s.skipped), (3, 0, 0));
     for order in [200, 201, 202, 203, 204, 205] {
         assert!(
@@ -159,11 +157,7 @@ async fn a_shard_header_that_names_no_shard_is_dead_lettered() {
             .unwrap_or_else(|| panic!("{id} not dead-lettered: {dead:?}"));
         assert!(d.reason.contains(reason), "{id}: {:?}", d.reason);
     }
-    let s = eventually("counted", 60, || async {
-        let s = svc.status().await;
-        (s.dead_lettered == 2).then_some(s)
-    })
-    .await;
+    let s = svc.status_once("counted", |s| s.dead_lettered == 2).await;
     assert_eq!((s.processed, s.skipped), (0, 0));
     assert!(svc.mails(300).await.is_empty() && svc.mails(301).await.is_empty());
     svc.stop().await;

@@ -9,9 +9,7 @@ use lapin::uri::AMQPUri;
 use outbox_kit::testing;
 use prost::Message;
 
-use crate::common::{
-    Names, Publisher, TestMail, config, created, eventually, start, take_dead_letters,
-};
+use crate::common::{Names, Publisher, TestMail, config, created, start, take_dead_letters};
 
 const EMAIL: &str = "nanako@example.jp";
 
@@ -61,11 +59,11 @@ async fn only_trusted_publishers_are_processed_when_the_list_is_set() {
             r#"{"seq":3,"type":"OrderCreated","aggregate_id":3,"payload":{"id":3,"status":"pending","customer_email":"nanako@example.jp"}}"#,
         )
         .await;
-    let s = eventually("one processed, two dead-lettered", 60, || async {
-        let s = svc.status().await;
-        (s.processed + s.dead_lettered == 3).then_some(s)
-    })
-    .await;
+    let s = svc
+        .status_once("one processed, two dead-lettered", |s| {
+            s.processed + s.dead_lettered == 3
+        })
+        .await;
     assert_eq!((s.processed, s.dead_lettered), (1, 2));
     assert_eq!(svc.seqs(1).await, vec![1]);
     let dead = take_dead_letters(&names.dead_letter_queue(), 2).await;
@@ -85,11 +83,9 @@ async fn only_trusted_publishers_are_processed_when_the_list_is_set() {
         format!("publisher {me:?} is not in TRUSTED_PUBLISHERS (relay-svc)")
     );
     // The dead letter is counted after its publish was confirmed: wait for the count.
-    let s = eventually("the dead letter counted", 60, || async {
-        let s = svc.status().await;
-        (s.dead_lettered == 1).then_some(s)
-    })
-    .await;
+    let s = svc
+        .status_once("the dead letter counted", |s| s.dead_lettered == 1)
+        .await;
     assert_eq!((s.processed, s.dead_lettered), (0, 1));
     svc.stop().await;
     names.cleanup().await;
@@ -106,11 +102,8 @@ async fn everyone_is_processed_when_the_list_is_unset() {
             r#"{"seq":2,"type":"OrderCreated","aggregate_id":2,"payload":{"id":2,"status":"pending","customer_email":"nanako@example.jp"}}"#,
         )
         .await;
-    eventually("both processed", 60, || async {
-        let s = svc.status().await;
-        (s.processed == 2).then_some(())
-    })
-    .await;
+    svc.status_once("both processed", |s| s.processed == 2)
+        .await;
     assert_eq!(svc.status().await.dead_lettered, 0);
     svc.stop().await;
     names.cleanup().await;

@@ -114,11 +114,8 @@ async fn the_admin_service_names_and_acts_on_shards() {
         .sharded(&changed(22, 21, 300, OrderStatus::Shipped, EMAIL), "1")
         .await;
     publisher.proto(&created(20, 301, EMAIL)).await;
-    eventually("one held", 60, || async {
-        let s = svc.status().await;
-        (s.held == 1 && s.processed == 2).then_some(())
-    })
-    .await;
+    svc.status_once("one held", |s| s.held == 1 && s.processed == 2)
+        .await;
     let listed = admin
         .list_held(ListHeldRequest { limit: 10 })
         .await

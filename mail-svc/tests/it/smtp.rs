@@ -4,22 +4,17 @@
 
 use std::collections::HashMap;
 
-use mail_svc::config::MailerKind;
 use outbox_kit::testing::Proxy;
 use outbox_proto::{mail::v1::MailState, orders::v1::OrderStatus};
 
-use crate::common::{
-    Names, Publisher, SmtpSink, changed, config, created, eventually, smtp_config, start,
-};
+use crate::common::{Names, Publisher, SmtpSink, changed, created, eventually, smtp_config, start};
 
 #[tokio::test]
 async fn smtp_down_then_up_delivers_every_mail_once_in_order() {
     let sink = SmtpSink::start().await;
     let proxy = Proxy::start(&sink.addr.to_string()).await.expect("proxy");
     let names = Names::new();
-    let mut cfg = config(&names);
-    cfg.mailer = MailerKind::Smtp;
-    cfg.smtp_url = format!("smtp://{}", proxy.addr()).into();
+    let cfg = smtp_config(&names, proxy.addr());
     let svc = start(cfg).await;
     let publisher = Publisher::connect(&names.exchange).await;
 
@@ -61,9 +56,8 @@ async fn smtp_down_then_up_delivers_every_mail_once_in_order() {
         }
     }
     let total = seq as usize;
-    eventually("all processed while SMTP is down", 60, || async {
-        let s = svc.status().await;
-        (s.processed as usize == total).then_some(())
+    svc.status_once("all processed while SMTP is down", |s| {
+        s.processed as usize == total
     })
     .await;
     // The mailer keeps failing and retrying; nothing is lost or marked sent.
@@ -119,7 +113,7 @@ async fn smtp_down_then_up_delivers_every_mail_once_in_order() {
 async fn a_permanently_rejected_mail_is_marked_failed_and_blocks_nothing() {
     let sink = SmtpSink::start().await;
     let names = Names::new();
-    let cfg = smtp_config(&names, &sink);
+    let cfg = smtp_config(&names, sink.addr);
     let svc = start(cfg).await;
     let publisher = Publisher::connect(&names.exchange).await;
     publisher.proto(&created(1, 9, "bounce@example.com")).await;
@@ -127,19 +121,18 @@ async fn a_permanently_rejected_mail_is_marked_failed_and_blocks_nothing() {
         .proto(&changed(2, 1, 9, OrderStatus::Paid, "bounce@example.com"))
         .await;
     publisher.proto(&created(3, 10, "ok@example.com")).await;
-    let mails = eventually("the bounced order's mails failed", 60, || async {
-        let m = svc.mails(9).await;
-        (m.len() == 2 && m.iter().all(|m| m.state == MailState::Failed as i32)).then_some(m)
-    })
-    .await;
+    let mails = svc
+        .mails_once("the bounced order's mails failed", 9, |m| {
+            m.len() == 2 && m.iter().all(|m| m.state == MailState::Failed as i32)
+        })
+        .await;
     assert!(
         mails[0].last_error.contains("550"),
         "{:?}",
         mails[0].last_error
     );
-    eventually("the other order's mail delivered", 60, || async {
-        let m = svc.mails(10).await;
-        (m.len() == 1 && m[0].state == MailState::Sent as i32).then_some(())
+    svc.mails_once("the other order's mail delivered", 10, |m| {
+        m.len() == 1 && m[0].state == MailState::Sent as i32
     })
     .await;
     assert_eq!(svc.status().await.unsent_mails, 0);

@@ -2,11 +2,10 @@
 //! connection, and a server that limits mails per session (closing it with 421) gets a fresh
 //! session for the rest, without charging any mail an attempt or opening the circuit.
 
-use mail_svc::config::MailerKind;
 use outbox_kit::testing::{Proxy, run_in_own_process};
 use outbox_proto::mail::v1::MailState;
 
-use crate::common::{self, Names, Publisher, TestMail, config, created, eventually, start};
+use crate::common::{self, Names, Publisher, TestMail, created, eventually, smtp_config, start};
 use crate::faulty_smtp::FaultySmtp;
 
 const SESSION_FAILURES: &str = "mail_smtp_session_failures_total";
@@ -17,9 +16,7 @@ async fn queued_mails(smtp: &FaultySmtp, orders: i64) -> (Names, TestMail, Proxy
     let proxy = Proxy::start(&smtp.addr.to_string()).await.expect("proxy");
     proxy.cut();
     let names = Names::new();
-    let mut cfg = config(&names);
-    cfg.mailer = MailerKind::Smtp;
-    cfg.smtp_url = format!("smtp://{}", proxy.addr()).into();
+    let mut cfg = smtp_config(&names, proxy.addr());
     cfg.mailer_concurrency = 1;
     let svc = start(cfg).await;
     let publisher = Publisher::connect(&names.exchange).await;
@@ -32,9 +29,8 @@ async fn queued_mails(smtp: &FaultySmtp, orders: i64) -> (Names, TestMail, Proxy
             ))
             .await;
     }
-    eventually("every mail queued", 60, || async {
-        let s = svc.status().await;
-        (s.processed == orders as u64 && s.unsent_mails == orders as u64).then_some(())
+    svc.status_once("every mail queued", |s| {
+        s.processed == orders as u64 && s.unsent_mails == orders as u64
     })
     .await;
     assert_eq!(smtp.sessions(), 0, "the server was unreachable");

@@ -6,7 +6,6 @@
 
 use std::time::{Duration, Instant};
 
-use mail_svc::config::MailerKind;
 use outbox_kit::admin::AdminToken;
 use outbox_proto::{
     mail::{
@@ -17,7 +16,7 @@ use outbox_proto::{
 };
 use tonic::Request;
 
-use crate::common::{Names, Publisher, TestMail, changed, config, created, eventually, start};
+use crate::common::{Names, Publisher, TestMail, changed, created, eventually, smtp_config, start};
 use crate::faulty_smtp::FaultySmtp;
 
 const GREY: &str = "grey@example.com";
@@ -37,9 +36,7 @@ async fn a_greylisted_recipient_holds_back_only_its_own_order() {
     let smtp = FaultySmtp::start().await;
     smtp.rcpt_reply(GREY, Some("451 4.7.1 greylisted, please try again later"));
     let names = Names::new();
-    let mut cfg = config(&names);
-    cfg.mailer = MailerKind::Smtp;
-    cfg.smtp_url = format!("smtp://{}", smtp.addr).into();
+    let cfg = smtp_config(&names, smtp.addr);
     let svc = start(cfg).await;
     let publisher = Publisher::connect(&names.exchange).await;
 
@@ -51,9 +48,8 @@ async fn a_greylisted_recipient_holds_back_only_its_own_order() {
     publisher
         .proto(&changed(3, 2, 1, OrderStatus::Shipped, GREY))
         .await;
-    eventually("the greylisted mail was tried and deferred", 60, || async {
-        let m = svc.mails(1).await;
-        (m.len() == 3 && m[0].attempts >= 1).then_some(())
+    svc.mails_once("the greylisted mail was tried and deferred", 1, |m| {
+        m.len() == 3 && m[0].attempts >= 1
     })
     .await;
 
@@ -103,11 +99,9 @@ async fn a_greylisted_recipient_holds_back_only_its_own_order() {
     assert_eq!((grey[1].attempts, grey[2].attempts), (0, 0));
 
     // It is retried on its own schedule (about 1 s, 2 s, 4 s, ...), each deferral committed.
-    let grey = eventually("the greylisted mail retried", 60, || async {
-        let m = svc.mails(1).await;
-        (m[0].attempts >= 3).then_some(m)
-    })
-    .await;
+    let grey = svc
+        .mails_once("the greylisted mail retried", 1, |m| m[0].attempts >= 3)
+        .await;
     let tries = smtp.rcpt_commands(GREY);
     // A retry may be in flight (asked, not yet recorded).
     assert!(
@@ -136,13 +130,11 @@ async fn a_greylisted_recipient_holds_back_only_its_own_order() {
     );
     assert_eq!(smtp.accepted_seqs(GREY), vec![1, 2, 3], "in chain order");
     // The server records a mail just before the mailer commits its "sent" mark.
-    let grey = eventually("the greylisted order's mails marked sent", 60, || async {
-        let m = svc.mails(1).await;
-        m.iter()
-            .all(|m| m.state == MailState::Sent as i32)
-            .then_some(m)
-    })
-    .await;
+    let grey = svc
+        .mails_once("the greylisted order's mails marked sent", 1, |m| {
+            m.iter().all(|m| m.state == MailState::Sent as i32)
+        })
+        .await;
     assert!(grey[0].attempts >= 4, "{:?}", grey[0]);
     assert_eq!(grey[1].attempts, 1);
     assert!(grey[0].next_attempt_at.is_none());
@@ -156,9 +148,7 @@ async fn a_rejected_recipient_or_message_fails_only_that_mail() {
     smtp.rcpt_reply("nobody@", Some("550 5.1.1 no such user"));
     smtp.data_reply("spam@", Some("554 5.7.1 message rejected as spam"));
     let names = Names::new();
-    let mut cfg = config(&names);
-    cfg.mailer = MailerKind::Smtp;
-    cfg.smtp_url = format!("smtp://{}", smtp.addr).into();
+    let cfg = smtp_config(&names, smtp.addr);
     let svc = start(cfg).await;
     let publisher = Publisher::connect(&names.exchange).await;
 
@@ -186,9 +176,8 @@ async fn a_rejected_recipient_or_message_fails_only_that_mail() {
     assert_eq!(nobody.len(), 2);
     assert_eq!(nobody[0].attempts, 1);
     eventually("the rejected message failed", 60, || failed(2, 1, "554")).await;
-    eventually("the good mail delivered", 60, || async {
-        let m = svc.mails(3).await;
-        (m.len() == 1 && m[0].state == MailState::Sent as i32).then_some(())
+    svc.mails_once("the good mail delivered", 3, |m| {
+        m.len() == 1 && m[0].state == MailState::Sent as i32
     })
     .await;
     assert_eq!(smtp.accepted_seqs("@"), vec![4]);
@@ -205,17 +194,14 @@ async fn a_retried_mail_goes_before_its_orders_later_mail() {
     let smtp = FaultySmtp::start().await;
     smtp.rcpt_reply(WHO, Some("550 5.1.1 no such user"));
     let names = Names::new();
-    let mut cfg = config(&names);
-    cfg.mailer = MailerKind::Smtp;
-    cfg.smtp_url = format!("smtp://{}", smtp.addr).into();
+    let mut cfg = smtp_config(&names, smtp.addr);
     cfg.admin_token = AdminToken::new(Some(TOKEN.to_owned()));
     let svc = start(cfg).await;
     let publisher = Publisher::connect(&names.exchange).await;
 
     publisher.proto(&created(1, 1, WHO)).await;
-    eventually("the first mail failed", 60, || async {
-        let m = svc.mails(1).await;
-        (m.len() == 1 && m[0].state == MailState::Failed as i32).then_some(())
+    svc.mails_once("the first mail failed", 1, |m| {
+        m.len() == 1 && m[0].state == MailState::Failed as i32
     })
     .await;
     smtp.rcpt_reply(WHO, Some("452 4.2.2 mailbox full"));
@@ -224,9 +210,8 @@ async fn a_retried_mail_goes_before_its_orders_later_mail() {
         .await;
     // Three deferrals: its next attempt is 2-4 s away, so no mailer holds it while the retry
     // below runs.
-    eventually("the second mail deferred three times", 60, || async {
-        let m = svc.mails(1).await;
-        (m.len() == 2 && m[1].attempts >= 3).then_some(())
+    svc.mails_once("the second mail deferred three times", 1, |m| {
+        m.len() == 2 && m[1].attempts >= 3
     })
     .await;
 
@@ -255,13 +240,11 @@ async fn a_retried_mail_goes_before_its_orders_later_mail() {
     })
     .await;
     assert_eq!(smtp.accepted_seqs(WHO), [1, 2], "in chain order");
-    let mails = eventually("both marked sent", 60, || async {
-        let m = svc.mails(1).await;
-        m.iter()
-            .all(|m| m.state == MailState::Sent as i32)
-            .then_some(m)
-    })
-    .await;
+    let mails = svc
+        .mails_once("both marked sent", 1, |m| {
+            m.iter().all(|m| m.state == MailState::Sent as i32)
+        })
+        .await;
     assert_eq!(mails[0].attempts, 2, "{:?}", mails[0]);
     svc.stop().await;
     names.cleanup().await;

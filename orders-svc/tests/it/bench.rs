@@ -8,10 +8,11 @@
 use std::sync::Arc;
 
 use orders_svc::{batch, db, order::UpsertCommand, shard::Shard};
-use outbox_kit::testing::{self, fresh_database_url, orders::walk_lives};
-use outbox_proto::orders::v1::{
-    OrderStatus, UpsertOrderRequest, order_service_client::OrderServiceClient,
+use outbox_kit::testing::{
+    self, fresh_database_url,
+    orders::{upsert_as, walk_lives},
 };
+use outbox_proto::orders::v1::{OrderStatus, order_service_client::OrderServiceClient};
 
 use crate::common::{config, start_with};
 
@@ -80,14 +81,9 @@ async fn service(c: usize) -> (Figures, String) {
     }
     let clients = Arc::new(clients);
     let figures = run(c, move |worker, id, status| {
-        let mut client = clients[worker].clone();
+        let client = clients[worker].clone();
         async move {
-            client
-                .upsert(UpsertOrderRequest {
-                    id,
-                    status: status as i32,
-                    customer_email: EMAIL.into(),
-                })
+            upsert_as(client, id, status, EMAIL)
                 .await
                 .expect("service upsert");
             Ok(())

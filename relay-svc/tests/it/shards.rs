@@ -10,8 +10,9 @@ use outbox_kit::{admin::AdminToken, telemetry::LogFormat, testing};
 use outbox_proto::{
     orders::v1::{OrderStatus, order_service_client::OrderServiceClient},
     relay::admin::v1::{
-        DropQuarantinedRequest, ListBacklogRequest, ListQuarantinedRequest, QuarantineSelector,
-        RequeueQuarantinedRequest, relay_admin_client::RelayAdminClient,
+        DropQuarantinedRequest, ListBacklogRequest, ListBacklogResponse, ListQuarantinedRequest,
+        ListQuarantinedResponse, QuarantineSelector, RequeueQuarantinedRequest,
+        relay_admin_client::RelayAdminClient,
     },
 };
 use relay_svc::App;
@@ -232,40 +233,28 @@ async fn admin_lists_every_shard_and_moves_rows_of_the_named_shard_only() {
     let relay = Relay::start(cfg).await;
     let mut c = admin_client(&relay).await;
 
-    let backlog = c
-        .list_backlog(ListBacklogRequest { limit: 10 })
+    let backlog = list_backlog(c.clone())
         .await
         .expect("ListBacklog")
         .into_inner();
     assert_eq!((backlog.count, backlog.quarantined), (3, 3));
-    let mut listed: Vec<(u32, u64, i64)> = backlog
-        .rows
-        .iter()
-        .map(|r| (r.shard, r.seq, r.order_id))
-        .collect();
-    listed.sort_unstable();
     assert_eq!(
-        listed,
+        listed(&backlog.rows, |r| (r.shard, r.seq, r.order_id)),
         [(0, backlog0, 1), (1, backlog1[0], 2), (1, backlog1[1], 3)]
     );
 
-    let quarantined = c
-        .list_quarantined(ListQuarantinedRequest {
-            limit: 10,
-            order_id: 0,
-        })
+    let quarantined = list_quarantined(c.clone())
         .await
         .expect("ListQuarantined")
         .into_inner();
     assert_eq!(quarantined.count, 3);
-    let mut listed: Vec<(u32, u64, i64, &str)> = quarantined
-        .rows
-        .iter()
-        .map(|r| (r.shard, r.seq, r.order_id, r.reason.as_str()))
-        .collect();
-    listed.sort_unstable();
     assert_eq!(
-        listed,
+        listed(&quarantined.rows, |r| (
+            r.shard,
+            r.seq,
+            r.order_id,
+            r.reason.as_str()
+        )),
         [
             (0, 7, 100, "zero"),
             (1, 7, 200, "one"),
@@ -399,11 +388,29 @@ async fn set_open(database: &str, open: bool) {
     admin.close().await;
 }
 
-/// (shard, seq) of listed rows, sorted.
-fn listed<R>(rows: &[R], key: impl Fn(&R) -> (u32, u64)) -> Vec<(u32, u64)> {
+/// The `key`s of listed rows (e.g. their (shard, seq)), sorted.
+fn listed<'r, R, K: Ord>(rows: &'r [R], key: impl Fn(&'r R) -> K) -> Vec<K> {
     let mut keys: Vec<_> = rows.iter().map(key).collect();
     keys.sort_unstable();
     keys
+}
+
+/// The first ten backlog rows, of every shard that answers.
+async fn list_backlog(
+    mut c: RelayAdminClient<Channel>,
+) -> Result<tonic::Response<ListBacklogResponse>, tonic::Status> {
+    c.list_backlog(ListBacklogRequest { limit: 10 }).await
+}
+
+/// The first ten quarantined rows of every order, of every shard that answers.
+async fn list_quarantined(
+    mut c: RelayAdminClient<Channel>,
+) -> Result<tonic::Response<ListQuarantinedResponse>, tonic::Status> {
+    c.list_quarantined(ListQuarantinedRequest {
+        limit: 10,
+        order_id: 0,
+    })
+    .await
 }
 
 /// Shard 1's database closes: the listings answer from shard 0, naming shard 1 as left out (its
@@ -424,17 +431,10 @@ async fn admin_listings_answer_from_the_shards_that_answer() {
     cfg.relay_shards = Some(format!("{},{}", shard0.database_url, shard1.database_url).into());
     let relay = Relay::start(cfg).await;
     let c = admin_client(&relay).await;
-    let backlog = |mut c: RelayAdminClient<Channel>| async move {
-        c.list_backlog(ListBacklogRequest { limit: 10 }).await
-    };
-    let quarantined = |mut c: RelayAdminClient<Channel>| async move {
-        c.list_quarantined(ListQuarantinedRequest {
-            limit: 10,
-            order_id: 0,
-        })
+    let b = list_backlog(c.clone())
         .await
-    };
-    let b = backlog(c.clone()).await.expect("ListBacklog").into_inner();
+        .expect("ListBacklog")
+        .into_inner();
     assert_eq!(
         listed(&b.rows, |r| (r.shard, r.seq)),
         [(0, backlog0), (1, backlog1)]
@@ -442,7 +442,7 @@ async fn admin_listings_answer_from_the_shards_that_answer() {
     assert!(b.unavailable_shards.is_empty());
 
     set_open(&shard1.database, false).await;
-    let b = backlog(c.clone())
+    let b = list_backlog(c.clone())
         .await
         .expect("ListBacklog, shard 1 closed")
         .into_inner();
@@ -455,7 +455,7 @@ async fn admin_listings_answer_from_the_shards_that_answer() {
         "{:?}",
         b.unavailable_shards
     );
-    let q = quarantined(c.clone())
+    let q = list_quarantined(c.clone())
         .await
         .expect("ListQuarantined, shard 1 closed")
         .into_inner();
@@ -467,14 +467,16 @@ async fn admin_listings_answer_from_the_shards_that_answer() {
     assert_eq!(left_out, [1]);
 
     set_open(&shard0.database, false).await;
-    let e = backlog(c.clone()).await.expect_err("no shard answers");
+    let e = list_backlog(c.clone()).await.expect_err("no shard answers");
     assert_eq!(e.code(), Code::Unavailable, "{e:?}");
-    let e = quarantined(c.clone()).await.expect_err("no shard answers");
+    let e = list_quarantined(c.clone())
+        .await
+        .expect_err("no shard answers");
     assert_eq!(e.code(), Code::Unavailable, "{e:?}");
 
     set_open(&shard0.database, true).await;
     set_open(&shard1.database, true).await;
-    let b = backlog(c.clone())
+    let b = list_backlog(c.clone())
         .await
         .expect("ListBacklog, reopened")
         .into_inner();
@@ -483,7 +485,7 @@ async fn admin_listings_answer_from_the_shards_that_answer() {
         [(0, backlog0), (1, backlog1)]
     );
     assert!(b.unavailable_shards.is_empty());
-    let q = quarantined(c)
+    let q = list_quarantined(c)
         .await
         .expect("ListQuarantined, reopened")
         .into_inner();

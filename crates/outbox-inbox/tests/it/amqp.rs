@@ -32,7 +32,7 @@ use outbox_kit::testing;
 use prost::Message;
 use sqlx::PgConnection;
 
-use crate::support::fresh_inbox;
+use crate::support::{accept_all, consume_while, fresh_inbox, record_handled};
 
 pub(crate) struct Broker {
     pub(crate) conn: Connection,
@@ -321,19 +321,8 @@ async fn the_consumer_applies_shuffled_duplicated_chains_once_in_order_four_at_a
     let consumer = Consumer::new(b.topology.clone())
         .with_prefetch(NonZeroU16::new(16).expect("non-zero"))
         .with_concurrency(NonZeroUsize::new(4).expect("non-zero"));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let run = consumer.run(
-        &b.conn,
-        &pool,
-        &inbox,
-        |_: &Envelope| Ok(()),
-        || record.clone(),
-        async {
-            let _ = stopped.await;
-        },
-    );
     let expected = AGGREGATES * CHAIN as i64;
-    let watch = async {
+    consume_while(&consumer, (&b, &pool, &inbox), || record.clone(), async {
         for _ in 0..300 {
             let handled: i64 = sqlx::query_scalar("select count(*) from handled")
                 .fetch_one(&pool)
@@ -344,10 +333,8 @@ async fn the_consumer_applies_shuffled_duplicated_chains_once_in_order_four_at_a
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let _ = stop.send(());
-    };
-    let (ran, ()) = tokio::join!(run, watch);
-    ran.expect("the consumer ends cleanly at shutdown");
+    })
+    .await;
 
     for a in 1..=AGGREGATES {
         let seqs: Vec<i64> =
@@ -403,13 +390,12 @@ impl Handler for FailFirst {
             self.failures_left.store(left - 1, Ordering::SeqCst);
             return Err("the ledger is down".into());
         }
-        sqlx::query("insert into handled (aggregate_id, seq) values ($1, $2)")
-            .bind(e.aggregate_id)
-            .bind(e.seq)
-            .execute(conn)
-            .await
-            .map(drop)
-            .map_err(|e| e.to_string())
+        record_handled(
+            conn,
+            "insert into handled (aggregate_id, seq) values ($1, $2)",
+            e,
+        )
+        .await
     }
 }
 
@@ -434,7 +420,7 @@ async fn run_failing(failures: usize, stop_after: Duration) -> (sqlx::PgPool, us
         &b.conn,
         &pool,
         &inbox,
-        |_: &Envelope| Ok(()),
+        accept_all,
         || handler.clone(),
         tokio::time::sleep(stop_after),
     );

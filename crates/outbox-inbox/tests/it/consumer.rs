@@ -22,7 +22,7 @@ use sqlx::{PgConnection, PgPool};
 
 use crate::{
     amqp::{Broker, header, relayed},
-    support::fresh_inbox,
+    support::{accept_all, consume_while, fresh_inbox, record_handled, shutdown_signal},
 };
 
 /// The aggregate of the gate event: its handler waits until the test opens the gate, so that
@@ -52,13 +52,9 @@ impl Handler for Log {
         if fail {
             return Err(format!("the ledger refuses seq {} once", e.seq));
         }
-        sqlx::query("insert into handled (aggregate_id, seq, tx) values ($1, $2, txid_current())")
-            .bind(e.aggregate_id)
-            .bind(e.seq)
-            .execute(conn)
-            .await
-            .map(drop)
-            .map_err(|e| e.to_string())
+        // The transaction id shows which deliveries were applied together.
+        let insert = "insert into handled (aggregate_id, seq, tx) values ($1, $2, txid_current())";
+        record_handled(conn, insert, e).await
     }
 }
 
@@ -158,27 +154,14 @@ async fn consume_gate_then_ten(b: &Broker, pool: &PgPool, inbox: &Inbox, log: &L
             Duration::from_secs(5),
         )
         .with_prefetch(NonZeroU16::new(32).expect("non-zero"));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let run = consumer.run(
-        &b.conn,
-        pool,
-        inbox,
-        |_: &Envelope| Ok(()),
-        || log.clone(),
-        async {
-            let _ = stopped.await;
-        },
-    );
-    let drive = async {
+    consume_while(&consumer, (b, pool, inbox), || log.clone(), async {
         ten_behind_the_gate(b, log).await;
         until("all applied and two dead letters in", async || {
             handled_count(pool).await == 7 && b.ready(&b.topology.dead_letter_queue).await == 2
         })
         .await;
-        let _ = stop.send(());
-    };
-    let (ran, ()) = tokio::join!(run, drive);
-    ran.expect("the consumer ends cleanly at shutdown");
+    })
+    .await;
     consumer.counts()
 }
 
@@ -294,17 +277,9 @@ async fn the_consumer_reconnects_after_the_broker_closes_its_connection() {
     ));
     let log = Log::default();
     log.gate.store(true, Ordering::SeqCst);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let run = consumer.run_reconnecting(
-        &brokers,
-        &pool,
-        &inbox,
-        |_: &Envelope| Ok(()),
-        || log.clone(),
-        async {
-            let _ = stopped.await;
-        },
-    );
+    let (stop, stopped) = shutdown_signal();
+    let run =
+        consumer.run_reconnecting(&brokers, &pool, &inbox, accept_all, || log.clone(), stopped);
     let drive = async {
         for seq in 1..=3 {
             let prev = (seq > 1).then(|| seq - 1);

@@ -20,6 +20,7 @@ use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder};
 use crate::{
     amqp::{Broker, header, relayed},
     consumer::{GATE, Log, handled, handled_count, protobuf, setup, ten_behind_the_gate, until},
+    support::{accept_all, consume_while},
 };
 
 /// What the test's handlers and callbacks saw, shared by every transaction's handler.
@@ -203,18 +204,37 @@ async fn gate_then_ten(
     };
     b.publish_with("invoice.paid", &relayed(GATE, 901, None), protobuf())
         .await;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let run = consumer.run(&b.conn, pool, inbox, |_: &Envelope| Ok(()), make, async {
-        let _ = stopped.await;
-    });
-    let drive = async {
+    consume_while(&consumer, (b, pool, inbox), make, async {
         ten_behind_the_gate(b, &log).await;
         until("the batch is settled", done).await;
-        let _ = stop.send(());
-    };
-    let (ran, ()) = tokio::join!(run, drive);
-    ran.expect("the consumer ends cleanly at shutdown");
+    })
+    .await;
     (seen, consumer)
+}
+
+/// Publishes invoice 1's chain, seqs 1 to `len`, in order.
+async fn publish_chain(b: &Broker, len: u64) {
+    for seq in 1..=len {
+        let prev = (seq > 1).then(|| seq - 1);
+        b.publish_with("invoice.paid", &relayed(1, seq, prev), protobuf())
+            .await;
+    }
+}
+
+/// The counts of a [`gate_then_ten`] run that handled seven events: the batch's two duplicates
+/// skipped (and counted by the batch's statement, before its commit), two held, two
+/// dead-lettered.
+async fn assert_gate_then_ten_counts(consumer: &Consumer, pool: &PgPool) {
+    let c = consumer.counts();
+    assert_eq!(
+        (c.processed, c.skipped, c.held, c.dead_lettered),
+        (7, 2, 2, 2)
+    );
+    assert_eq!(
+        scalar(pool, "select coalesce(sum(n), 0)::bigint from skip_counts").await,
+        2,
+        "the duplicates counted in the batch's statement and before its commit"
+    );
 }
 
 async fn scalar(pool: &PgPool, sql: &'static str) -> i64 {
@@ -253,16 +273,7 @@ async fn a_staged_batch_is_written_in_its_one_statement_and_every_outcome_is_rep
         1,
         "the batch's six events in one transaction"
     );
-    let c = consumer.counts();
-    assert_eq!(
-        (c.processed, c.skipped, c.held, c.dead_lettered),
-        (7, 2, 2, 2)
-    );
-    assert_eq!(
-        scalar(&pool, "select coalesce(sum(n), 0)::bigint from skip_counts").await,
-        2,
-        "the duplicates counted in the batch's statement and before its commit"
-    );
+    assert_gate_then_ten_counts(&consumer, &pool).await;
     // Every committed delivery reported once, the gate's first, the batch's in delivery order.
     let committed: Vec<i64> = seen
         .committed
@@ -309,15 +320,7 @@ async fn a_chain_that_cannot_be_staged_is_applied_on_its_own_while_the_batch_com
         alone.iter().all(|tx| !batch.contains(tx)),
         "invoice 2's events in transactions of their own: {alone:?} vs {batch:?}"
     );
-    let c = consumer.counts();
-    assert_eq!(
-        (c.processed, c.skipped, c.held, c.dead_lettered),
-        (7, 2, 2, 2)
-    );
-    assert_eq!(
-        scalar(&pool, "select coalesce(sum(n), 0)::bigint from skip_counts").await,
-        2
-    );
+    assert_gate_then_ten_counts(&consumer, &pool).await;
     assert_eq!(
         b.ready(&b.topology.queue).await,
         0,
@@ -364,61 +367,38 @@ async fn a_database_outage_is_tried_again_until_it_commits() {
     let (b, pool, inbox) = setup_tables().await;
     // Every insert into `handled` fails with 55P03 (lock not available: the database's trouble,
     // not the events') while `fault` says so.
-    for sql in [
-        "create table fault (on_ boolean not null)",
-        "insert into fault values (true)",
-        "create function fault() returns trigger language plpgsql as $$
-         begin
-           if (select on_ from fault) then
-             raise exception 'injected fault' using errcode = '55P03';
-           end if;
-           return new;
-         end $$",
-        "create trigger fault before insert on handled for each row execute function fault()",
-    ] {
-        sqlx::query(sql)
-            .execute(&pool)
-            .await
-            .expect("install the fault");
-    }
+    outbox_kit::testing::install_fault(
+        &mut pool.acquire().await.expect("connection"),
+        "insert on handled",
+        "55P03",
+    )
+    .await;
     let (log, seen) = (Log::default(), Seen::default());
     log.gate.store(true, Ordering::SeqCst);
     let consumer = consumer(&b, &seen, 10);
-    for seq in 1..=6 {
-        let prev = (seq > 1).then(|| seq - 1);
-        b.publish_with("invoice.paid", &relayed(1, seq, prev), protobuf())
-            .await;
-    }
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let run = consumer.run(
-        &b.conn,
-        &pool,
-        &inbox,
-        |_: &Envelope| Ok(()),
+    publish_chain(&b, 6).await;
+    consume_while(
+        &consumer,
+        (&b, &pool, &inbox),
         || Staging::new(&log, &seen),
         async {
-            let _ = stopped.await;
+            until("tried again a few times", async || {
+                consumer.counts().retries >= 3
+            })
+            .await;
+            assert_eq!(
+                handled_count(&pool).await,
+                0,
+                "nothing of a failed attempt stays"
+            );
+            sqlx::query("update fault set on_ = false")
+                .execute(&pool)
+                .await
+                .expect("heal");
+            until("all applied", async || handled_count(&pool).await == 6).await;
         },
-    );
-    let drive = async {
-        until("tried again a few times", async || {
-            consumer.counts().retries >= 3
-        })
-        .await;
-        assert_eq!(
-            handled_count(&pool).await,
-            0,
-            "nothing of a failed attempt stays"
-        );
-        sqlx::query("update fault set on_ = false")
-            .execute(&pool)
-            .await
-            .expect("heal");
-        until("all applied", async || handled_count(&pool).await == 6).await;
-        let _ = stop.send(());
-    };
-    let (ran, ()) = tokio::join!(run, drive);
-    ran.expect("the consumer ends cleanly at shutdown");
+    )
+    .await;
     assert_eq!(handled(&pool, 1).await.0, [1, 2, 3, 4, 5, 6]);
     let c = consumer.counts();
     assert_eq!(
@@ -442,11 +422,7 @@ async fn a_handler_that_breaks_after_the_commit_stops_the_consumer_leaving_its_d
     let (log, seen) = (Log::default(), Seen::default());
     log.gate.store(true, Ordering::SeqCst);
     let consumer = consumer(&b, &seen, 1);
-    for seq in 1..=3 {
-        let prev = (seq > 1).then(|| seq - 1);
-        b.publish_with("invoice.paid", &relayed(1, seq, prev), protobuf())
-            .await;
-    }
+    publish_chain(&b, 3).await;
     let brokers = outbox_inbox::amqp::Failover::new(outbox_kit::testing::amqp_url());
     tokio::time::timeout(
         Duration::from_secs(60),
@@ -454,7 +430,7 @@ async fn a_handler_that_breaks_after_the_commit_stops_the_consumer_leaving_its_d
             &brokers,
             &pool,
             &inbox,
-            |_: &Envelope| Ok(()),
+            accept_all,
             || Staging {
                 stop_at: Some(2),
                 ..Staging::new(&log, &seen)

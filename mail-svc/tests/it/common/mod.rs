@@ -131,11 +131,11 @@ pub fn config(names: &Names) -> Config {
     }
 }
 
-/// [`config`] with MAILER=smtp, sending to `sink`.
-pub fn smtp_config(names: &Names, sink: &SmtpSink) -> Config {
+/// [`config`] with MAILER=smtp, sending to the plain SMTP server at `server`.
+pub fn smtp_config(names: &Names, server: std::net::SocketAddr) -> Config {
     let mut cfg = config(names);
     cfg.mailer = MailerKind::Smtp;
-    cfg.smtp_url = format!("smtp://{}", sink.addr).into();
+    cfg.smtp_url = format!("smtp://{server}").into();
     cfg
 }
 
@@ -212,6 +212,30 @@ impl TestMail {
             .expect("ListMails")
             .into_inner()
             .mails
+    }
+
+    /// Order `order_id`'s mails once `done` holds for them; `what` names the wait when it
+    /// never does.
+    pub async fn mails_once(
+        &self,
+        what: &str,
+        order_id: i64,
+        done: impl Fn(&[Mail]) -> bool,
+    ) -> Vec<Mail> {
+        eventually(what, 60, || async {
+            let m = self.mails(order_id).await;
+            done(&m).then_some(m)
+        })
+        .await
+    }
+
+    /// The service's status once `done` holds for it; `what` names the wait when it never does.
+    pub async fn status_once(&self, what: &str, done: impl Fn(&MailStatus) -> bool) -> MailStatus {
+        eventually(what, 60, || async {
+            let s = self.status().await;
+            done(&s).then_some(s)
+        })
+        .await
     }
 
     pub async fn status(&self) -> MailStatus {

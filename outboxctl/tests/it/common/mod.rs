@@ -272,8 +272,29 @@ impl Stack {
         i64::try_from(seq).expect("seq")
     }
 
-    /// Waits (`what`: the moment, for the failure message) until the order's mails are `want`.
-    pub async fn wait_for_mails(&self, what: &str, order_id: i64, want: &[(i64, bool)]) {
+    /// Writes order `id`'s created event by hand the first orders outbox's way, without a routing
+    /// key, and with a misspelt type: a row the relay cannot encode, so it quarantines it. Its
+    /// seq.
+    pub async fn insert_unencodable(&self, id: i64) -> i64 {
+        sqlx::query_scalar(
+            "insert into outbox (aggregate_id, event_type, prev_seq, payload)
+             values ($1, 'OrderCreatd', null, $2) returning seq",
+        )
+        .bind(id)
+        .bind(testing::orders::payload(
+            id,
+            OrderStatus::Pending,
+            OrderStatus::Unspecified,
+        ))
+        .fetch_one(&self.orders_pool)
+        .await
+        .expect("insert")
+    }
+
+    /// Waits (`what`: the moment, for the failure message) until the order's mails are those of
+    /// `seqs`, in this order, and all sent.
+    pub async fn wait_until_sent(&self, what: &str, order_id: i64, seqs: &[i64]) {
+        let want: Vec<(i64, bool)> = seqs.iter().map(|&seq| (seq, true)).collect();
         wait_until(what, || async { self.mails(order_id).await == want }).await;
     }
 
