@@ -527,13 +527,10 @@ impl Publisher {
         Ok(attribute(&seqs, &answers))
     }
 
-    /// Closes the connection politely (best effort); not reported as a loss.
+    /// Closes the connection politely (best effort, bounded); not reported as a loss.
     pub async fn close(self) {
         self.watch.stop();
-        let _ = self
-            .connection
-            .close(200, "relay-svc stopping".into())
-            .await;
+        outbox_support::amqp::close(&self.connection, "relay-svc stopping").await;
     }
 }
 

@@ -164,6 +164,17 @@ pub async fn connect(
     .await
 }
 
+/// The longest [`close`] waits for the broker's close-ok.
+pub const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+/// Closes `conn` politely, waiting for the broker's close-ok at most [`CLOSE_WAIT`]. A close is
+/// the end of a connection, never a step to hang on: a close-ok that never comes (the socket
+/// already gone) would otherwise hold a shutdown or a reconnect forever. The broker hands unacked
+/// deliveries back to their queues either way, once the socket closes.
+pub async fn close(conn: &Connection, reason: &str) {
+    let _ = tokio::time::timeout(CLOSE_WAIT, conn.close(200, reason.into())).await;
+}
+
 /// Why a connection was lost, as the `reason` label of the services' reconnect counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -65,6 +65,6 @@ impl RefusingQueue {
             .queue_delete(self.name.as_str().into(), QueueDeleteOptions::default())
             .await
             .expect("delete the refusing queue");
-        let _ = self.connection.close(200, "test done".into()).await;
+        outbox_support::amqp::close(&self.connection, "test done").await;
     }
 }

@@ -255,7 +255,7 @@ impl DeadLetters {
             Ok::<_, anyhow::Error>((count, out))
         }
         .await;
-        let _ = conn.close(200, "done".into()).await;
+        outbox_support::amqp::close(&conn, "done").await;
         result
     }
 
@@ -324,7 +324,7 @@ impl DeadLetters {
             Ok::<_, anyhow::Error>(())
         }
         .await;
-        let _ = conn.close(200, "done".into()).await;
+        outbox_support::amqp::close(&conn, "done").await;
         match result {
             Err(e) => Err((done, DeadLetterError::Broker(e))),
             Ok(()) if done.moved.is_empty() => {

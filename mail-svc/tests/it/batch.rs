@@ -29,7 +29,7 @@ async fn ready(queue: &str) -> u32 {
         .expect("connect");
     let ch = conn.create_channel().await.expect("channel");
     let ready = testing::ready_messages(&ch, queue).await;
-    let _ = conn.close(200, "bye".into()).await;
+    outbox_support::amqp::close(&conn, "bye").await;
     ready
 }
 
@@ -402,7 +402,7 @@ async fn two_instances_batching_the_same_orders_events_never_deadlock() {
     // The queue is filled before either instance consumes, so both take full batches, each
     // holding events of most of the few orders, in random order.
     let (conn, _) = names.declare().await;
-    let _ = conn.close(200, "bye".into()).await;
+    outbox_support::amqp::close(&conn, "bye").await;
 
     const ORDERS: i64 = 12;
     const LENGTH: u64 = 40;

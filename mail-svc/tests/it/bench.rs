@@ -109,7 +109,7 @@ async fn ceiling(n: u64, prefetch: u16) -> f64 {
     ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
         .await
         .expect("delete");
-    let _ = conn.close(200, "bye".into()).await;
+    outbox_support::amqp::close(&conn, "bye").await;
     rate
 }
 
@@ -120,7 +120,7 @@ async fn mail_svc(n: u64, orders: u64, batch_size: u16) -> f64 {
     preload(&ch, &names.exchange, |i| event(i, orders), n)
         .await
         .expect("preload");
-    let _ = conn.close(200, "bye".into()).await;
+    outbox_support::amqp::close(&conn, "bye").await;
     // The database exists and is migrated before the clock starts (as for a restarted service).
     let pool = outbox_kit::db::connect(&names.database_url, 2)
         .await

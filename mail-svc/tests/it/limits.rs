@@ -45,7 +45,7 @@ async fn stays_empty(queue: &str) {
         "dead-lettered more than once: {:?}",
         more.map(|m| m.delivery.properties)
     );
-    let _ = conn.close(200, "bye".into()).await;
+    outbox_support::amqp::close(&conn, "bye").await;
 }
 
 #[tokio::test]
@@ -250,7 +250,7 @@ async fn refused_dead_letter_publishes_do_not_end_the_session() {
         .ack(BasicAckOptions::default())
         .await
         .expect("ack");
-    let _ = conn.close(200, "bye".into()).await;
+    outbox_support::amqp::close(&conn, "bye").await;
     stays_empty(&dlq).await;
     assert!(
         !svc.consuming.has_changed().expect("consumer state"),

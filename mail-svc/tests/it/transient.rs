@@ -173,7 +173,7 @@ async fn a_read_only_database_for_10s_dead_letters_nothing_and_loses_nothing() {
         .await
         .expect("basic.get");
     assert!(dead.is_none(), "nothing dead-lettered");
-    let _ = conn.close(200, "bye".into()).await;
+    outbox_support::amqp::close(&conn, "bye").await;
     direct.close().await;
     svc.stop().await;
     names.cleanup().await;

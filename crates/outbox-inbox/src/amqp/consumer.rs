@@ -420,7 +420,7 @@ impl Consumer {
                     // A close of our own is no loss.
                     watch.stop();
                     // Closing the connection hands every unacked delivery back to the queue.
-                    let _ = conn.close(200, "bye".into()).await;
+                    outbox_support::amqp::close(&conn, "bye").await;
                     match ran {
                         Ok(()) if is_done(&shutdown) || stopped.load(Ordering::SeqCst) => break,
                         Ok(()) => "the broker cancelled the consumer".to_owned(),

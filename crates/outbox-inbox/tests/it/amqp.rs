@@ -144,7 +144,7 @@ impl Broker {
                 .exchange_delete(x.as_str().into(), ExchangeDeleteOptions::default())
                 .await;
         }
-        let _ = self.conn.close(200, "bye".into()).await;
+        outbox_support::amqp::close(&self.conn, "bye").await;
     }
 }
 

@@ -93,5 +93,5 @@ async fn a_named_outbox_is_relayed_in_chain_order_and_emptied() {
     assert_eq!(status.snapshot().published_total, 6);
     shutdown.cancel();
     relay.await.expect("relay stops");
-    let _ = conn.close(200, "done".into()).await;
+    outbox_support::amqp::close(&conn, "done").await;
 }

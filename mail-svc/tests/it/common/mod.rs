@@ -95,7 +95,7 @@ impl Names {
                 .await
                 .expect("delete exchange");
         }
-        let _ = conn.close(200, "bye".into()).await;
+        outbox_support::amqp::close(&conn, "bye").await;
     }
 }
 
@@ -519,7 +519,7 @@ pub async fn take_dead_letters(queue: &str, n: usize) -> Vec<DeadLetter> {
             }
         }
     }
-    let _ = conn.close(200, "bye".into()).await;
+    outbox_support::amqp::close(&conn, "bye").await;
     out
 }
 

@@ -275,6 +275,6 @@ impl Consumer {
                 ExchangeDeleteOptions::default(),
             )
             .await;
-        let _ = self.queue.connection.close(200, "test done".into()).await;
+        outbox_support::amqp::close(&self.queue.connection, "test done").await;
     }
 }
