@@ -491,8 +491,12 @@ async fn pump(
 /// A connection to the test broker and a channel on it in confirm mode: once a publish's confirm
 /// is awaited, the broker has the message.
 pub async fn confirming_channel() -> (lapin::Connection, lapin::Channel) {
-    let conn = lapin::Connection::connect(&amqp_url(), lapin::ConnectionProperties::default())
+    // Bounded, so a broker that never answers fails the test naming the step instead of hanging it.
+    let url = amqp_url();
+    let connect = lapin::Connection::connect(&url, lapin::ConnectionProperties::default());
+    let conn = tokio::time::timeout(PATIENCE, connect)
         .await
+        .expect("RabbitMQ answers within PATIENCE (30 s)")
         .expect("connect to RabbitMQ");
     let ch = conn.create_channel().await.expect("channel");
     ch.confirm_select(lapin::options::ConfirmSelectOptions::default())

@@ -254,7 +254,12 @@ impl TestMail {
 
     pub async fn stop(self) {
         self.shutdown.cancel();
-        self.app.await.expect("join").expect("clean stop");
+        // A shutdown that never ends is a failure to name, not a test that hangs.
+        tokio::time::timeout(Duration::from_secs(60), self.app)
+            .await
+            .expect("mail-svc stops within 60 s of its shutdown")
+            .expect("join")
+            .expect("clean stop");
     }
 }
 
@@ -407,7 +412,10 @@ impl Publisher {
     }
 
     pub async fn confirm_all(&self) {
-        let returned = self.ch.wait_for_confirms().await.expect("confirms");
+        let returned = tokio::time::timeout(Duration::from_secs(60), self.ch.wait_for_confirms())
+            .await
+            .expect("the broker confirms within 60 s")
+            .expect("confirms");
         assert!(
             returned.is_empty(),
             "unroutable messages: {}",
