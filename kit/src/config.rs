@@ -5,37 +5,8 @@
 //! setting (the millisecond `BACKOFF_MIN_MS`, …: each service lists its own as a table of
 //! [`Removed`]) still passed stops the service at start-up, naming its replacement
 //! ([`refuse_removed`]).
-//!
-//! [`LivenessSettings`] are the two settings by which a service notices a silent peer
-//! (`AMQP_HEARTBEAT`, `DB_STATEMENT_TIMEOUT`), declared once for every service that has both.
 
 use std::time::Duration;
-
-/// `AMQP_HEARTBEAT` and `DB_STATEMENT_TIMEOUT`: how long a silent broker or a hung statement may
-/// go unnoticed. A service's `Config` takes them with `#[command(flatten)]`, where they keep
-/// their place in `--help`.
-#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
-pub struct LivenessSettings {
-    #[arg(long, env = "AMQP_HEARTBEAT", default_value = "10s",
-          value_parser = crate::amqp::parse_heartbeat,
-          help = crate::amqp::HEARTBEAT_HELP)]
-    pub amqp_heartbeat: Duration,
-
-    #[arg(long, env = "DB_STATEMENT_TIMEOUT", default_value = "30s",
-          value_parser = crate::db::parse_statement_timeout,
-          help = crate::db::STATEMENT_TIMEOUT_HELP)]
-    pub db_statement_timeout: Duration,
-}
-
-impl Default for LivenessSettings {
-    /// The defaults of the flags: 10 s and 30 s.
-    fn default() -> Self {
-        Self {
-            amqp_heartbeat: outbox_support::amqp::DEFAULT_HEARTBEAT,
-            db_statement_timeout: crate::db::DEFAULT_STATEMENT_TIMEOUT,
-        }
-    }
-}
 
 /// Parses a duration the way `humantime` writes it (`250ms`, `1s`, `30s`, `2m`, `1h 30m`), or a
 /// bare number of seconds (`30`), which `LEADER_LEASE` and `MAIL_HOLD_ALERT` always accepted.

@@ -10,9 +10,10 @@
 //!   (`OTEL_EXPORTER_OTLP_ENDPOINT`);
 //! - [`shutdown`]: one cancellation token fed by SIGTERM and ctrl-c;
 //! - [`service`]: a service binary's `main` (healthcheck, or telemetry, build, run, flush);
-//! - [`config`]: the one duration format of every setting (`200ms`, `1s`, `2m`), the liveness
-//!   settings (`AMQP_HEARTBEAT`, `DB_STATEMENT_TIMEOUT`) a service flattens into its `Config`, and
-//!   the refusal of removed settings (the `*_MS` ones it replaced), naming their replacements;
+//! - [`config`]: the one duration format of every setting (`200ms`, `1s`, `2m`), and the refusal
+//!   of removed settings (the `*_MS` ones it replaced), naming their replacements;
+//! - [`liveness`]: the liveness settings (`AMQP_HEARTBEAT`, `DB_STATEMENT_TIMEOUT`) a service
+//!   flattens into its `Config`;
 //! - [`db`]: connect to PostgreSQL, creating the database when it is missing;
 //! - [`email`]: the one rule for customer mail addresses (orders-svc and mail-svc);
 //! - [`grpc`]: the one gRPC server wiring (service, health, reflection v1 and v1alpha for grpcurl,
@@ -33,6 +34,7 @@ pub mod db;
 pub mod email;
 pub mod grpc;
 pub mod health;
+pub mod liveness;
 pub mod metrics;
 pub mod outbox;
 pub mod service;

@@ -93,7 +93,7 @@ pub struct Config {
     pub amqp_tls: outbox_kit::amqp::TlsSettings,
 
     #[command(flatten)]
-    pub liveness: outbox_kit::config::LivenessSettings,
+    pub liveness: outbox_kit::liveness::LivenessSettings,
 
     /// The topic exchange relay-svc publishes order events to (declared here too, durable, so
     /// either service may start first).

@@ -104,7 +104,7 @@ pub struct Config {
     pub amqp_tls: outbox_kit::amqp::TlsSettings,
 
     #[command(flatten)]
-    pub liveness: outbox_kit::config::LivenessSettings,
+    pub liveness: outbox_kit::liveness::LivenessSettings,
 
     /// The durable topic exchange events are published to (declared at connect).
     #[arg(long, env = "AMQP_EXCHANGE", default_value = "orders.events")]

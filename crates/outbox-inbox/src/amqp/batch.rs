@@ -17,8 +17,8 @@ use sqlx::{Connection, PgConnection, PgPool};
 
 use super::{
     BrokerError, DeadLetterChannel, Judge, Unsettled, ack_together, bounded_reason, broker_call,
-    consumer::{Hooks, Retrying},
     counts::Counters,
+    hooks::{Hooks, Retrying},
 };
 use crate::{
     ApplyError, Envelope, Failure, Handler, Inbox, Outcome,

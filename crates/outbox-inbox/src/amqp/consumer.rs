@@ -31,8 +31,9 @@ use super::{
     batch::{Attempts, Work},
     broker_call,
     counts::{Counters, Counts},
+    hooks::{Hooks, Retrying},
 };
-use crate::{Failure, Handler, Inbox};
+use crate::{Handler, Inbox};
 
 /// The first wait before a delivery whose transaction failed is tried again (doubling, with
 /// jitter, up to [`RETRY_MAX`]).
@@ -49,56 +50,6 @@ pub const RECONNECT_MAX: Duration = Duration::from_secs(10);
 /// How long connecting to one broker address may take before the next one is tried (a node that
 /// hangs, rather than refusing, must not hold the consumer).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// What the broker says about a connection ([`Change`]), for the user's logs and health.
-type OnChange = Arc<dyn Fn(&Change) + Send + Sync>;
-
-/// Told whether a session consumes (see [`Consumer::on_consuming`]).
-type OnConsuming = Arc<dyn Fn(bool) + Send + Sync>;
-/// Told of a retried attempt (see [`Consumer::on_retry`]).
-type OnRetry = Arc<dyn Fn(&Retrying<'_>) + Send + Sync>;
-/// Told of a settled dead letter and its reason (see [`Consumer::on_dead_letter`]).
-type OnDeadLetter = Arc<dyn Fn(&Delivery, &str) + Send + Sync>;
-
-/// Writes a dead letter's record in the user's database (see [`Consumer::record_dead_letters`]).
-type RecordDeadLetter = Arc<
-    dyn for<'c> Fn(
-            &'c mut PgConnection,
-            &'c Delivery,
-            &'c str,
-        ) -> BoxFuture<'c, Result<(), sqlx::Error>>
-        + Send
-        + Sync,
->;
-
-/// The user's callbacks, shared by a consumer's clones.
-#[derive(Clone, Default)]
-pub(super) struct Hooks {
-    pub(super) on_change: Option<OnChange>,
-    pub(super) on_consuming: Option<OnConsuming>,
-    pub(super) on_retry: Option<OnRetry>,
-    pub(super) on_dead_letter: Option<OnDeadLetter>,
-    pub(super) record_dead_letter: Option<RecordDeadLetter>,
-}
-
-/// A failed attempt at a transaction that is tried again (see [`Consumer::on_retry`]).
-#[derive(Debug, Clone, Copy)]
-#[non_exhaustive]
-pub struct Retrying<'a> {
-    /// What failed: `a batch of <n>`, `seq <n>` (one delivery), `recording a dead letter`.
-    pub what: &'a str,
-    /// The error.
-    pub error: &'a str,
-    /// Its SQLSTATE, when the database raised it.
-    pub sqlstate: Option<&'a str>,
-    /// What it means ([`Failure::Transient`] or [`Failure::Reconnect`]: a poison failure is
-    /// dead-lettered, not tried again).
-    pub failure: Failure,
-    /// Failed attempts so far at this transaction.
-    pub attempt: u32,
-    /// The wait before the next attempt.
-    pub delay: Duration,
-}
 
 /// A consumer of one queue into an [`Inbox`]: every delivery is applied exactly once, in its
 /// aggregate's chain order; deliveries are gathered into batches of up to `batch_size`, each
@@ -120,12 +71,12 @@ pub struct Retrying<'a> {
 ///    the whole batch again after a backoff ([`RETRY_MIN`] doubling to [`RETRY_MAX`], see
 ///    [`Consumer::with_retry_backoff`]), so that an outage slows the consumer down instead of
 ///    spinning it; a handler error, or an error the event's own data causes
-///    ([`Failure::Poison`]), applies the members one by one instead, each in a transaction of
-///    its own: the others commit and are acked, a member whose data the database refuses is
-///    dead-lettered (`cannot be stored: …`), and a member that still fails otherwise is neither
-///    acked nor rejected but tried again after the backoff. At shutdown what is not committed
-///    stays unacked and the broker redelivers it (the queue's delivery limit bounds
-///    redeliveries).
+///    ([`Failure::Poison`](crate::Failure::Poison)), applies the members one by one instead,
+///    each in a transaction of its own: the others commit and are acked, a member whose data
+///    the database refuses is dead-lettered (`cannot be stored: …`), and a member that still
+///    fails otherwise is neither acked nor rejected but tried again after the backoff. At
+///    shutdown what is not committed stays unacked and the broker redelivers it (the queue's
+///    delivery limit bounds redeliveries).
 ///
 /// A batch starts when it is full, when no other batch is in flight (an idle consumer adds no
 /// latency: it takes what has arrived), or when it has waited `batch_window` for more.
@@ -285,10 +236,11 @@ impl Consumer {
     }
 
     /// Bounds each attempt at a transaction (connection, statements, commit): an attempt with
-    /// no answer within `limit` is abandoned as a broken connection ([`Failure::Reconnect`]) and
-    /// tried again. A socket gone silent (a firewall, a NAT) gives no error at all: without a
-    /// bound, the attempt waits for the kernel's TCP timeout. Default: none (the statement
-    /// timeout of your pool's sessions bounds the statements).
+    /// no answer within `limit` is abandoned as a broken connection
+    /// ([`Failure::Reconnect`](crate::Failure::Reconnect)) and tried again. A socket gone
+    /// silent (a firewall, a NAT) gives no error at all: without a bound, the attempt waits for
+    /// the kernel's TCP timeout. Default: none (the statement timeout of your pool's sessions
+    /// bounds the statements).
     pub fn with_attempt_timeout(mut self, limit: Duration) -> Self {
         self.attempts.timeout = Some(limit);
         self
@@ -332,9 +284,9 @@ impl Consumer {
     /// counter that survives restarts, an audit row): `record` runs on a connection of the pool,
     /// after the broker confirmed the dead-letter copy, and is tried again like a transaction
     /// (after a backoff, bounded by the attempt timeout) until it succeeds; a
-    /// [`Failure::Poison`] error is logged and not tried again. When shutdown comes first the
-    /// delivery stays unacked: it comes back and is judged (and recorded) again, and the
-    /// dead-letter queue then holds two copies of it.
+    /// [`Failure::Poison`](crate::Failure::Poison) error is logged and not tried again. When
+    /// shutdown comes first the delivery stays unacked: it comes back and is judged (and
+    /// recorded) again, and the dead-letter queue then holds two copies of it.
     ///
     /// ```no_run
     /// # fn demo(consumer: outbox_inbox::amqp::Consumer) -> outbox_inbox::amqp::Consumer {

@@ -20,20 +20,20 @@ mod batch;
 mod consumer;
 mod counts;
 mod dead_letter;
+mod hooks;
 mod judge;
 mod message;
 mod topology;
 
 pub use ack::{BROKER_CALL_TIMEOUT, BrokerError, Unsettled, ack_together, broker_call};
-pub use consumer::{
-    CONNECT_TIMEOUT, Consumer, RECONNECT_MAX, RECONNECT_MIN, RETRY_MAX, RETRY_MIN, Retrying,
-};
+pub use consumer::{CONNECT_TIMEOUT, Consumer, RECONNECT_MAX, RECONNECT_MIN, RETRY_MAX, RETRY_MIN};
 pub use counts::Counts;
 pub use dead_letter::{
     DEAD_LETTER_ATTEMPTS, DEATH_REASON_HEADER, DeadLetterChannel, MAX_REASON_BYTES,
     ORIGINAL_ROUTING_KEY_HEADER, ORIGINAL_USER_ID_HEADER, bounded_reason, dead_letter_properties,
     with_properties_of,
 };
+pub use hooks::Retrying;
 pub use judge::Judge;
 pub use topology::{DELIVERY_LIMIT, Topology};
 

@@ -1,0 +1,31 @@
+//! [`LivenessSettings`]: the two settings by which a service notices a silent peer
+//! (`AMQP_HEARTBEAT`, `DB_STATEMENT_TIMEOUT`), declared once for every service that has both.
+//! (Apart from [`crate::config`], whose duration parser `amqp` and `db` use: no import circle.)
+
+use std::time::Duration;
+
+/// `AMQP_HEARTBEAT` and `DB_STATEMENT_TIMEOUT`: how long a silent broker or a hung statement may
+/// go unnoticed. A service's `Config` takes them with `#[command(flatten)]`, where they keep
+/// their place in `--help`.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct LivenessSettings {
+    #[arg(long, env = "AMQP_HEARTBEAT", default_value = "10s",
+          value_parser = crate::amqp::parse_heartbeat,
+          help = crate::amqp::HEARTBEAT_HELP)]
+    pub amqp_heartbeat: Duration,
+
+    #[arg(long, env = "DB_STATEMENT_TIMEOUT", default_value = "30s",
+          value_parser = crate::db::parse_statement_timeout,
+          help = crate::db::STATEMENT_TIMEOUT_HELP)]
+    pub db_statement_timeout: Duration,
+}
+
+impl Default for LivenessSettings {
+    /// The defaults of the flags: 10 s and 30 s.
+    fn default() -> Self {
+        Self {
+            amqp_heartbeat: outbox_support::amqp::DEFAULT_HEARTBEAT,
+            db_statement_timeout: crate::db::DEFAULT_STATEMENT_TIMEOUT,
+        }
+    }
+}
