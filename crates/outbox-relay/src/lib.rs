@@ -149,7 +149,7 @@ impl Settings {
             backoff_max: Duration::from_secs(30),
             poll_interval: Duration::from_secs(1),
             standby_retry: Duration::from_secs(1),
-            confirm_timeout: Duration::from_secs(15),
+            confirm_timeout: publisher::DEFAULT_CONFIRM_TIMEOUT,
             leader_lease: Duration::from_secs(10),
             db_step_timeout: Duration::from_secs(31),
             published_retention: Some(Duration::from_secs(7 * 24 * 3600)),

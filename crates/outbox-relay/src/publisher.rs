@@ -31,6 +31,9 @@ pub use outbox::wire::CONTENT_TYPE_PROTOBUF as CONTENT_TYPE;
 /// `app_id` of every message (and the broker connection's name).
 pub const APP_ID: &str = "relay-svc";
 
+/// The default time a wave (or a replayed message) has to be sent and confirmed.
+pub const DEFAULT_CONFIRM_TIMEOUT: Duration = Duration::from_secs(15);
+
 /// Declares the events exchange. Every service declares it the same way, so whichever starts
 /// first creates it.
 pub async fn declare_exchange(channel: &Channel, exchange: &str) -> Result<(), lapin::Error> {

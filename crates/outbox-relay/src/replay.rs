@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     db,
     error::Error,
-    publisher::{Encoder, Outcome, Outgoing, Publisher},
+    publisher::{self, Encoder, Outcome, Outgoing, Publisher},
 };
 
 /// What to replay, and to which queue. [`Replay::new`] replays every kept event of the
@@ -39,7 +39,8 @@ pub struct Replay {
     pub to_seq: Option<i64>,
     /// The one queue that receives the messages.
     pub queue: String,
-    /// How long each message may take to be confirmed (default 15 s, the relay's).
+    /// How long each message may take to be confirmed (default
+    /// [`publisher::DEFAULT_CONFIRM_TIMEOUT`], the relay's).
     pub confirm_timeout: Duration,
 }
 
@@ -56,7 +57,7 @@ impl Replay {
             from_seq: None,
             to_seq: None,
             queue: queue.into(),
-            confirm_timeout: Duration::from_secs(15),
+            confirm_timeout: publisher::DEFAULT_CONFIRM_TIMEOUT,
         }
     }
 

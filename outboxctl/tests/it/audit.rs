@@ -52,19 +52,9 @@ async fn queued(queue: &str) -> u32 {
         .await
         .expect("broker");
     let ch = conn.create_channel().await.expect("channel");
-    let q = ch
-        .queue_declare(
-            queue.into(),
-            lapin::options::QueueDeclareOptions {
-                passive: true,
-                ..Default::default()
-            },
-            Default::default(),
-        )
-        .await
-        .expect("the queue exists");
+    let ready = testing::ready_messages(&ch, queue).await;
     let _ = conn.close(200, "counted".into()).await;
-    q.message_count()
+    ready
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
