@@ -312,8 +312,9 @@ pub async fn promote_next(
     update_chains(conn, chains, PROMOTE_EARLIEST_UNSENT).await
 }
 
-/// Makes the earliest unsent mail of each chain ($1 shards, $2 orders) its head.
-const PROMOTE_EARLIEST_UNSENT: &str = "update mails m set head = true
+/// Makes the earliest unsent mail of each chain ($1 shards, $2 orders) its head; public so that a
+/// test can explain the very statement the mailer runs.
+pub const PROMOTE_EARLIEST_UNSENT: &str = "update mails m set head = true
            from unnest($1::integer[], $2::bigint[]) as c(shard, order_id),
                 lateral (select n.seq from mails n
                           where n.shard = c.shard and n.order_id = c.order_id

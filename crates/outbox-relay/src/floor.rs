@@ -181,6 +181,12 @@ impl Floor {
     }
 }
 
+/// A floor that moved with the holes unchanged is written for the figures at most this often: a
+/// figure counted from an older floor walks a few more rows but is as exact (every present row
+/// below the written floor is a written hole), and one write per relayed batch would cost a
+/// statement and a WAL flush per event at a light load.
+const PERSIST_EVERY: Duration = Duration::from_millis(500);
+
 /// How long a checkpoint may wait before the relay names the writer holding it.
 const WRITER_WARN_AFTER: Duration = Duration::from_secs(10);
 /// While one does, look for the writer at most this often.
@@ -199,8 +205,13 @@ pub(crate) struct Reader {
 #[derive(Debug, Default)]
 struct ReaderState {
     floor: Floor,
-    /// The floor and holes last written for the figures (`None`: not yet in this term).
+    /// Where the last read found the floor may go: moved there (the rows it passes collected as
+    /// holes) after the batch was handed out, off the path from a commit to its publish (see
+    /// [`Reader::advance`]).
+    pending: Option<i64>,
+    /// The floor and holes last written for the figures (`None`: not yet in this term), and when.
     persisted: Option<(i64, Vec<i64>)>,
+    persisted_at: Option<Instant>,
     /// The writer holding the floor was named (said once per episode).
     warned: bool,
     last_writer_look: Option<Instant>,
@@ -235,6 +246,7 @@ impl Reader {
         let (q, pool) = (self.queries.as_ref(), &self.pool);
         let mut state = self.state.lock().await;
         let st = &mut *state;
+        self.advance_locked(st).await?;
         let (now, holes) = db::observe(q, pool, st.floor.holes(), st.floor.floor()).await?;
         if st.floor.observe(now, holes, Instant::now()) == Looked::WentBack {
             tracing::warn!(
@@ -252,16 +264,43 @@ impl Reader {
         let returned: Vec<i64> = rows.iter().map(|r| r.seq).collect();
         let held: Vec<i64> = in_flight.iter().chain(skip_seqs).copied().collect();
         let to = st.floor.next(&returned, rows.len() < limit as usize, &held);
-        if to > st.floor.floor() {
+        // Every seq below `to` is final and none of them is in this batch or in flight, so the
+        // move stays right however late it happens: it waits for the next read or `advance`.
+        st.pending = (to > st.floor.floor()).then_some(to);
+        Ok(rows)
+    }
+
+    /// Moves the floor where the last read found it may go, and writes it for the figures when
+    /// due. The relay calls it once a batch is handed to the broker; the next read does it
+    /// first in any case.
+    pub(crate) async fn advance(&self) -> Result<(), Error> {
+        let mut state = self.state.lock().await;
+        self.advance_locked(&mut state).await
+    }
+
+    async fn advance_locked(&self, st: &mut ReaderState) -> Result<(), Error> {
+        let (q, pool) = (self.queries.as_ref(), &self.pool);
+        if let Some(to) = st.pending.take()
+            && to > st.floor.floor()
+        {
             let passed = db::collect_holes(q, pool, st.floor.floor(), to).await?;
             st.floor.moved(to, passed);
         }
         let current = (st.floor.floor(), st.floor.holes().to_vec());
-        if st.persisted.as_ref() != Some(&current) {
+        let due = match &st.persisted {
+            None => true,
+            Some((_, holes)) if *holes != current.1 => true,
+            Some(persisted) => {
+                *persisted != current
+                    && st.persisted_at.is_none_or(|t| t.elapsed() >= PERSIST_EVERY)
+            }
+        };
+        if due {
             db::persist_floor(q, pool, current.0, &current.1).await?;
             st.persisted = Some(current);
+            st.persisted_at = Some(Instant::now());
         }
-        Ok(rows)
+        Ok(())
     }
 
     /// Names the writer that keeps the floor from moving, once per episode, with its age as a

@@ -70,9 +70,10 @@ impl Relay {
                 // Nothing present: that is the backlog, no need to count it (keeps idle load
                 // at two statements per poll: the lock ping and this read).
                 self.status.set_backlog(db::Backlog::default());
+                self.figures_stale = false;
             } else {
                 // Rows wait behind held or quarantined orders: count them.
-                self.refresh_backlog(false).await?;
+                self.refresh_backlog(self.figures_stale).await?;
             }
             return Ok(Cycle::Drained);
         };
@@ -116,7 +117,9 @@ impl Relay {
                             .map(|rows| prepare(encoder.as_ref(), rows)),
                     )
                 } else {
-                    None
+                    // The floor's move found by this batch's read, while it is confirmed (a
+                    // read-ahead does it first).
+                    Some(reader.advance().await.map(|()| Vec::new()))
                 };
                 let backlog = if count_backlog {
                     Some(backlog_figures(&queries, &pool).await)
@@ -208,10 +211,15 @@ impl Relay {
         if let Some(figures) = backlog {
             self.set_backlog(figures?);
         }
-        if !more || delivery.undelivered > 0 {
-            // Exact figures: the deletes first, so that deleted rows are not counted.
+        if (!more && self.backlog_due()) || delivery.undelivered > 0 {
+            // Exact figures: the deletes first, so that deleted rows are not counted. At most
+            // every BACKLOG_REFRESH after a batch that drained the outbox: the next idle cycle
+            // sets them (see `Relay::wait`), so a light load does not pay five statements per
+            // event for them.
             self.finish_deletes().await?;
             self.refresh_backlog(true).await?;
+        } else if !more {
+            self.figures_stale = true;
         }
         if let Some(e) = delivery.broken {
             return Err(e);

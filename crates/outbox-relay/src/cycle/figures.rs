@@ -15,6 +15,18 @@ use crate::{
 const BACKLOG_REFRESH: Duration = Duration::from_millis(500);
 
 impl Relay {
+    /// When the figures, skipped after a batch that drained the outbox, are next due: an idle
+    /// relay wakes up for them.
+    pub(super) fn figures_due_at(&self) -> Option<Instant> {
+        if !self.figures_stale {
+            return None;
+        }
+        Some(
+            self.last_backlog_refresh
+                .map_or_else(Instant::now, |t| t + BACKLOG_REFRESH),
+        )
+    }
+
     /// Whether the periodic backlog figures are due (at most every [`BACKLOG_REFRESH`]).
     pub(super) fn backlog_due(&self) -> bool {
         self.last_backlog_refresh
@@ -25,6 +37,7 @@ impl Relay {
         self.status.set_backlog(backlog);
         self.status.set_quarantined(quarantined);
         self.last_backlog_refresh = Some(Instant::now());
+        self.figures_stale = false;
     }
 
     /// Updates the backlog figures (always when `force`, else at most every

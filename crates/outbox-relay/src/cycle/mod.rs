@@ -89,6 +89,9 @@ pub(crate) struct Relay {
     /// For failures of the broker or the database as a whole.
     backoff: Backoff,
     last_backlog_refresh: Option<Instant>,
+    /// The figures were not counted after the last batch (it drained the outbox within
+    /// `BACKLOG_REFRESH` of the last count): the next idle cycle sets them.
+    figures_stale: bool,
     /// Orders whose returned or nacked event waits for its retry, each with its own backoff.
     held: HashMap<i64, Hold>,
     /// The next batch, read and encoded while the previous one was being confirmed (see
@@ -140,6 +143,7 @@ impl Relay {
             shutdown,
             backoff,
             last_backlog_refresh: None,
+            figures_stale: false,
             held: HashMap::new(),
             prefetched: None,
             deleting: None,

@@ -41,6 +41,9 @@ impl Relay {
         if let Some(hold_end) = self.next_hold_end() {
             until = until.min(hold_end);
         }
+        if let Some(figures) = self.figures_due_at() {
+            until = until.min(figures);
+        }
         let poll = tokio::time::sleep_until(until.into());
         let Some(l) = listener.as_mut() else {
             tokio::select! {
