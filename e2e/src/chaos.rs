@@ -124,8 +124,18 @@ pub async fn assert_clean_run(
         "the run injected faults: {report}"
     );
     assert!(report.is_clean(), "{report}");
+    // Generous (the aim is 30 s on a loaded 2-core machine): mail must never stop for good
+    // after one node's fault.
+    assert!(
+        report.slowest_recovery() < RECOVERY_WAIT,
+        "mail went out again after every node fault: {report}"
+    );
     report
 }
+
+/// How long the cluster mode waits for mail to flow again after a node fault before it counts
+/// the fault as unrecovered (and [`assert_clean_run`] fails).
+pub const RECOVERY_WAIT: Duration = Duration::from_secs(120);
 
 /// What a run found.
 #[derive(Debug, Default, Clone)]
@@ -148,6 +158,10 @@ pub struct ChaosReport {
     pub node_kills: u32,
     /// Cluster mode: a node cut off from the other two for a while.
     pub partitions: u32,
+    /// Cluster mode: each node fault and the longest time no mail went out from it until mail
+    /// flowed again after the node was back (at most [`RECOVERY_WAIT`]: a fault after which none
+    /// went out within it counts as that long).
+    pub recoveries: Vec<(&'static str, Duration)>,
     pub lost: u64,
     pub duplicated: u64,
     pub reordered: u64,
@@ -166,6 +180,15 @@ impl ChaosReport {
             + self.leader_kills
             + self.node_kills
             + self.partitions
+    }
+
+    /// The longest time no mail went out after a node fault.
+    pub fn slowest_recovery(&self) -> Duration {
+        self.recoveries
+            .iter()
+            .map(|(_, d)| *d)
+            .max()
+            .unwrap_or_default()
     }
 
     /// True when nothing was lost, doubled, reordered or invented.
@@ -203,6 +226,19 @@ impl std::fmt::Display for ChaosReport {
                 f,
                 "  cluster faults queue leader kills {}, node kills {}, partitions {}",
                 self.leader_kills, self.node_kills, self.partitions
+            )?;
+        }
+        if !self.recoveries.is_empty() {
+            let each: Vec<String> = self
+                .recoveries
+                .iter()
+                .map(|(what, d)| format!("{what} {:.1}s", d.as_secs_f64()))
+                .collect();
+            writeln!(
+                f,
+                "  mail stopped   {:>7.1}s at most, after {}",
+                self.slowest_recovery().as_secs_f64(),
+                each.join(", ")
             )?;
         }
         writeln!(f, "  lost           {:>8}", self.lost)?;
@@ -495,13 +531,19 @@ async fn cluster_fault(
     rng: &mut StdRng,
     report: &mut ChaosReport,
 ) -> anyhow::Result<()> {
-    let killed = match (report.leader_kills + report.node_kills + report.partitions) % 3 {
+    let mail_db = sqlx::PgPool::connect(&stack.mail_db_url)
+        .await
+        .context("connecting to mail-svc's database")?;
+    let since: chrono::DateTime<chrono::Utc> = sqlx::query_scalar("select clock_timestamp()")
+        .fetch_one(&mail_db)
+        .await?;
+    let (what, killed) = match (report.leader_kills + report.node_kills + report.partitions) % 3 {
         0 => {
             let (leader, _) = cluster.queue_placement(&stack.queue).await?;
             eprintln!("chaos: killing node {leader} (leads {})", stack.queue);
             cluster.kill_node(leader).await?;
             report.leader_kills += 1;
-            Some(leader)
+            ("leader kill", Some(leader))
         }
         1 => {
             let node = cluster::NODES[rng.random_range(0..cluster::NODES.len())];
@@ -510,21 +552,64 @@ async fn cluster_fault(
             cluster.partition_node(node, seconds).await?;
             report.partitions += 1;
             tokio::time::sleep(Duration::from_secs(u64::from(seconds))).await;
-            None
+            ("partition", None)
         }
         _ => {
             let node = cluster::NODES[rng.random_range(0..cluster::NODES.len())];
             eprintln!("chaos: killing node {node}");
             cluster.kill_node(node).await?;
             report.node_kills += 1;
-            Some(node)
+            ("node kill", Some(node))
         }
     };
     tokio::time::sleep(Duration::from_millis(rng.random_range(0..4000))).await;
     match killed {
-        Some(node) => cluster.restart_node(node).await,
+        Some(node) => cluster.restart_node(node).await?,
         // The node resumes by itself: wait until the three run together.
-        None => cluster.heal().await,
+        None => cluster.heal().await?,
+    }
+    let healed: chrono::DateTime<chrono::Utc> = sqlx::query_scalar("select clock_timestamp()")
+        .fetch_one(&mail_db)
+        .await?;
+    let recovered = mail_silence_after(&mail_db, since, healed).await?;
+    eprintln!(
+        "chaos: no mail for {:.1}s at most after the {what}",
+        recovered.as_secs_f64()
+    );
+    report.recoveries.push((what, recovered));
+    mail_db.close().await;
+    Ok(())
+}
+
+/// The longest time no mail went out from `since` (the fault, the database's clock) until the
+/// first mail sent after `healed` (the node back): the silence the fault caused. Waits at most
+/// [`RECOVERY_WAIT`] from `since` for that mail (the writers keep queueing mail throughout);
+/// without one, the silence counts as that long.
+async fn mail_silence_after(
+    mail_db: &sqlx::PgPool,
+    since: chrono::DateTime<chrono::Utc>,
+    healed: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<Duration> {
+    loop {
+        let (silence, waited): (Option<f64>, f64) = sqlx::query_as(
+            "with flowing as (select min(sent_at) as at from mails where sent_at > $2)
+             select (select max(extract(epoch from gap))::float8
+                       from (select sent_at - lag(sent_at, 1, $1) over (order by sent_at) as gap
+                               from mails, flowing
+                              where sent_at > $1 and sent_at <= flowing.at) g),
+                    extract(epoch from clock_timestamp() - $1)::float8",
+        )
+        .bind(since)
+        .bind(healed)
+        .fetch_one(mail_db)
+        .await?;
+        if let Some(secs) = silence {
+            return Ok(Duration::from_secs_f64(secs.max(0.0)));
+        }
+        if waited >= RECOVERY_WAIT.as_secs_f64() {
+            return Ok(RECOVERY_WAIT);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
