@@ -157,6 +157,25 @@ fn process_secs(pid: u32) -> Option<f64> {
     parse_stat_ticks(&stat).map(|t| t as f64 / ticks_per_sec())
 }
 
+/// CPU seconds (user + system) of this process's children that have exited and been waited for
+/// (`cutime` + `cstime` of `/proc/self/stat`): how a child that is gone by the time of the next
+/// sample (pgbench) is measured.
+pub fn waited_children_secs() -> f64 {
+    fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|stat| parse_children_ticks(&stat))
+        .map_or(0.0, |t| t as f64 / ticks_per_sec())
+}
+
+/// cutime + cstime (fields 16 and 17) from a `/proc/<pid>/stat` line.
+fn parse_children_ticks(stat: &str) -> Option<u64> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let cutime: u64 = fields.get(13)?.parse().ok()?;
+    let cstime: u64 = fields.get(14)?.parse().ok()?;
+    Some(cutime + cstime)
+}
+
 /// utime + stime from a `/proc/<pid>/stat` line. The command name (field 2) may contain spaces
 /// and parentheses, so fields are counted from its closing parenthesis.
 fn parse_stat_ticks(stat: &str) -> Option<u64> {
@@ -191,6 +210,8 @@ mod tests {
     fn stat_fields_are_counted_after_the_command_name() {
         let stat = "42 (tokio (rt) x) S 1 42 42 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 4 0 100";
         assert_eq!(parse_stat_ticks(stat), Some(325));
+        let waited = "42 (bench) S 1 42 42 0 -1 4194560 100 0 0 0 250 75 7 13 20 0 4 0 100";
+        assert_eq!(parse_children_ticks(waited), Some(20));
         assert_eq!(parse_stat_ticks("garbage"), None);
     }
 
