@@ -100,6 +100,14 @@ fn backend_database(title: &str) -> Option<&str> {
 }
 
 impl CpuSnapshot {
+    /// `newer`, plus the processes this snapshot saw that `newer` no longer does, at their last
+    /// figure: sampling often while a stage runs keeps the share of processes that exit before
+    /// its end (the backends of a client that disconnects), up to the last sample.
+    pub fn then(mut self, newer: CpuSnapshot) -> CpuSnapshot {
+        self.0.extend(newer.0);
+        CpuSnapshot(self.0, newer.1)
+    }
+
     /// CPU seconds spent per group between `earlier` and this snapshot.
     /// A process that started since `earlier` counts with all it spent; one that exited is
     /// left out (its last moments are lost, not the other processes' work).
@@ -266,6 +274,13 @@ mod tests {
                 0.0,
             )
         };
+        // A process seen by an earlier sample only keeps its last figure.
+        let seen = snapshot(&[("postgres", 7, 1.0), ("postgres", 8, 2.0)])
+            .then(snapshot(&[("postgres", 8, 3.0)]));
+        assert_eq!(
+            seen.since(&snapshot(&[])).0,
+            [("postgres".to_owned(), 4.0)].into()
+        );
         // Backend 7 (5 s spent before the stage) exits during it; backend 8 spends 0.5 s and
         // backend 9 starts during the stage and spends 0.25 s.
         let before = snapshot(&[("postgres", 7, 5.0), ("postgres", 8, 1.0)]);

@@ -25,6 +25,7 @@ use anyhow::Context;
 use orders_svc::{batch as orders_batch, db as orders_db, order::UpsertCommand, shard::Shard};
 use outbox_proto::orders::v1::OrderStatus;
 use sqlx::PgPool;
+use tokio::io::AsyncReadExt;
 
 use crate::{
     cpu::{CpuMeter, CpuUse, waited_children_secs},
@@ -365,21 +366,35 @@ pub(super) async fn pgbench_ceiling(
     if let Some(password) = parsed.password() {
         cmd.env("PGPASSWORD", password);
     }
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let meter = CpuMeter::new(Vec::new(), vec![db_name(&url)]);
     let (before, children_before) = (meter.sample(), waited_children_secs());
-    let out = cmd.output().await.context("running pgbench")?;
-    let mut cpu = meter.sample().since(&before);
+    let mut child = cmd.spawn().context("running pgbench")?;
+    // pgbench's backends exit with it: sampled every 50 ms, they count up to the last sample.
+    let mut seen = before.clone();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        seen = seen.then(meter.sample());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let mut cpu = seen.then(meter.sample()).since(&before);
     // pgbench has exited and been waited for: its CPU is among this process's children's.
     cpu.0.insert(
         "pgbench".into(),
         (waited_children_secs() - children_before).max(0.0),
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    if let Some(mut out) = child.stdout.take() {
+        out.read_to_string(&mut stdout).await?;
+    }
+    if let Some(mut err) = child.stderr.take() {
+        err.read_to_string(&mut stderr).await?;
+    }
     anyhow::ensure!(
-        out.status.success(),
-        "pgbench failed ({}): {}\n{stdout}\nscript:\n{script}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+        status.success(),
+        "pgbench failed ({status}): {stderr}\n{stdout}\nscript:\n{script}"
     );
     let latencies = read_logs(&dir)?;
     let summary = summary(&stdout, latencies)?;

@@ -159,7 +159,9 @@ async fn every_section_runs_with_tiny_sizes() {
         .join(outbox_kit::testing::unique("bench-smoke"))
         .join("last.json");
     Baseline::of(&report, args.clone()).write(&path).unwrap();
-    let last = Baseline::read(&path).unwrap().expect("the baseline just written");
+    let last = Baseline::read(&path)
+        .unwrap()
+        .expect("the baseline just written");
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     let mut report = report;
     report.comparison = Some(bench::compare(&last, &Baseline::of(&report, args)));
