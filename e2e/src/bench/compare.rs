@@ -401,7 +401,7 @@ impl Comparison {
     }
 }
 
-/// Compares `this` run (its figures, measured on `this_machine` with `args`) with the `last`
+/// Compares `this` run (as a baseline: its figures, machine and arguments) with the `last`
 /// recorded revision.
 pub fn compare(last: &Baseline, this: &Baseline) -> Comparison {
     let mut notes = Vec::new();

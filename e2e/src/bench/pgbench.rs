@@ -522,6 +522,7 @@ mod tests {
         );
         assert!(script.contains("array['pending'::text]"), "{script}");
         assert_eq!(script.matches("\\gset ins_").count(), 1);
+        println!("{script}");
 
         // A statement more or a parameter moved: the script refuses.
         let mut more = captured.clone();
