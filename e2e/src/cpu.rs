@@ -100,6 +100,14 @@ fn backend_database(title: &str) -> Option<&str> {
 }
 
 impl CpuSnapshot {
+    /// `newer`, plus the processes this snapshot saw that `newer` no longer does, at their last
+    /// figure: sampling often while a stage runs keeps the share of processes that exit before
+    /// its end (the backends of a client that disconnects), up to the last sample.
+    pub fn then(mut self, newer: CpuSnapshot) -> CpuSnapshot {
+        self.0.extend(newer.0);
+        CpuSnapshot(self.0, newer.1)
+    }
+
     /// CPU seconds spent per group between `earlier` and this snapshot.
     /// A process that started since `earlier` counts with all it spent; one that exited is
     /// left out (its last moments are lost, not the other processes' work).
@@ -157,6 +165,25 @@ fn process_secs(pid: u32) -> Option<f64> {
     parse_stat_ticks(&stat).map(|t| t as f64 / ticks_per_sec())
 }
 
+/// CPU seconds (user + system) of this process's children that have exited and been waited for
+/// (`cutime` + `cstime` of `/proc/self/stat`): how a child that is gone by the time of the next
+/// sample (pgbench) is measured.
+pub fn waited_children_secs() -> f64 {
+    fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|stat| parse_children_ticks(&stat))
+        .map_or(0.0, |t| t as f64 / ticks_per_sec())
+}
+
+/// cutime + cstime (fields 16 and 17) from a `/proc/<pid>/stat` line.
+fn parse_children_ticks(stat: &str) -> Option<u64> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let cutime: u64 = fields.get(13)?.parse().ok()?;
+    let cstime: u64 = fields.get(14)?.parse().ok()?;
+    Some(cutime + cstime)
+}
+
 /// utime + stime from a `/proc/<pid>/stat` line. The command name (field 2) may contain spaces
 /// and parentheses, so fields are counted from its closing parenthesis.
 fn parse_stat_ticks(stat: &str) -> Option<u64> {
@@ -191,6 +218,8 @@ mod tests {
     fn stat_fields_are_counted_after_the_command_name() {
         let stat = "42 (tokio (rt) x) S 1 42 42 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 4 0 100";
         assert_eq!(parse_stat_ticks(stat), Some(325));
+        let waited = "42 (bench) S 1 42 42 0 -1 4194560 100 0 0 0 250 75 7 13 20 0 4 0 100";
+        assert_eq!(parse_children_ticks(waited), Some(20));
         assert_eq!(parse_stat_ticks("garbage"), None);
     }
 
@@ -245,6 +274,13 @@ mod tests {
                 0.0,
             )
         };
+        // A process seen by an earlier sample only keeps its last figure.
+        let seen = snapshot(&[("postgres", 7, 1.0), ("postgres", 8, 2.0)])
+            .then(snapshot(&[("postgres", 8, 3.0)]));
+        assert_eq!(
+            seen.since(&snapshot(&[])).0,
+            [("postgres".to_owned(), 4.0)].into()
+        );
         // Backend 7 (5 s spent before the stage) exits during it; backend 8 spends 0.5 s and
         // backend 9 starts during the stage and spends 0.25 s.
         let before = snapshot(&[("postgres", 7, 5.0), ("postgres", 8, 1.0)]);

@@ -1,7 +1,8 @@
 //! The benchmarks: every stage of the system next to what PostgreSQL and RabbitMQ can do on the
 //! same machine, in the same run (`cargo run --release -p e2e --bin bench`).
 //!
-//! 1. write path: `Upsert` over gRPC vs the same SQL transaction through sqlx;
+//! 1. write path: `Upsert` over gRPC vs the same SQL transaction through sqlx, and through
+//!    pgbench (`pgbench`);
 //! 2. relay drain: relay-svc draining a pre-filled outbox vs a plain confirmed lapin publisher;
 //! 3. consume path: mail-svc on a pre-loaded queue vs a plain lapin consume+ack loop;
 //! 4. end to end: commit→publish and commit→mail latency at fixed offered loads and at the max;
@@ -14,20 +15,24 @@
 //!
 //! Layout: [`run`] (the sections in order), one module a section (`write`, `drain`, `consume`,
 //! `end_to_end`, `idle`; 6 is [`crate::scaling`], 7 [`crate::cost`]), `report` (what was
-//! measured) and [`table`] (the report as text). What the sections share with `scaling` and
+//! measured), [`table`] (the report as text) and [`compare`] (the report's key figures against
+//! the last recorded revision's). What the sections share with `scaling` and
 //! `cost` is in [`crate::load`], below all three.
 
 mod audit;
+pub mod compare;
 mod consume;
 mod drain;
 mod end_to_end;
 mod idle;
+pub mod pgbench;
 mod report;
 mod run;
 mod table;
 mod write;
 
 pub use audit::AuditCost;
+pub use compare::{Baseline, Comparison, compare, figures, render};
 pub use report::{
     BenchReport, EndToEnd, EndToEndRun, Idle, Machine, Pair, Runs, WritePath, ratio_spread,
 };

@@ -22,6 +22,8 @@ pub struct BenchReport {
     pub scaling: Option<Scaling>,
     pub cost: Option<Cost>,
     pub audit: Option<super::AuditCost>,
+    /// This run against the last recorded revision (set by the bench binary).
+    pub comparison: Option<super::Comparison>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -74,6 +76,8 @@ pub fn ratio_spread(service: &Runs, ceiling: &Runs) -> Spread {
 pub struct WritePath {
     pub concurrency: usize,
     pub ceiling: Runs,
+    /// pgbench running the same transaction; `None` when pgbench is not installed.
+    pub pgbench: Option<Runs>,
     pub service: Runs,
 }
 

@@ -29,17 +29,29 @@ pub async fn run(opts: &BenchOptions) -> anyhow::Result<BenchReport> {
     let on = |s: u8| opts.sections.contains(&s);
     let runs = 1..=opts.runs;
     if on(1) {
+        let pgbench = super::pgbench::find();
+        if pgbench.is_none() {
+            progress(super::pgbench::MISSING);
+        }
         for &c in &opts.concurrency {
             let (mut ceiling, mut service) = (Runs::default(), Runs::default());
+            let mut independent = pgbench.as_ref().map(|_| Runs::default());
             for run in runs.clone() {
                 progress(format!("1. write path, C={c}, run {run}: database ceiling"));
                 ceiling.push(write_ceiling(c, opts.write_secs).await?);
+                if let (Some(path), Some(runs)) = (&pgbench, &mut independent) {
+                    progress(format!(
+                        "1. write path, C={c}, run {run}: pgbench, the same transaction"
+                    ));
+                    runs.push(super::pgbench::pgbench_ceiling(path, c, opts.write_secs).await?);
+                }
                 progress(format!("1. write path, C={c}, run {run}: Upsert over gRPC"));
                 service.push(write_service(c, opts.write_secs).await?);
             }
             report.write_path.push(WritePath {
                 concurrency: c,
                 ceiling,
+                pgbench: independent,
                 service,
             });
         }

@@ -83,25 +83,35 @@ pub fn table(r: &BenchReport) -> String {
     if !r.write_path.is_empty() {
         let _ = writeln!(
             out,
-            "\n1. write path (one event per call)   ops/s                p50 ms             p99 ms             ratio"
+            "\n1. write path (one event per call)   ops/s                p50 ms             p99 ms             ratio to SQL / to pgbench"
         );
+        if r.write_path.iter().any(|w| w.pgbench.is_none()) {
+            let _ = writeln!(out, "   {}", super::pgbench::MISSING);
+        }
         for w in &r.write_path {
-            for (name, side) in [
-                ("SQL transaction (ceiling)", &w.ceiling),
-                ("Upsert over gRPC", &w.service),
-            ] {
+            let sides = [
+                ("SQL transaction (ceiling)", Some(&w.ceiling)),
+                ("pgbench, same transaction", w.pgbench.as_ref()),
+                ("Upsert over gRPC", Some(&w.service)),
+            ];
+            for (name, side) in sides {
+                let Some(side) = side else { continue };
+                let ratios = if std::ptr::eq(side, &w.service) {
+                    let mut r = ratio(ratio_spread(&w.service, &w.ceiling), runs);
+                    if let Some(pgbench) = &w.pgbench {
+                        r = format!("{r} / {}", ratio(ratio_spread(&w.service, pgbench), runs));
+                    }
+                    r
+                } else {
+                    String::new()
+                };
                 let _ = writeln!(
                     out,
-                    "   C={:<3} {name:<27} {:<20} {:<18} {:<18} {}",
+                    "   C={:<3} {name:<27} {:<20} {:<18} {:<18} {ratios}",
                     w.concurrency,
                     figure(side.spread(|s| s.per_sec), runs, 0),
                     figure(side.spread(|s| s.p50_ms), runs, 2),
                     figure(side.spread(|s| s.p99_ms), runs, 2),
-                    if std::ptr::eq(side, &w.service) {
-                        ratio(ratio_spread(&w.service, &w.ceiling), runs)
-                    } else {
-                        String::new()
-                    }
                 );
                 let _ = writeln!(out, "      {}", cpu_line(&side.cpu_per_1000()));
             }
@@ -165,6 +175,9 @@ pub fn table(r: &BenchReport) -> String {
     }
     if let Some(a) = &r.audit {
         audit_table(&mut out, a, runs);
+    }
+    if let Some(c) = &r.comparison {
+        out.push_str(&super::compare::render(c));
     }
     out
 }

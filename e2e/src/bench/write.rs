@@ -27,7 +27,7 @@ where
     Ok(Summary::new(latencies.len() as u64, elapsed, latencies))
 }
 
-const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+pub(super) const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 /// The write path's database ceiling: orders-svc's own transaction for one call
 /// (`batch::apply_one`, the code a batch of any size runs), one call per transaction, straight on

@@ -1,8 +1,10 @@
 //! The benchmark cannot rot: every section runs with tiny sizes, twice, against the real stack,
 //! and the report holds each run, each stage's CPU split and a table naming every section.
 //! Nothing here looks at speed (this machine is noisy; figures belong in the bench's own output).
+//! The comparison with the last recorded revision is checked on this run against itself, written
+//! to a baseline file and read back (the structure only: which figures, which sections).
 
-use e2e::bench::{self, BenchOptions};
+use e2e::bench::{self, Baseline, BenchOptions};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_section_runs_with_tiny_sizes() {
@@ -35,6 +37,11 @@ async fn every_section_runs_with_tiny_sizes() {
     assert_eq!(report.write_path.len(), 2);
     for w in &report.write_path {
         assert_eq!((w.ceiling.runs.len(), w.service.runs.len()), (2, 2));
+        // pgbench ran orders-svc's transaction beside it (deploy/ensure-test-tools.sh installs it).
+        let pgbench = w.pgbench.as_ref().expect("pgbench ran (is it installed?)");
+        assert_eq!(pgbench.runs.len(), 2);
+        assert!(pgbench.runs.iter().all(|r| r.ops > 0 && r.p50_ms > 0.0));
+        assert!(pgbench.cpu_per_1000().0.contains_key("pgbench"));
         assert!(w.service.runs.iter().all(|r| r.ops > 0 && r.p50_ms > 0.0));
         // The service's own process is measured next to PostgreSQL and the load generator.
         let cpu = w.service.cpu_per_1000();
@@ -127,7 +134,46 @@ async fn every_section_runs_with_tiny_sizes() {
     assert!(outbox.is_some_and(|t| t.after_first > 0 && t.at_end > 0));
     assert_eq!((cost.mail.steady.ops, cost.mail.backlog.ops), (30, 300));
 
+    // Every section's key figures, recorded as a baseline file and compared with this run: every
+    // figure in both, none new or missing, and the comparison printed after the table.
+    let figures = bench::figures(&report);
+    for name in [
+        "write.c4.ratio_to_ceiling",
+        "write.c4.ratio_to_pgbench",
+        "write.c1.p50_ms",
+        "write.c1.cpu.postgres",
+        "drain.ratio",
+        "consume.ratio",
+        "e2e.50.commit_to_publish.p50_ms",
+        "e2e.max.commit_to_mail.p99_ms",
+        "e2e.max.per_sec",
+        "e2e.50.cpu.postgres",
+        "idle.relay.queries_per_sec",
+        "scaling.shards.n2.per_sec",
+        "audit.with_over_without",
+    ] {
+        assert!(figures.contains_key(name), "{name} missing in {figures:?}");
+    }
+    let args = vec!["--sections".to_owned(), "1,2,3,4,5,6,7,8".to_owned()];
+    let path = std::env::temp_dir()
+        .join(outbox_kit::testing::unique("bench-smoke"))
+        .join("last.json");
+    Baseline::of(&report, args.clone()).write(&path).unwrap();
+    let last = Baseline::read(&path)
+        .unwrap()
+        .expect("the baseline just written");
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    let mut report = report;
+    report.comparison = Some(bench::compare(&last, &Baseline::of(&report, args)));
+    let comparison = report.comparison.as_ref().unwrap();
+    assert_eq!(comparison.rows.len(), figures.len());
+    assert!(comparison.new.is_empty() && comparison.missing.is_empty());
+    assert!(comparison.notes.is_empty(), "{:?}", comparison.notes);
+    assert!(comparison.worse().next().is_none());
+
     let table = bench::table(&report);
+    assert!(table.contains("pgbench, same transaction"), "{table}");
+    assert!(table.contains("e2e.max.cpu.postgres"), "{table}");
     for heading in [
         "1. write path",
         "2. relay drain",
@@ -142,6 +188,7 @@ async fn every_section_runs_with_tiny_sizes() {
         "7c. mail-svc",
         "8. the audit",
         "cpu s per 1,000",
+        "vs last revision",
     ] {
         assert!(table.contains(heading), "{heading} missing in\n{table}");
     }
