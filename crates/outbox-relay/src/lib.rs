@@ -67,7 +67,7 @@ pub mod status;
 use std::{sync::Arc, time::Duration};
 
 use outbox::TableName;
-use outbox_support::{backoff::Backoff, failover::BrokerUrls};
+use outbox_support::backoff::Backoff;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
@@ -75,6 +75,14 @@ pub use error::Error;
 pub use publisher::{Encoder, EnvelopeEncoder, Outgoing};
 pub use replay::Replay;
 pub use status::{Snapshot, Status};
+
+/// The broker settings' types from the `outbox-support` crate ([`Settings::amqp_url`],
+/// [`Settings::amqp_tls`], [`Settings::amqp_heartbeat`]), re-exported so a relay needs no
+/// dependency of its own on `outbox-support`.
+pub use outbox_support::{
+    amqp::{DEFAULT_HEARTBEAT, Tls},
+    failover::BrokerUrls,
+};
 
 // The README's snippets are doctests too: they compile (the getting-started) or run against the
 // test database, as the examples above do.
@@ -92,9 +100,9 @@ pub struct Settings {
     pub amqp_url: BrokerUrls,
     /// TLS material for `amqps://` addresses (default: the system's roots, no client
     /// certificate).
-    pub amqp_tls: outbox_support::amqp::Tls,
+    pub amqp_tls: Tls,
     /// The heartbeat the broker connection asks for unless its URL names one (default
-    /// [`outbox_support::amqp::DEFAULT_HEARTBEAT`]): a connection silent for two of them is replaced.
+    /// [`DEFAULT_HEARTBEAT`]): a connection silent for two of them is replaced.
     pub amqp_heartbeat: Duration,
     /// The topic exchange to publish to (declared durable if missing).
     pub amqp_exchange: String,
@@ -139,8 +147,8 @@ impl Settings {
     pub fn new(amqp_url: impl Into<BrokerUrls>, amqp_exchange: impl Into<String>) -> Self {
         Self {
             amqp_url: amqp_url.into(),
-            amqp_tls: outbox_support::amqp::Tls::default(),
-            amqp_heartbeat: outbox_support::amqp::DEFAULT_HEARTBEAT,
+            amqp_tls: Tls::default(),
+            amqp_heartbeat: DEFAULT_HEARTBEAT,
             amqp_exchange: amqp_exchange.into(),
             table: TableName::parse("outbox").expect("a valid name"),
             leader_lock_key: db::LEADER_LOCK_KEY,
