@@ -46,3 +46,32 @@ pub fn assert_liveness_settings<C: clap::Parser>(
         );
     }
 }
+
+/// `binary --help`, run with an empty environment (clap shows a set variable's value), is
+/// exactly `fixture`: the settings an operator reads, and their defaults, do not change when the
+/// code that declares them does. The failure names the first line that differs.
+#[track_caller]
+pub fn assert_help_is(binary: &str, fixture: &str) {
+    let out = std::process::Command::new(binary)
+        .env_clear()
+        .arg("--help")
+        .output()
+        .expect("the binary runs");
+    assert!(out.status.success(), "{binary} --help fails: {out:?}");
+    let help = String::from_utf8(out.stdout).expect("UTF-8 help");
+    if help == fixture {
+        return;
+    }
+    let first = help
+        .lines()
+        .zip(fixture.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or_else(|| help.lines().count().min(fixture.lines().count()));
+    panic!(
+        "{binary} --help differs from its fixture at line {}:\n  now:     {:?}\n  fixture: {:?}\n\
+         whole --help:\n{help}",
+        first + 1,
+        help.lines().nth(first),
+        fixture.lines().nth(first),
+    );
+}
