@@ -1,6 +1,6 @@
 //! [`LivenessSettings`]: the two settings by which a service notices a silent peer
 //! (`AMQP_HEARTBEAT`, `DB_STATEMENT_TIMEOUT`), declared once for every service that has both.
-//! (Apart from [`crate::config`], whose duration parser `amqp` and `db` use: no import circle.)
+//! (Apart from [`crate::config`], whose duration parser `broker` and `db` use: no import circle.)
 
 use std::time::Duration;
 
@@ -11,8 +11,8 @@ use std::time::Duration;
 pub struct LivenessSettings {
     #[arg(long, env = "AMQP_HEARTBEAT",
           default_value = crate::config::default_duration(outbox_support::amqp::DEFAULT_HEARTBEAT),
-          value_parser = crate::amqp::parse_heartbeat,
-          help = crate::amqp::HEARTBEAT_HELP)]
+          value_parser = crate::broker::parse_heartbeat,
+          help = crate::broker::HEARTBEAT_HELP)]
     pub amqp_heartbeat: Duration,
 
     #[arg(long, env = "DB_STATEMENT_TIMEOUT",

@@ -101,7 +101,7 @@ pub struct Config {
     pub amqp_url: BrokerUrls,
 
     #[command(flatten)]
-    pub amqp_tls: outbox_kit::amqp::TlsSettings,
+    pub amqp_tls: outbox_kit::broker::TlsSettings,
 
     #[command(flatten)]
     pub liveness: outbox_kit::liveness::LivenessSettings,

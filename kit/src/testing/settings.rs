@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-/// The liveness settings `AMQP_HEARTBEAT` ([`crate::amqp::parse_heartbeat`]) and
+/// The liveness settings `AMQP_HEARTBEAT` ([`crate::broker::parse_heartbeat`]) and
 /// `DB_STATEMENT_TIMEOUT` ([`crate::db::parse_statement_timeout`]) of `binary`'s config `C`
 /// (`read` gives the two values): defaults 10 s and 30 s, durations accepted, and a value out of
 /// range refused with an error that names the flag and the value.
