@@ -1,4 +1,4 @@
-//! The seed's demo, told on a live stack from the services' own log lines: a mail sent, a
+//! The demo, told on a live stack from the services' own log lines: a mail sent, a
 //! re-send skipped, an out-of-order event held then released, and a broker outage with the
 //! unsent count rising and then draining.
 
@@ -45,7 +45,7 @@ impl LogTail {
     }
 }
 
-/// The part of a log line that belongs to the story (the seed's `[mail]` and `relay:` lines),
+/// The part of a log line that belongs to the story (the `[mail]` and `relay:` lines),
 /// without timestamps and span fields; `None` for the other lines.
 fn story_part(line: &str) -> Option<&str> {
     const TOLD: &[&str] = &[
@@ -156,7 +156,7 @@ pub async fn run(broker: Broker) -> anyhow::Result<std::path::PathBuf> {
         }
     };
 
-    println!("\n1. An order's first mail (order 42 goes first, so the seqs match the seed's log)");
+    println!("\n1. An order's first mail (order 42 goes first, so its seqs are 1 and 2)");
     upsert(&stack, 42, OrderStatus::Pending).await?;
     upsert(&stack, 42, OrderStatus::Shipped).await?;
     let seq43 = upsert(&stack, 43, OrderStatus::Pending).await?;

@@ -113,9 +113,67 @@ pub fn refuse_removed(removed: &[Removed]) -> anyhow::Result<()> {
     })
 }
 
+/// `d` as `--help` shows a default: in its largest whole unit (`7d`, `36h`, `2m`, `10s`,
+/// `200ms`; zero is `0s`), which [`parse_duration`] reads back to `d`. A setting's default is the
+/// library's constant; its text is made from it, never written beside it.
+pub fn duration_text(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms == 0 {
+        return "0s".to_owned();
+    }
+    const UNITS: [(u128, &str); 4] = [
+        (86_400_000, "d"),
+        (3_600_000, "h"),
+        (60_000, "m"),
+        (1_000, "s"),
+    ];
+    for (unit, name) in UNITS {
+        if ms.is_multiple_of(unit) {
+            return format!("{}{name}", ms / unit);
+        }
+    }
+    format!("{ms}ms")
+}
+
+/// [`duration_text`] for clap's `default_value`, which keeps a `&'static str`: one short string
+/// per command built (once in a service's life) is leaked for it.
+pub fn default_duration(d: Duration) -> &'static str {
+    Box::leak(duration_text(d).into_boxed_str())
+}
+
+/// The help of an optional duration setting whose default the library applies when it is unset:
+/// `help` followed by `[default: …]` made from that default.
+pub fn help_with_default(help: &str, default: Duration) -> String {
+    format!("{help} [default: {}]", duration_text(default))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn duration_text_is_the_largest_whole_unit_and_parses_back() {
+        let cases = [
+            (Duration::ZERO, "0s"),
+            (Duration::from_millis(5), "5ms"),
+            (Duration::from_millis(200), "200ms"),
+            (Duration::from_millis(1_500), "1500ms"),
+            (Duration::from_secs(15), "15s"),
+            (Duration::from_secs(90), "90s"),
+            (Duration::from_secs(120), "2m"),
+            (Duration::from_secs(36 * 3600), "36h"),
+            (Duration::from_secs(7 * 86_400), "7d"),
+            (Duration::from_secs(365 * 86_400), "365d"),
+        ];
+        for (d, text) in cases {
+            assert_eq!(duration_text(d), text, "{d:?}");
+            assert_eq!(parse_duration(text), Ok(d), "{text}");
+        }
+        assert_eq!(
+            help_with_default("Longest retry delay.", Duration::from_secs(30)),
+            "Longest retry delay. [default: 30s]"
+        );
+    }
 
     #[test]
     fn humantime_and_bare_seconds() {

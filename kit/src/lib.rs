@@ -5,7 +5,7 @@
 //! `outbox_support::metrics`, `outbox_support::amqp`, `outbox::trace`, `outbox::wire`), not through this crate.
 //!
 //! - [`admin`]: the admin services' token check (`ADMIN_TOKEN`), caller name and field checks;
-//! - [`amqp`]: the TLS settings of `amqps://` URLs and `AMQP_HEARTBEAT`, for `outbox_support::amqp::connect`;
+//! - [`broker`]: the TLS settings of `amqps://` URLs and `AMQP_HEARTBEAT`, for `outbox_support::amqp::connect`;
 //! - [`telemetry`]: tracing setup (`RUST_LOG`, `LOG_FORMAT=json`) and OpenTelemetry span export
 //!   (`OTEL_EXPORTER_OTLP_ENDPOINT`);
 //! - [`shutdown`]: one cancellation token fed by SIGTERM and ctrl-c;
@@ -27,8 +27,8 @@
 //! - [`outbox`]: the outbox table contract between orders-svc and relay-svc.
 
 pub mod admin;
-pub mod amqp;
 pub mod auth;
+pub mod broker;
 pub mod config;
 pub mod db;
 pub mod email;

@@ -1,6 +1,6 @@
 //! [`LivenessSettings`]: the two settings by which a service notices a silent peer
 //! (`AMQP_HEARTBEAT`, `DB_STATEMENT_TIMEOUT`), declared once for every service that has both.
-//! (Apart from [`crate::config`], whose duration parser `amqp` and `db` use: no import circle.)
+//! (Apart from [`crate::config`], whose duration parser `broker` and `db` use: no import circle.)
 
 use std::time::Duration;
 
@@ -9,19 +9,21 @@ use std::time::Duration;
 /// their place in `--help`.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct LivenessSettings {
-    #[arg(long, env = "AMQP_HEARTBEAT", default_value = "10s",
-          value_parser = crate::amqp::parse_heartbeat,
-          help = crate::amqp::HEARTBEAT_HELP)]
+    #[arg(long, env = "AMQP_HEARTBEAT",
+          default_value = crate::config::default_duration(outbox_support::amqp::DEFAULT_HEARTBEAT),
+          value_parser = crate::broker::parse_heartbeat,
+          help = crate::broker::HEARTBEAT_HELP)]
     pub amqp_heartbeat: Duration,
 
-    #[arg(long, env = "DB_STATEMENT_TIMEOUT", default_value = "30s",
+    #[arg(long, env = "DB_STATEMENT_TIMEOUT",
+          default_value = crate::config::default_duration(crate::db::DEFAULT_STATEMENT_TIMEOUT),
           value_parser = crate::db::parse_statement_timeout,
           help = crate::db::STATEMENT_TIMEOUT_HELP)]
     pub db_statement_timeout: Duration,
 }
 
 impl Default for LivenessSettings {
-    /// The defaults of the flags: 10 s and 30 s.
+    /// The defaults of the flags (the same constants).
     fn default() -> Self {
         Self {
             amqp_heartbeat: outbox_support::amqp::DEFAULT_HEARTBEAT,

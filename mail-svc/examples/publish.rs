@@ -1,4 +1,4 @@
-//! Publishes one order event in the seed's JSON shape to the exchange, as a person would by
+//! Publishes one order event in the hand-published JSON shape (`{seq, type, aggregate_id, prev_seq, payload}`) to the exchange, as a person would by
 //! hand (the broker's management plugin, and so `rabbitmqadmin`, may not be enabled):
 //!
 //! ```text

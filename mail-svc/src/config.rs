@@ -7,7 +7,7 @@ use clap::{Parser, ValueEnum};
 use lettre::message::Mailbox;
 use outbox_kit::{
     admin::AdminToken,
-    config::{Removed, parse_duration},
+    config::{Removed, help_with_default, parse_duration},
     health::Command,
     telemetry::LogFormat,
 };
@@ -90,7 +90,7 @@ pub struct Config {
     pub amqp_url: BrokerUrls,
 
     #[command(flatten)]
-    pub amqp_tls: outbox_kit::amqp::TlsSettings,
+    pub amqp_tls: outbox_kit::broker::TlsSettings,
 
     #[command(flatten)]
     pub liveness: outbox_kit::liveness::LivenessSettings,
@@ -125,10 +125,13 @@ pub struct Config {
           value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub batch_size: u16,
 
-    /// How long a batch may wait for more deliveries, e.g. `5ms`, while an earlier batch is
-    /// still in flight. When nothing else is in flight the batch starts at once with what is
-    /// ready (no added latency at low load). 0: never wait; at most 1s. [default: 5ms]
-    #[arg(long, env = "BATCH_WINDOW", value_parser = parse_duration)]
+    /// How long a batch may wait for more deliveries while an earlier batch is still in flight
+    /// (unset: `DEFAULT_BATCH_WINDOW`).
+    #[arg(long, env = "BATCH_WINDOW", value_parser = parse_duration,
+          help = help_with_default("How long a batch may wait for more deliveries, e.g. `5ms`, \
+          while an earlier batch is still in flight. When nothing else is in flight the batch \
+          starts at once with what is ready (no added latency at low load). 0: never wait; at \
+          most 1s.", DEFAULT_BATCH_WINDOW))]
     pub batch_window: Option<Duration>,
 
     /// Delivery loops sending mails side by side (each mail is one transaction; one order's mails

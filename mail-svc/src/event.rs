@@ -1,4 +1,4 @@
-//! Order events as they arrive: decoding (protobuf or the seed's JSON) and validation, giving a
+//! Order events as they arrive: decoding (protobuf, or the hand-published JSON shape `{seq, type, aggregate_id, prev_seq, payload}`) and validation, giving a
 //! typed [`Event`] or a [`Poison`] reason that names what is wrong.
 //!
 //! The rules live here so that a message is judged once, before any database work: a poison
@@ -16,7 +16,7 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// The content type relay-svc publishes.
 pub const CONTENT_TYPE_PROTOBUF: &str = "application/x-protobuf";
-/// The content type of hand-published events in the seed's JSON shape.
+/// The content type of hand-published events in the JSON shape (`JsonEvent`).
 pub const CONTENT_TYPE_JSON: &str = "application/json";
 
 /// What happened to the order.
@@ -126,7 +126,8 @@ pub fn shard(header: Option<&str>) -> Result<i32, Poison> {
 }
 
 /// Decodes and validates one message body. `content_type` absent means protobuf (relay-svc's
-/// format); `application/json` (any parameters, e.g. `; charset=utf-8`) is the seed's JSON shape.
+/// format); `application/json` (any parameters, e.g. `; charset=utf-8`) is the hand-published JSON shape
+/// (`{seq, type, aggregate_id, prev_seq, payload}`).
 pub fn decode(content_type: Option<&str>, body: &[u8]) -> Result<Event, Poison> {
     if body.len() > MAX_BODY_BYTES {
         return Err(Poison(format!(
@@ -211,7 +212,8 @@ fn from_proto(ev: OrderEvent) -> Result<Raw, Poison> {
     })
 }
 
-/// The seed's JSON shape; `customer_email` is this project's addition (a mail needs a recipient).
+/// The hand-published JSON shape (`seq`, `type`, `aggregate_id`, `prev_seq`, `payload`, `ts_ms`);
+/// `customer_email` is this project's addition (a mail needs a recipient).
 #[derive(Debug, Deserialize)]
 struct JsonEvent {
     seq: i64,

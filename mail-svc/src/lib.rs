@@ -1,4 +1,4 @@
-//! mail-svc: the seed's MailSender. It consumes order events from RabbitMQ (published by
+//! mail-svc: the service that mails customers about their orders. It consumes order events from RabbitMQ (published by
 //! relay-svc, at least once and in no particular order) and sends exactly one mail per event, in
 //! each order's chain order, even under redelivery, reordering, crashes and several instances.
 //!

@@ -63,8 +63,8 @@ pub enum ApplyError {
 }
 
 /// The envelope the inbox keeps for a delivered event: `body` as it arrived when it is an
-/// `OrderEvent` (protobuf), the form held events are stored in; a JSON body (the seed's
-/// hand-published shape) is stored as the `OrderEvent` it decodes to.
+/// `OrderEvent` (protobuf), the form held events are stored in; a JSON body (the
+/// hand-published shape, `CONTENT_TYPE_JSON`) is stored as the `OrderEvent` it decodes to.
 pub fn envelope(ev: &Event, body: Option<&[u8]>, traceparent: Option<String>) -> Envelope {
     use prost::Message;
     let payload = match body {

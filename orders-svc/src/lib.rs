@@ -1,4 +1,4 @@
-//! orders-svc: the seed's `OrdersDB.upsert(id, status)` as a gRPC service on PostgreSQL.
+//! orders-svc: `Upsert(id, status)` and `GetOrder` on the orders table, a gRPC service on PostgreSQL.
 //!
 //! Each `Upsert` that creates an order or changes its status writes the order row AND appends
 //! exactly one event to the `outbox` table in the same transaction; relay-svc publishes the

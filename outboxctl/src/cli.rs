@@ -20,7 +20,7 @@ use clap::{Args, Parser, Subcommand};
   outboxctl --json status | jq .mail    # for scripts
 
 Exit codes: 0 done, 1 failed, 2 bad usage, 3 token missing or refused, 4 not found (nothing
-changed), 5 a service cannot be reached."
+changed), 5 a service cannot be reached, 6 audit: orders lag past the grace period."
 )]
 pub struct Cli {
     /// orders-svc's gRPC address.
@@ -136,6 +136,8 @@ pub enum Command {
   outboxctl audit --grace 5m
   outboxctl audit --watch --interval 30s --metrics-addr 0.0.0.0:9104   # continuously, metrics
 
+Without --watch it exits 0 when no order lags past the grace period and 6 when some do (it lists
+them either way), so a cron job can alert on the exit code; 5 when a database cannot be read.
 With --watch it reads incrementally (orders published since the last pass, orders behind at the
 last pass, and --slice heads per pass in key order) and exports outbox_audit_lagging_aggregates
 and outbox_audit_oldest_lag_seconds by consumer and stage.")]

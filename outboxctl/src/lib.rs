@@ -45,6 +45,9 @@ impl Failure {
     pub const AUTH: u8 = 3;
     pub const NOT_FOUND: u8 = 4;
     pub const UNREACHABLE: u8 = 5;
+    /// Not a failure of the command: `outboxctl audit` found orders lagging past the grace
+    /// period (it printed them), so that a cron job or a script can alert on the exit code alone.
+    pub const LAGGING: u8 = 6;
 
     pub(crate) fn new(code: u8, message: impl Into<String>) -> Self {
         Self {
@@ -111,7 +114,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             } else {
                 print!("{}", out.human);
             }
-            ExitCode::SUCCESS
+            ExitCode::from(out.exit)
         }
         Err(f) => {
             if cli.json {
@@ -123,11 +126,13 @@ pub async fn run(cli: Cli) -> ExitCode {
     }
 }
 
-/// What a command prints: the same facts for people and for scripts.
+/// What a command prints: the same facts for people and for scripts, and the exit code
+/// (0, or [`Failure::LAGGING`] for an audit that found lagging orders).
 #[derive(Debug, Default)]
 pub struct Output {
     pub human: String,
     pub json: Value,
+    pub exit: u8,
 }
 
 /// The addresses and credentials every command uses.

@@ -5,7 +5,7 @@ use std::{net::SocketAddr, time::Duration};
 use clap::Parser;
 use outbox_kit::{
     admin::AdminToken,
-    config::{Removed, parse_duration},
+    config::{Removed, default_duration, help_with_default, parse_duration},
     health::Command,
     telemetry::LogFormat,
 };
@@ -101,7 +101,7 @@ pub struct Config {
     pub amqp_url: BrokerUrls,
 
     #[command(flatten)]
-    pub amqp_tls: outbox_kit::amqp::TlsSettings,
+    pub amqp_tls: outbox_kit::broker::TlsSettings,
 
     #[command(flatten)]
     pub liveness: outbox_kit::liveness::LivenessSettings,
@@ -122,46 +122,58 @@ pub struct Config {
     pub metrics_addr: SocketAddr,
 
     /// Most outbox rows read and published per cycle (pipelined on one confirm channel).
-    #[arg(long, env = "BATCH_SIZE", default_value_t = 256,
+    #[arg(long, env = "BATCH_SIZE", default_value_t = outbox_relay::DEFAULT_BATCH_SIZE,
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub batch_size: u32,
 
-    /// First retry delay after a failure (broker or database), e.g. `200ms`; doubles up to
-    /// BACKOFF_MAX. [default: 200ms]
-    #[arg(long, env = "BACKOFF_MIN", value_parser = parse_duration)]
+    // The five durations below are optional: unset, the relay library's default applies
+    // (`outbox_relay::Settings::new`), and their help shows that default.
+    /// First retry delay after a failure (broker or database); doubles up to BACKOFF_MAX.
+    #[arg(long, env = "BACKOFF_MIN", value_parser = parse_duration,
+          help = help_with_default("First retry delay after a failure (broker or database), e.g. \
+          `200ms`; doubles up to BACKOFF_MAX.", outbox_relay::DEFAULT_BACKOFF_MIN))]
     pub backoff_min: Option<Duration>,
 
-    /// Longest retry delay after repeated failures, e.g. `30s`. [default: 30s]
-    #[arg(long, env = "BACKOFF_MAX", value_parser = parse_duration)]
+    /// Longest retry delay after repeated failures.
+    #[arg(long, env = "BACKOFF_MAX", value_parser = parse_duration,
+          help = help_with_default("Longest retry delay after repeated failures, e.g. `30s`.",
+          outbox_relay::DEFAULT_BACKOFF_MAX))]
     pub backoff_max: Option<Duration>,
 
-    /// Fallback poll of the outbox when no NOTIFY arrives, e.g. `1s` (a lost notification costs
-    /// at most this much latency). Also how often the leader checks its lock connection when
-    /// idle. At least 50ms. [default: 1s]
-    #[arg(long, env = "POLL_INTERVAL", value_parser = parse_duration)]
+    /// Fallback poll of the outbox when no NOTIFY arrives.
+    #[arg(long, env = "POLL_INTERVAL", value_parser = parse_duration,
+          help = help_with_default("Fallback poll of the outbox when no NOTIFY arrives, e.g. `1s` \
+          (a lost notification costs at most this much latency). Also how often the leader \
+          checks its lock connection when idle. At least 50ms.",
+          outbox_relay::DEFAULT_POLL_INTERVAL))]
     pub poll_interval: Option<Duration>,
 
-    /// How often a standby tries to take the leader lock, e.g. `1s`. At least 50ms.
-    /// [default: 1s]
-    #[arg(long, env = "STANDBY_RETRY", value_parser = parse_duration)]
+    /// How often a standby tries to take the leader lock.
+    #[arg(long, env = "STANDBY_RETRY", value_parser = parse_duration,
+          help = help_with_default("How often a standby tries to take the leader lock, e.g. `1s`. \
+          At least 50ms.", outbox_relay::DEFAULT_STANDBY_RETRY))]
     pub standby_retry: Option<Duration>,
 
-    /// How long one wave of a batch may take, sending included (a broker applying flow control
-    /// stops reading), until the broker confirmed it; then the connection is treated as broken.
-    /// E.g. `15s`; at least 100ms. [default: 15s]
-    #[arg(long, env = "CONFIRM_TIMEOUT", value_parser = parse_duration)]
+    /// How long one wave of a batch may take until the broker confirmed it.
+    #[arg(long, env = "CONFIRM_TIMEOUT", value_parser = parse_duration,
+          help = help_with_default("How long one wave of a batch may take, sending included (a \
+          broker applying flow control stops reading), until the broker confirmed it; then the \
+          connection is treated as broken. E.g. `15s`; at least 100ms.",
+          outbox_relay::DEFAULT_CONFIRM_TIMEOUT))]
     pub confirm_timeout: Option<Duration>,
 
     /// Leader lease: the leader proves it is alive every second; a standby that sees the
     /// leader's lock session silent for longer than this terminates it and takes over (a frozen
     /// or vanished leader). Accepts `10s`, `2m`, `500ms` or plain seconds; at least 2s.
-    #[arg(long, env = "LEADER_LEASE", default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, env = "LEADER_LEASE", value_parser = parse_duration,
+          default_value = default_duration(outbox_relay::DEFAULT_LEADER_LEASE))]
     pub leader_lease: Duration,
 
     /// How long published rows are kept in `outbox_published`, the window of `outboxctl trace`
     /// and `outboxctl replay`, e.g. `7d`, `36h`. Whole days are dropped once older (the leader
     /// checks hourly). `0s`: keep none (trace and replay then find nothing published).
-    #[arg(long, env = "PUBLISHED_RETENTION", default_value = "7d", value_parser = parse_duration)]
+    #[arg(long, env = "PUBLISHED_RETENTION", value_parser = parse_duration,
+          default_value = default_duration(outbox_relay::DEFAULT_PUBLISHED_RETENTION))]
     pub published_retention: Duration,
 
     /// The token the admin service's mutating calls (`RequeueQuarantined`, `DropQuarantined`,
@@ -203,7 +215,7 @@ impl Config {
             );
         }
         self.admin_token.validate()?;
-        let t = self.timings();
+        let t = self.relay_settings();
         for (name, value, min) in [
             ("BACKOFF_MIN", t.backoff_min, Duration::from_millis(1)),
             ("BACKOFF_MAX", t.backoff_max, Duration::from_millis(1)),
@@ -227,18 +239,6 @@ impl Config {
             );
         }
         Ok(())
-    }
-
-    /// Each duration from its setting or its default.
-    fn timings(&self) -> Timings {
-        let ms = Duration::from_millis;
-        Timings {
-            backoff_min: self.backoff_min.unwrap_or(ms(200)),
-            backoff_max: self.backoff_max.unwrap_or(ms(30_000)),
-            poll_interval: self.poll_interval.unwrap_or(ms(1_000)),
-            standby_retry: self.standby_retry.unwrap_or(ms(1_000)),
-            confirm_timeout: self.confirm_timeout.unwrap_or(ms(15_000)),
-        }
     }
 
     /// The parsed `DATABASE_URL` (the error names it and never shows the password).
@@ -286,31 +286,34 @@ impl Config {
 
     /// The relay library's settings: the table `outbox` of the orders database.
     pub fn settings(&self) -> anyhow::Result<outbox_relay::Settings> {
-        let t = self.timings();
-        let mut s = outbox_relay::Settings::new(self.amqp_url.clone(), self.amqp_exchange.clone());
+        let mut s = self.relay_settings();
         s.amqp_tls = self.amqp_tls.load(&self.amqp_url)?;
+        Ok(s)
+    }
+
+    /// The library's settings without the TLS material: its own defaults
+    /// (`outbox_relay::Settings::new`) for the durations left unset.
+    fn relay_settings(&self) -> outbox_relay::Settings {
+        let mut s = outbox_relay::Settings::new(self.amqp_url.clone(), self.amqp_exchange.clone());
         s.amqp_heartbeat = self.liveness.amqp_heartbeat;
         s.db_step_timeout = outbox_kit::db::step_timeout(self.liveness.db_statement_timeout);
         s.batch_size = self.batch_size;
-        s.backoff_min = t.backoff_min;
-        s.backoff_max = t.backoff_max;
-        s.poll_interval = t.poll_interval;
-        s.standby_retry = t.standby_retry;
-        s.confirm_timeout = t.confirm_timeout;
+        for (set, value) in [
+            (&mut s.backoff_min, self.backoff_min),
+            (&mut s.backoff_max, self.backoff_max),
+            (&mut s.poll_interval, self.poll_interval),
+            (&mut s.standby_retry, self.standby_retry),
+            (&mut s.confirm_timeout, self.confirm_timeout),
+        ] {
+            if let Some(value) = value {
+                *set = value;
+            }
+        }
         s.leader_lease = self.leader_lease;
         s.published_retention = Some(self.published_retention).filter(|d| !d.is_zero());
         s.before_delete = self.before_delete.clone();
-        Ok(s)
+        s
     }
-}
-
-/// The durations, defaults applied (see [`Config::timings`]).
-struct Timings {
-    backoff_min: Duration,
-    backoff_max: Duration,
-    poll_interval: Duration,
-    standby_retry: Duration,
-    confirm_timeout: Duration,
 }
 
 #[cfg(test)]

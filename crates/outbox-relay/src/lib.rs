@@ -67,7 +67,7 @@ pub mod status;
 use std::{sync::Arc, time::Duration};
 
 use outbox::TableName;
-use outbox_support::{backoff::Backoff, failover::BrokerUrls};
+use outbox_support::backoff::Backoff;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
@@ -76,11 +76,39 @@ pub use publisher::{Encoder, EnvelopeEncoder, Outgoing};
 pub use replay::Replay;
 pub use status::{Snapshot, Status};
 
+/// The broker settings' types from the `outbox-support` crate ([`Settings::amqp_url`],
+/// [`Settings::amqp_tls`], [`Settings::amqp_heartbeat`]), re-exported so a relay needs no
+/// dependency of its own on `outbox-support`.
+pub use outbox_support::{
+    amqp::{DEFAULT_HEARTBEAT, Tls},
+    failover::BrokerUrls,
+};
+
 // The README's snippets are doctests too: they compile (the getting-started) or run against the
 // test database, as the examples above do.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 mod readme_doctests {}
+
+/// [`Settings::batch_size`]'s default: rows read per cycle.
+pub const DEFAULT_BATCH_SIZE: u32 = 256;
+/// [`Settings::backoff_min`]'s default: the first delay after a failure.
+pub const DEFAULT_BACKOFF_MIN: Duration = Duration::from_millis(200);
+/// [`Settings::backoff_max`]'s default: the longest delay after repeated failures.
+pub const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// [`Settings::poll_interval`]'s default: the fallback poll when no notification comes.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
+/// [`Settings::standby_retry`]'s default: how often a standby tries the leader lock.
+pub const DEFAULT_STANDBY_RETRY: Duration = Duration::from_secs(1);
+/// [`Settings::leader_lease`]'s default: a leader silent for this long is replaced.
+pub const DEFAULT_LEADER_LEASE: Duration = Duration::from_secs(10);
+/// [`Settings::db_step_timeout`]'s default.
+pub const DEFAULT_DB_STEP_TIMEOUT: Duration = Duration::from_secs(31);
+/// [`Settings::published_retention`]'s default: published rows are kept 7 days.
+pub const DEFAULT_PUBLISHED_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+/// [`Settings::confirm_timeout`]'s default (and a [`Replay`]'s): a wave must be sent and
+/// confirmed within it.
+pub use publisher::DEFAULT_CONFIRM_TIMEOUT;
 
 /// How a relay runs. [`Settings::new`] gives relay-svc's defaults; set fields to change them.
 /// The database is not among them: it is the pool given to [`Relay::new`].
@@ -92,9 +120,9 @@ pub struct Settings {
     pub amqp_url: BrokerUrls,
     /// TLS material for `amqps://` addresses (default: the system's roots, no client
     /// certificate).
-    pub amqp_tls: outbox_support::amqp::Tls,
+    pub amqp_tls: Tls,
     /// The heartbeat the broker connection asks for unless its URL names one (default
-    /// [`outbox_support::amqp::DEFAULT_HEARTBEAT`]): a connection silent for two of them is replaced.
+    /// [`DEFAULT_HEARTBEAT`]): a connection silent for two of them is replaced.
     pub amqp_heartbeat: Duration,
     /// The topic exchange to publish to (declared durable if missing).
     pub amqp_exchange: String,
@@ -104,9 +132,10 @@ pub struct Settings {
     /// The advisory-lock key of the leader (default [`db::LEADER_LOCK_KEY`]); relays of different
     /// outboxes in one database need different keys.
     pub leader_lock_key: i64,
-    /// Rows read per cycle (default 256).
+    /// Rows read per cycle (default [`DEFAULT_BATCH_SIZE`], 256).
     pub batch_size: u32,
-    /// First and last delay of the backoff after a failure (defaults 200 ms and 30 s), also each
+    /// First and last delay of the backoff after a failure (defaults [`DEFAULT_BACKOFF_MIN`],
+    /// 200 ms, and [`DEFAULT_BACKOFF_MAX`], 30 s), also each
     /// held aggregate's retry.
     pub backoff_min: Duration,
     /// See `backoff_min`.
@@ -139,20 +168,20 @@ impl Settings {
     pub fn new(amqp_url: impl Into<BrokerUrls>, amqp_exchange: impl Into<String>) -> Self {
         Self {
             amqp_url: amqp_url.into(),
-            amqp_tls: outbox_support::amqp::Tls::default(),
-            amqp_heartbeat: outbox_support::amqp::DEFAULT_HEARTBEAT,
+            amqp_tls: Tls::default(),
+            amqp_heartbeat: DEFAULT_HEARTBEAT,
             amqp_exchange: amqp_exchange.into(),
             table: TableName::parse("outbox").expect("a valid name"),
             leader_lock_key: db::LEADER_LOCK_KEY,
-            batch_size: 256,
-            backoff_min: Duration::from_millis(200),
-            backoff_max: Duration::from_secs(30),
-            poll_interval: Duration::from_secs(1),
-            standby_retry: Duration::from_secs(1),
-            confirm_timeout: publisher::DEFAULT_CONFIRM_TIMEOUT,
-            leader_lease: Duration::from_secs(10),
-            db_step_timeout: Duration::from_secs(31),
-            published_retention: Some(Duration::from_secs(7 * 24 * 3600)),
+            batch_size: DEFAULT_BATCH_SIZE,
+            backoff_min: DEFAULT_BACKOFF_MIN,
+            backoff_max: DEFAULT_BACKOFF_MAX,
+            poll_interval: DEFAULT_POLL_INTERVAL,
+            standby_retry: DEFAULT_STANDBY_RETRY,
+            confirm_timeout: DEFAULT_CONFIRM_TIMEOUT,
+            leader_lease: DEFAULT_LEADER_LEASE,
+            db_step_timeout: DEFAULT_DB_STEP_TIMEOUT,
+            published_retention: Some(DEFAULT_PUBLISHED_RETENTION),
             before_delete: None,
         }
     }

@@ -1,4 +1,4 @@
-//! The seed's demo on a live stack: `cargo run -p e2e --bin demo` (needs `rabbitmqctl`; it stops
+//! The demo on a live stack: `cargo run -p e2e --bin demo` (needs `rabbitmqctl`; it stops
 //! and starts the local broker's application once).
 
 #[tokio::main]

@@ -11,7 +11,7 @@ use std::{path::Path, time::Duration};
 use e2e::stack::{Stack, StackConfig};
 use lapin::ConnectionProperties;
 use outbox_kit::{
-    amqp::TlsSettings,
+    broker::TlsSettings,
     testing::{
         pki::{CertFiles, TestPki},
         rabbit_node::RabbitNode,

@@ -1,4 +1,4 @@
-//! The seed's demo, run as a test: the services' own log lines tell the story. The broker it
+//! The demo, run as a test: the services' own log lines tell the story. The broker it
 //! stops and starts is a node of its own (`demo-outbox@localhost`, AMQP on 5687), so the outage
 //! never disturbs the tests beside it.
 

@@ -316,7 +316,7 @@ fn assert_floor_mutant(name: &str, defines: &[&str]) {
     );
 }
 
-/// The seed's relay (`seq > offset`, `delete seq <= last`) loses an event that commits after a
+/// A relay that keeps a high-water mark (`seq > offset`, `delete seq <= last`) loses an event that commits after a
 /// later one was read.
 #[test]
 fn mutant_seed_high_water_mark_loses_a_late_commit() {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-/// The liveness settings `AMQP_HEARTBEAT` ([`crate::amqp::parse_heartbeat`]) and
+/// The liveness settings `AMQP_HEARTBEAT` ([`crate::broker::parse_heartbeat`]) and
 /// `DB_STATEMENT_TIMEOUT` ([`crate::db::parse_statement_timeout`]) of `binary`'s config `C`
 /// (`read` gives the two values): defaults 10 s and 30 s, durations accepted, and a value out of
 /// range refused with an error that names the flag and the value.
@@ -45,4 +45,33 @@ pub fn assert_liveness_settings<C: clap::Parser>(
             "{flag} {bad}: {err}"
         );
     }
+}
+
+/// `binary --help`, run with an empty environment (clap shows a set variable's value), is
+/// exactly `fixture`: the settings an operator reads, and their defaults, do not change when the
+/// code that declares them does. The failure names the first line that differs.
+#[track_caller]
+pub fn assert_help_is(binary: &str, fixture: &str) {
+    let out = std::process::Command::new(binary)
+        .env_clear()
+        .arg("--help")
+        .output()
+        .expect("the binary runs");
+    assert!(out.status.success(), "{binary} --help fails: {out:?}");
+    let help = String::from_utf8(out.stdout).expect("UTF-8 help");
+    if help == fixture {
+        return;
+    }
+    let first = help
+        .lines()
+        .zip(fixture.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or_else(|| help.lines().count().min(fixture.lines().count()));
+    panic!(
+        "{binary} --help differs from its fixture at line {}:\n  now:     {:?}\n  fixture: {:?}\n\
+         whole --help:\n{help}",
+        first + 1,
+        help.lines().nth(first),
+        fixture.lines().nth(first),
+    );
 }

@@ -56,7 +56,7 @@ impl Judge for MailJudge {
             .map_err(|poison| poison.0)?;
         let traceparent =
             header_str(props, "traceparent").filter(|v| TraceHeaders::parse(v, None).is_some());
-        // A protobuf body is an `OrderEvent` already; the seed's JSON shape is stored as one.
+        // A protobuf body is an `OrderEvent` already; a hand-published JSON body is stored as one.
         let protobuf = content_type.is_none_or(|c| {
             let mime = c.split(';').next().unwrap_or("").trim();
             mime.eq_ignore_ascii_case(CONTENT_TYPE_PROTOBUF)

@@ -10,6 +10,7 @@ mod crash;
 mod dedupe;
 mod faulty_smtp;
 mod health;
+mod help;
 mod limits;
 mod metrics;
 mod outage;

@@ -1,7 +1,7 @@
 //! TRUSTED_PUBLISHERS: when set, only messages whose AMQP `user_id` (checked by RabbitMQ against
 //! the publishing connection's user) is in the list are processed; the rest are dead-lettered with
-//! a reason. Unset, every message is processed, with or without `user_id` (the seed's
-//! hand-published JSON).
+//! a reason. Unset, every message is processed, with or without `user_id` (hand-published
+//! JSON).
 
 use std::str::FromStr;
 

@@ -8,6 +8,7 @@ mod concurrency;
 mod group_commit;
 mod grpc_security;
 mod health;
+mod help;
 mod metrics;
 mod outage;
 mod reflection;

@@ -83,6 +83,13 @@ fn listing(report: &Report, grace: Duration) -> Output {
             "behind_within_grace": report.pending,
             "lagging": report.lagging.iter().map(lagging_json).collect::<Vec<_>>(),
         }),
+        // A finding, not a failure: the listing is printed as always, and the code tells a
+        // script (or cron) without parsing it.
+        exit: if report.lagging.is_empty() {
+            0
+        } else {
+            Failure::LAGGING
+        },
     }
 }
 
@@ -200,6 +207,7 @@ async fn watch(args: &AuditArgs, mut auditor: Auditor) -> Result<Output> {
     Ok(Output {
         human: String::new(),
         json: json!({ "stopped": true }),
+        exit: 0,
     })
 }
 

@@ -36,6 +36,7 @@ pub(super) async fn backlog(s: &Services, limit: u32) -> Result<Output> {
     }
     human.push_str(&unavailable_note(&r.unavailable_shards));
     Ok(Output {
+        exit: 0,
         human,
         json: json!({
             "count": r.count,

@@ -56,6 +56,7 @@ pub(super) async fn dead_letters(s: &Services, d: &DeadLetters) -> Result<Output
                 format!("{} dead letter(s) in the queue\n{}", r.count, t.render())
             };
             Ok(Output {
+                exit: 0,
                 human,
                 json: json!({
                     "count": r.count,
@@ -118,6 +119,7 @@ pub(super) async fn dead_letters(s: &Services, d: &DeadLetters) -> Result<Output
                 }
             }
             Ok(Output {
+                exit: 0,
                 human: format!(
                     "redriven {} message(s) to the main queue: {}\n",
                     moved.len(),

@@ -102,6 +102,7 @@ pub(super) async fn held(s: &Services, h: &Held) -> Result<Output> {
                 human.push_str(&format!("  - {}\n", held_advice(o)));
             }
             Ok(Output {
+                exit: 0,
                 human,
                 json: json!({
                     "held_events": r.held_events,
@@ -131,6 +132,7 @@ pub(super) async fn held(s: &Services, h: &Held) -> Result<Output> {
                 )
             };
             Ok(Output {
+                exit: 0,
                 human,
                 json: json!({
                     "order_id": order, "skipped": r.skipped, "released": r.released,

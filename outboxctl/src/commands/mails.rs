@@ -46,6 +46,7 @@ pub(super) async fn mails(s: &Services, m: &Mails) -> Result<Output> {
                 format!("{} failed mail(s)\n{}", r.count, t.render())
             };
             Ok(Output {
+                exit: 0,
                 human,
                 json: json!({
                     "count": r.count,
@@ -78,6 +79,7 @@ pub(super) async fn mails(s: &Services, m: &Mails) -> Result<Output> {
                 .map_err(fail)?
                 .into_inner();
             Ok(Output {
+                exit: 0,
                 human: format!(
                     "retried: {}\nnot failed (queued or sent already, nothing done): {}\n",
                     seq_list(&r.retried),

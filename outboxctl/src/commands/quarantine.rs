@@ -67,6 +67,7 @@ pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
             };
             human.push_str(&unavailable_note(&r.unavailable_shards));
             Ok(Output {
+                exit: 0,
                 human,
                 json: json!({
                     "count": r.count,
@@ -97,6 +98,7 @@ pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
                 .map_err(fail)?
                 .into_inner();
             Ok(Output {
+                exit: 0,
                 human: format!(
                     "{}requeued: {}\nalready requeued before: {}\n\
                      The relay publishes them, then their orders' later events (`outboxctl \
@@ -124,6 +126,7 @@ pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
                 .map_err(fail)?
                 .into_inner();
             Ok(Output {
+                exit: 0,
                 human: format!(
                     "{}dropped: {}\nalready dropped before: {}\n\
                      Their orders' later events now flow; mail-svc holds them until \

@@ -28,6 +28,7 @@ pub(super) async fn replay(s: &Services, args: &cli::Replay) -> Result<Output> {
         .into_inner();
     let seqs: Vec<String> = r.seqs.iter().map(i64::to_string).collect();
     Ok(Output {
+        exit: 0,
         human: format!(
             "{}replayed {} event(s) of order {order_id} to queue {}: seq {}\n\
              Each carries `x-outbox-replay: true`; a consumer that dedupes by seq skips those it \

@@ -349,6 +349,7 @@ pub(super) async fn status(s: &Services) -> Result<Output> {
         }
     }
     Ok(Output {
+        exit: 0,
         human,
         json: json!({
             "orders": orders_json,

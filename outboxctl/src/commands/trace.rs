@@ -149,6 +149,7 @@ pub async fn trace(args: &TraceArgs) -> Result<Output> {
         }));
     }
     Ok(Output {
+        exit: 0,
         human: table.render(),
         json: json!({ "order_id": args.order, "shard": shard, "events": json_events }),
     })

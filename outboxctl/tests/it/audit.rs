@@ -14,9 +14,23 @@ use serde_json::Value;
 
 use crate::common::{Ctl, Stack, purge, wait_until};
 
+/// What `outboxctl --json audit --grace <grace>` reports, after checking its exit code: 0 when
+/// no order lags, `LAGGING` (6) when some do; any other code fails the test.
+async fn audit_report(ctl: &Ctl, grace: &str) -> Value {
+    let run = ctl.run(None, &["--json", "audit", "--grace", grace]).await;
+    let report = run.json();
+    let lagging = report["lagging"].as_array().expect("a list").len();
+    let expected = if lagging == 0 { 0 } else { LAGGING };
+    assert_eq!(run.code, expected, "{lagging} lagging: {run:?}");
+    report
+}
+
+/// The exit code of an audit that found orders lagging past the grace period.
+const LAGGING: i32 = outboxctl::Failure::LAGGING as i32;
+
 /// The lagging orders `outboxctl --json audit --grace <grace>` names: (order, stage, waiting for).
 async fn lagging(ctl: &Ctl, grace: &str) -> Vec<(i64, String, Option<i64>)> {
-    let report = ctl.json(&["audit", "--grace", grace]).await;
+    let report = audit_report(ctl, grace).await;
     report["lagging"]
         .as_array()
         .expect("a list")
@@ -118,7 +132,11 @@ async fn the_audit_names_exactly_the_purged_orders_after_the_grace_and_a_restore
     watch
         .wait_for(r#"outbox_audit_lagging_aggregates{consumer="mail",stage="quarantined"} 0"#)
         .await;
-    let human = ctl.run(None, &["audit", "--grace", "2s"]).await.ok();
+    let human = ctl.run(None, &["audit", "--grace", "2s"]).await;
+    assert_eq!(
+        human.code, LAGGING,
+        "the lagging orders' exit code: {human:?}"
+    );
     assert!(
         human.stdout.contains("2 order(s) lagging") && human.stdout.contains("outboxctl trace"),
         "{human:?}"
@@ -255,7 +273,7 @@ async fn quarantined_dead_lettered_and_unpublished_events_are_named_as_such() {
             (u, "unpublished".to_owned(), Some(u1)),
         ]
     );
-    let report = ctl.json(&["audit", "--grace", "1s"]).await;
+    let report = audit_report(&ctl, "1s").await;
     let details: Vec<&str> = report["lagging"]
         .as_array()
         .expect("a list")

@@ -11,6 +11,7 @@ mod concurrency;
 mod frozen;
 mod generic;
 mod health;
+mod help;
 mod metrics;
 mod outage;
 mod publish;

@@ -1,5 +1,5 @@
 //! Test harness: a real mail-svc on port 0 against a fresh database and unique RabbitMQ names, a
-//! publisher that sends events exactly as relay-svc does (and the seed's JSON), a dead-letter
+//! publisher that sends events exactly as relay-svc does (and the hand-published JSON shape), a dead-letter
 //! reader, and a tiny real SMTP server that records what it receives.
 
 use std::{

@@ -1,0 +1,11 @@
+//! `mail-svc --help` is byte for byte what it was when the settings moved into shared structs and
+//! the libraries' constants (`help.txt`, captured from the binary before that change): every
+//! flag, variable, default and sentence an operator or a script reads stays.
+
+#[test]
+fn help_is_unchanged() {
+    outbox_kit::testing::settings::assert_help_is(
+        env!("CARGO_BIN_EXE_mail-svc"),
+        include_str!("help.txt"),
+    );
+}
