@@ -8,12 +8,12 @@
 //! below it is relayed, except a few *holes* (rows of held or quarantined aggregates) read by key.
 //!
 //! **When the floor may pass a seq.** Seqs are handed out before commit, so a writer still
-//! running may commit a seq below rows already relayed (the seed's `seq > offset` loses exactly
-//! that row). The floor passes a seq only once the seq is *final*: its writer committed (the row
-//! is visible) or never will. Every inserting transaction holds a transaction id before it draws
-//! its seq (a statement trigger of the outbox crate's second migration), and ids are handed out
-//! in increasing order. Each read looks once at the database ([`Observation`]): the oldest id
-//! still running (`xmin`), a fresh id of its own (`xid`, greater than every id handed out
+//! running may commit a seq below rows already relayed (a high-water mark, `seq > offset`, loses
+//! exactly that row). The floor passes a seq only once the seq is *final*: its writer committed
+//! (the row is visible) or never will. Every inserting transaction holds a transaction id before
+//! it draws its seq (a statement trigger of the outbox crate's second migration), and ids are
+//! handed out in increasing order. Each read looks once at the database ([`Observation`]): the
+//! oldest id still running (`xmin`), a fresh id of its own (`xid`, greater than every id handed out
 //! before), and the last seq handed out. A seq handed out before look k-1 belongs to a writer
 //! whose id is below look k's `xid`; once a later look's `xmin` reaches that `xid`, every such
 //! writer has ended, and every seq up to look k-1's figure is final (a checkpoint).

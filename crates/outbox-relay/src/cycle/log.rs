@@ -42,7 +42,7 @@ mod tests {
     use super::seq_ranges;
 
     #[test]
-    fn ranges_read_like_the_seed() {
+    fn ranges_read_first_seq_dot_dot_last_seq() {
         assert_eq!(seq_ranges(&[3]), "3..3");
         assert_eq!(seq_ranges(&[6, 7, 8]), "6..8");
         assert_eq!(seq_ranges(&[8, 6, 7]), "6..8");
