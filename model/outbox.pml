@@ -891,7 +891,7 @@ end_idle:
        :: true
        fi;
        /* models: crates/outbox-inbox/src/amqp/batch.rs::batch */
-       /* models: crates/outbox-inbox/src/lib.rs::apply_batch */
+       /* models: crates/outbox-inbox/src/batch.rs::apply_batch */
        d_step {
          apply_one(d0);
          if :: n == 2 -> apply_one(d1) :: else fi

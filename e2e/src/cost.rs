@@ -217,16 +217,44 @@ async fn pinned_rounds(opts: &BenchOptions) -> anyhow::Result<Pinned> {
     })
 }
 
-/// Dead rows PostgreSQL counts in the outbox table, once its statistics are flushed.
+/// Dead rows in the outbox table once the relay's last deletes ended: counted by `pgstattuple`
+/// (exact, read from the table's pages), or, where that extension is not installed, from the
+/// statistics, which a backend may flush up to 10 s after its last transaction.
 async fn dead_rows(url: &str) -> anyhow::Result<i64> {
     let pool = PgPool::connect(url).await?;
-    // Backends flush their counters at most once a second.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let dead = sqlx::query_scalar(
-        "select coalesce(sum(n_dead_tup), 0)::bigint from pg_stat_user_tables where relname = 'outbox'",
-    )
-    .fetch_one(&pool)
-    .await?;
+    // Every row was confirmed; its delete runs in the background right after.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sqlx::query_scalar::<_, i64>("select count(*) from outbox")
+        .fetch_one(&pool)
+        .await?
+        > 0
+        && Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let exact = match sqlx::query("create extension if not exists pgstattuple")
+        .execute(&pool)
+        .await
+    {
+        Ok(_) => Some(
+            sqlx::query_scalar::<_, i64>("select dead_tuple_count from pgstattuple('outbox')")
+                .fetch_one(&pool)
+                .await?,
+        ),
+        Err(_) => None,
+    };
+    let dead = match exact {
+        Some(dead) => dead,
+        None => {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            sqlx::query_scalar(
+                "select coalesce(sum(n_dead_tup), 0)::bigint from pg_stat_user_tables \
+                 where relname = 'outbox'",
+            )
+            .fetch_one(&pool)
+            .await?
+        }
+    };
     pool.close().await;
     Ok(dead)
 }
