@@ -263,7 +263,7 @@ pub struct CompareOptions {
 const NOT_MEASURED: [&str; 4] = ["--baseline", "--json", "--record", "--no-baseline"];
 
 /// The bench's arguments that decide what it measures: `args` without the program name and
-/// without the flags (and values) of [`NOT_MEASURED`].
+/// without the flags (and values) of `NOT_MEASURED`.
 pub fn measured_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut out = Vec::new();
     let mut skip_value = false;

@@ -15,7 +15,7 @@
 //!
 //! Layout: [`run`] (the sections in order), one module a section (`write`, `drain`, `consume`,
 //! `end_to_end`, `idle`; 6 is [`crate::scaling`], 7 [`crate::cost`]), `report` (what was
-//! measured), [`table`] (the report as text) and [`compare`] (the report's key figures against
+//! measured), [`table`] (the report as text) and [`mod@compare`] (the report's key figures against
 //! the last recorded revision's). What the sections share with `scaling` and
 //! `cost` is in [`crate::load`], below all three.
 
