@@ -26,7 +26,8 @@
 //! goes again, the order then existing, as an update. Calls in different batches are concurrent
 //! calls: whichever batch locks the order first is applied first.
 //!
-//! One `NOTIFY` (through the relay waker) per committed batch that appended events.
+//! Every committed batch that appended events wakes the relay ([`crate::wake`]): the first after
+//! a quiet gap carries the `NOTIFY` in its own transaction.
 //!
 //! With several shards (`SHARDS`) each shard has its own [`GroupCommit`] (queue, writers, pool,
 //! relay waker): a batch never spans two databases, and [`ShardedWrites`] routes each call to
@@ -37,13 +38,14 @@ use std::{collections::HashMap, sync::Arc};
 use outbox::{NewEvent, trace::TraceHeaders};
 use outbox_proto::orders::events::v1::{ORDER_CREATED, ORDER_STATUS_CHANGED, OrderPayload};
 use sqlx::PgPool;
-use tokio::sync::{Mutex, Notify, mpsc, oneshot};
+use tokio::sync::{Mutex, mpsc, oneshot};
 
 use crate::{
     db::{self, EventWrite, OrderRow, UpsertOutcome},
     error::Error,
     order::{Status, UpsertCommand},
     shard::{self, Shard},
+    wake::RelayWaker,
 };
 
 /// The most calls one transaction applies. Bounds the statement size and the work lost by one
@@ -72,7 +74,7 @@ pub struct GroupCommit {
 
 impl GroupCommit {
     /// Spawns the writers of `shard` (its database `pool`) on the current runtime.
-    pub fn start(pool: PgPool, shard: Shard, relay_waker: Arc<Notify>) -> Self {
+    pub fn start(pool: PgPool, shard: Shard, relay_waker: Arc<RelayWaker>) -> Self {
         let (queue, rx) = mpsc::channel(QUEUE);
         let rx = Arc::new(Mutex::new(rx));
         for _ in 0..WRITERS {
@@ -105,7 +107,7 @@ pub struct ShardedWrites {
 
 impl ShardedWrites {
     /// Starts one group commit per shard; `shards` holds each shard's pool and relay waker.
-    pub fn start(shards: Vec<(PgPool, Arc<Notify>)>) -> Self {
+    pub fn start(shards: Vec<(PgPool, Arc<RelayWaker>)>) -> Self {
         let count = shards.len();
         let shards = shards
             .into_iter()
@@ -136,7 +138,7 @@ impl std::fmt::Debug for Job {
 async fn writer(
     pool: PgPool,
     shard: Shard,
-    relay_waker: Arc<Notify>,
+    relay_waker: Arc<RelayWaker>,
     rx: Arc<Mutex<mpsc::Receiver<Job>>>,
 ) {
     let mut jobs = Vec::with_capacity(MAX_BATCH);
@@ -152,13 +154,7 @@ async fn writer(
         }
         metrics::histogram!(crate::metrics::UPSERT_BATCH_SIZE).record(jobs.len() as f64);
         let calls: Vec<Call<'_>> = jobs.iter().map(|j| (&j.cmd, j.trace.as_ref())).collect();
-        let results = apply(&pool, shard, &calls).await;
-        if results
-            .iter()
-            .any(|r| matches!(r, Ok(o) if o.event_seq.is_some()))
-        {
-            relay_waker.notify_one();
-        }
+        let results = apply_waking(&pool, shard, &calls, Some(&relay_waker)).await;
         for (job, result) in jobs.drain(..).zip(results) {
             // A caller that went away meanwhile only misses its answer.
             let _ = job.reply.send(result);
@@ -188,10 +184,20 @@ pub async fn apply(
     shard: Shard,
     calls: &[Call<'_>],
 ) -> Vec<Result<UpsertOutcome, Error>> {
+    apply_waking(pool, shard, calls, None).await
+}
+
+/// [`apply`], waking the relay through `waker` when the batch appended events.
+async fn apply_waking(
+    pool: &PgPool,
+    shard: Shard,
+    calls: &[Call<'_>],
+    waker: Option<&RelayWaker>,
+) -> Vec<Result<UpsertOutcome, Error>> {
     if calls.is_empty() {
         return Vec::new();
     }
-    match transaction(pool, shard, calls).await {
+    match transaction(pool, shard, calls, waker).await {
         Ok(results) => results,
         Err(e) if calls.len() == 1 => vec![Err(e)],
         Err(e) => {
@@ -233,6 +239,7 @@ async fn transaction(
     pool: &PgPool,
     shard: Shard,
     calls: &[Call<'_>],
+    waker: Option<&RelayWaker>,
 ) -> Result<Vec<Result<UpsertOutcome, Error>>, Error> {
     let mut ids: Vec<i64> = calls.iter().map(|(c, _)| c.id).collect();
     ids.sort_unstable();
@@ -273,6 +280,15 @@ async fn transaction(
         if plan.rounds.is_empty() {
             // Nothing was written: release the row locks without a commit record.
             tx.rollback().await?;
+        } else if let Some(waker) = waker {
+            let notified = waker.take_turn();
+            if notified {
+                db::notify_relay(&mut *tx).await?;
+            }
+            tx.commit().await?;
+            if !notified {
+                waker.wake_later();
+            }
         } else {
             tx.commit().await?;
         }

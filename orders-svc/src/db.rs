@@ -229,11 +229,10 @@ pub async fn write_round(
     Ok(Some(rows))
 }
 
-/// Wakes the relay: `NOTIFY` on the outbox channel. Sent after commit, outside the write
-/// transaction, because a `NOTIFY` inside it would serialise every committing writer on the
-/// notification queue lock. A lost notification only costs latency: the relay also polls.
-pub async fn notify_relay(pool: &PgPool) -> Result<(), sqlx::Error> {
-    outbox().notify(pool).await
+/// Wakes the relay: `NOTIFY` on the outbox channel, delivered when `executor`'s transaction
+/// commits (at once for a pool). See [`crate::wake`] for when.
+pub async fn notify_relay<'c>(executor: impl sqlx::PgExecutor<'c>) -> Result<(), sqlx::Error> {
+    outbox().notify(executor).await
 }
 
 #[cfg(test)]

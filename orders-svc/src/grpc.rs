@@ -9,7 +9,6 @@ use outbox_proto::orders::v1::{
     order_service_server::OrderService,
 };
 use sqlx::PgPool;
-use tokio::sync::Notify;
 use tonic::{Request, Response, Status};
 use tracing::Instrument;
 
@@ -18,6 +17,7 @@ use crate::{
     db::{self, OrderRow},
     error::Error,
     order::UpsertCommand,
+    wake::RelayWaker,
 };
 
 /// Serves `Upsert` through its shard's group commit (which pokes that shard's relay waker after
@@ -31,7 +31,7 @@ pub struct OrdersGrpc {
 impl OrdersGrpc {
     /// Starts the group commits' writers on the current runtime; `shards` holds each shard's
     /// pool and relay waker, shard 0 first.
-    pub fn new(shards: Vec<(PgPool, Arc<Notify>)>) -> Self {
+    pub fn new(shards: Vec<(PgPool, Arc<RelayWaker>)>) -> Self {
         let pools = shards.iter().map(|(pool, _)| pool.clone()).collect();
         let writes = ShardedWrites::start(shards);
         Self { pools, writes }

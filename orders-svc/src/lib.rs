@@ -27,6 +27,7 @@ pub mod grpc;
 pub mod metrics;
 pub mod order;
 pub mod shard;
+pub mod wake;
 
 use std::{net::SocketAddr, sync::Arc};
 
@@ -34,7 +35,7 @@ use anyhow::Context;
 use outbox_kit::health::{AllOf, DbProbe, Health, Probe};
 use outbox_proto::orders::v1::order_service_server::OrderServiceServer;
 use sqlx::PgPool;
-use tokio::{net::TcpListener, sync::Notify, task::JoinHandle};
+use tokio::{net::TcpListener, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
 pub use config::Config;
@@ -80,8 +81,8 @@ impl App {
         let mut shards = Vec::with_capacity(pools.len());
         let mut wakers = Vec::with_capacity(pools.len());
         for pool in &pools {
-            let relay_waker = Arc::new(Notify::new());
-            wakers.push(tokio::spawn(wake_relay(
+            let relay_waker = Arc::new(wake::RelayWaker::default());
+            wakers.push(tokio::spawn(wake::run(
                 pool.clone(),
                 relay_waker.clone(),
                 shutdown.clone(),
@@ -164,26 +165,5 @@ fn shard_setting(cfg: &Config, index: usize) -> String {
     match &cfg.shards {
         None => "DATABASE_URL".to_owned(),
         Some(shards) => format!("SHARDS (shard {index} of {})", shards.urls().len()),
-    }
-}
-
-/// The shortest gap between two notifications. Under load the relay is busy draining anyway;
-/// without a gap the notifications alone would be a second transaction per Upsert.
-const MIN_NOTIFY_GAP: std::time::Duration = std::time::Duration::from_millis(2);
-
-/// Sends one `NOTIFY` per wake-up; wake-ups that arrive while one is in flight (or within
-/// [`MIN_NOTIFY_GAP`] of the last) coalesce (`Notify` keeps a single permit), so a burst of commits
-/// costs one notification. A quiet system's first commit is notified at once.
-async fn wake_relay(pool: PgPool, waker: Arc<Notify>, shutdown: CancellationToken) {
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = waker.notified() => {}
-        }
-        if let Err(e) = db::notify_relay(&pool).await {
-            // The relay's fallback poll picks the event up; only latency is lost.
-            tracing::debug!(error = %e, "cannot notify the relay");
-        }
-        tokio::time::sleep(MIN_NOTIFY_GAP).await;
     }
 }

@@ -9,7 +9,10 @@
 
 use chrono::{DateTime, Utc};
 use outbox::{TableName, wire};
-use sqlx::{AssertSqlSafe, PgConnection, PgPool, postgres::PgConnectOptions};
+use sqlx::{
+    AssertSqlSafe, FromRow, PgConnection, PgPool, Row,
+    postgres::{PgConnectOptions, PgRow},
+};
 
 use crate::error::Error;
 
@@ -21,7 +24,6 @@ pub const LEADER_LOCK_KEY: i64 = 0x72_656c_6179_7376;
 #[derive(Debug, Clone)]
 pub struct Queries {
     fetch_batch: String,
-    observe: String,
     collect_holes: String,
     persist_floor: String,
     oldest_writer: String,
@@ -53,27 +55,37 @@ impl Queries {
              and o.aggregate_id <> all(array(select aggregate_id from {quarantine}))"
         );
         Self {
-            // Two index walks merged: the holes by key, and the rows from the floor on (each part
-            // ordered and limited on its own, so neither reads past what the batch can take).
+            // One statement, one snapshot, one round trip on the path from a commit to its
+            // publish: the look at the database (`l`: see floor::Floor::observe) and the batch.
+            //
+            // The look: its oldest running transaction id, the last seq handed out, a fresh id
+            // of our own (greater than every id handed out before), and which holes are still
+            // present or in quarantine (a row moves between the two atomically, so one snapshot
+            // sees it in exactly one); `present` comes with the first row only.
+            //
+            // The batch: two index walks merged, the holes by key and the rows from the floor on
+            // (each part ordered and limited on its own, so neither reads past what the batch can
+            // take). Joined `on true` to the look's one row: an empty batch is one row of nulls.
             fetch_batch: format!(
-                "select * from ( \
-                   (select {columns} from {events} o where o.seq = any($4) and {unheld}) \
-                   union all \
-                   (select {columns} from {events} o where o.seq >= $5 and {unheld} \
-                    order by o.seq limit $1) \
-                 ) b order by seq limit $1"
-            ),
-            // One snapshot: its oldest running transaction id, a fresh id of our own (greater
-            // than every id handed out before), the last seq handed out (read before that id:
-            // see floor::Floor::observe), and which holes are still present or in quarantine (a
-            // row moves between the two atomically, so one snapshot sees it in exactly one).
-            observe: format!(
-                "select pg_snapshot_xmin(pg_current_snapshot())::text::bigint, \
-                        pg_current_xact_id()::text::bigint, \
-                        coalesce(pg_sequence_last_value( \
-                            pg_get_serial_sequence('{events}', 'seq')::regclass), 0), \
-                        array(select seq from {events} where seq = any($1) \
-                              union select seq from {quarantine} where seq < $2)"
+                "select l.xmin, l.xid, l.handed_out, \
+                        case when b.n is null or b.n = 1 then l.present end as present, b.* \
+                 from (select pg_snapshot_xmin(pg_current_snapshot())::text::bigint as xmin, \
+                              coalesce(pg_sequence_last_value( \
+                                  pg_get_serial_sequence('{events}', 'seq')::regclass), 0) \
+                                as handed_out, \
+                              pg_current_xact_id()::text::bigint as xid, \
+                              array(select seq from {events} where seq = any($4) \
+                                    union select seq from {quarantine} where seq < $5) \
+                                as present) l \
+                 left join ( \
+                   select row_number() over (order by u.seq) as n, u.* from ( \
+                     (select {columns} from {events} o where o.seq = any($4) and {unheld}) \
+                     union all \
+                     (select {columns} from {events} o where o.seq >= $5 and {unheld} \
+                      order by o.seq limit $1) \
+                   ) u order by u.seq limit $1 \
+                 ) b on true \
+                 order by b.seq"
             ),
             // The rows the floor passes that are still present become holes (walks the rows
             // relayed since the floor's last move, once), and so do the quarantined seqs it
@@ -247,8 +259,8 @@ pub async fn fetch_batch(
     skip_orders: &[i64],
     skip_seqs: &[i64],
     from: ReadFrom<'_>,
-) -> Result<Vec<OutboxRow>, Error> {
-    sqlx::query_as(AssertSqlSafe(q.fetch_batch.as_str()))
+) -> Result<Read, Error> {
+    let found = sqlx::query(AssertSqlSafe(q.fetch_batch.as_str()))
         .bind(i64::from(limit))
         .bind(skip_orders)
         .bind(skip_seqs)
@@ -256,7 +268,43 @@ pub async fn fetch_batch(
         .bind(from.floor)
         .fetch_all(pool)
         .await
-        .map_err(Error::from_db)
+        .map_err(Error::from_db)?;
+    let decode = |found: Vec<PgRow>| -> Result<Read, sqlx::Error> {
+        let first = found.first().ok_or(sqlx::Error::RowNotFound)?;
+        let look = Observation {
+            xmin: first.try_get("xmin")?,
+            xid: first.try_get("xid")?,
+            handed_out: first.try_get("handed_out")?,
+        };
+        let present: Vec<i64> = first
+            .try_get::<Option<Vec<i64>>, _>("present")?
+            .unwrap_or_default();
+        let mut rows = Vec::with_capacity(found.len());
+        for row in &found {
+            if row.try_get::<Option<i64>, _>("seq")?.is_some() {
+                rows.push(OutboxRow::from_row(row)?);
+            }
+        }
+        Ok(Read {
+            look,
+            present,
+            rows,
+        })
+    };
+    decode(found).map_err(Error::from_db)
+}
+
+/// What one read found: the look at the database, the holes still present (or in
+/// quarantine), and the batch.
+#[derive(Debug, Clone)]
+pub struct Read {
+    /// What the read floor moves by (see [`crate::floor`]).
+    pub look: Observation,
+    /// Which of the read's holes are still present or in quarantine, with the quarantine's other
+    /// seqs below the floor (an operator may move them back).
+    pub present: Vec<i64>,
+    /// The batch, in seq order.
+    pub rows: Vec<OutboxRow>,
 }
 
 /// Moves rows that can never be encoded into `outbox_quarantine` with their reason, in one
@@ -338,8 +386,8 @@ pub async fn roll_published(
         .map_err(Error::from_db)
 }
 
-/// One look at the database, in one statement: what the read floor moves by (see
-/// [`crate::floor`]).
+/// One look at the database, taken by every read ([`fetch_batch`]): what the read floor moves
+/// by (see [`crate::floor`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Observation {
     /// The oldest transaction id still running (every id below it has ended).
@@ -348,30 +396,6 @@ pub struct Observation {
     pub xid: i64,
     /// The last seq the outbox's sequence handed out (0: none).
     pub handed_out: i64,
-}
-
-/// What one look at the database tells the floor ([`Observation`]), and which
-/// of `holes` (below `floor`) are still present or in quarantine, with the quarantine's other
-/// seqs below the floor (an operator may move them back).
-pub async fn observe(
-    q: &Queries,
-    pool: &PgPool,
-    holes: &[i64],
-    floor: i64,
-) -> Result<(Observation, Vec<i64>), Error> {
-    let (xmin, xid, handed_out, holes): (i64, i64, i64, Vec<i64>) =
-        sqlx::query_as(AssertSqlSafe(q.observe.as_str()))
-            .bind(holes)
-            .bind(floor)
-            .fetch_one(pool)
-            .await
-            .map_err(Error::from_db)?;
-    let observation = Observation {
-        xmin,
-        xid,
-        handed_out,
-    };
-    Ok((observation, holes))
 }
 
 /// Records the rows present in `[from, to)` as holes and returns them.

@@ -247,20 +247,22 @@ impl Reader {
         let mut state = self.state.lock().await;
         let st = &mut *state;
         self.advance_locked(st).await?;
-        let (now, holes) = db::observe(q, pool, st.floor.holes(), st.floor.floor()).await?;
-        if st.floor.observe(now, holes, Instant::now()) == Looked::WentBack {
-            tracing::warn!(
-                xid = now.xid,
-                handed_out = now.handed_out,
-                "relay: the database went back (restored, or another cluster): the read floor starts over from the table's head"
-            );
-        }
-        self.watch_writers(st).await?;
         let from = ReadFrom {
             floor: st.floor.floor(),
             holes: st.floor.holes(),
         };
-        let rows = db::fetch_batch(q, pool, limit, skip_orders, skip_seqs, from).await?;
+        let mut read = db::fetch_batch(q, pool, limit, skip_orders, skip_seqs, from).await?;
+        if st.floor.observe(read.look, read.present, Instant::now()) == Looked::WentBack {
+            tracing::warn!(
+                xid = read.look.xid,
+                handed_out = read.look.handed_out,
+                "relay: the database went back (restored, or another cluster): the read floor starts over from the table's head"
+            );
+            // This read started at the old floor: read again from the head.
+            read = db::fetch_batch(q, pool, limit, skip_orders, skip_seqs, ReadFrom::START).await?;
+        }
+        self.watch_writers(st).await?;
+        let rows = read.rows;
         let returned: Vec<i64> = rows.iter().map(|r| r.seq).collect();
         let held: Vec<i64> = in_flight.iter().chain(skip_seqs).copied().collect();
         let to = st.floor.next(&returned, rows.len() < limit as usize, &held);

@@ -15,4 +15,5 @@ mod reflection;
 mod secrets;
 mod shards;
 mod upsert;
+mod wake;
 mod write_path;
