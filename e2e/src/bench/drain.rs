@@ -3,8 +3,12 @@
 
 use std::time::{Duration, Instant};
 
-use lapin::options::{
-    BasicPublishOptions, ConfirmSelectOptions, ExchangeDeleteOptions, QueueDeleteOptions,
+use lapin::{
+    options::{
+        BasicPublishOptions, ConfirmSelectOptions, ExchangeDeleteOptions, QueueDeclareOptions,
+        QueueDeleteOptions,
+    },
+    types::FieldTable,
 };
 use outbox_proto::orders::events::v1::ORDER_STATUS_CHANGED;
 use prost::Message;
@@ -90,20 +94,28 @@ pub(super) async fn relay_drain(events: u64, orders: u64) -> anyhow::Result<(Sum
     let started = Instant::now();
     notify_relay(&pool).await?;
     let mut last_report = Instant::now();
+    // Progress from the queue's length (a passive declare, nothing on PostgreSQL): a count of
+    // the outbox walks its dead rows too (7 ms a call at 100,000 rows), and polled every 20 ms
+    // it took a quarter of PostgreSQL's core from the drain it measured.
+    let passive = QueueDeclareOptions {
+        passive: true,
+        ..Default::default()
+    };
     loop {
-        let left: i64 = sqlx::query_scalar("select count(*) from outbox")
-            .fetch_one(&pool)
-            .await?;
-        if left == 0 {
+        let arrived = ch
+            .queue_declare(queue.as_str().into(), passive, FieldTable::default())
+            .await?
+            .message_count() as u64;
+        if arrived >= events {
             break;
         }
         if last_report.elapsed() > Duration::from_secs(2) {
             last_report = Instant::now();
-            progress(format!("   {} of {events} published", events as i64 - left));
+            progress(format!("   {arrived} of {events} published"));
         }
         anyhow::ensure!(
             started.elapsed() < Duration::from_secs(600),
-            "relay drain stalled at {left}"
+            "relay drain stalled at {arrived} of {events}"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
