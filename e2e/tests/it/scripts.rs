@@ -590,8 +590,8 @@ async fn dev_secrets_are_what_the_services_accept_and_are_kept_on_rerun() {
     }
     let cli = orders_svc::config::Cli::try_parse_from(&args).expect("compose's settings parse");
     assert!(
-        cli.config.grpc_security.auth_tokens_file.is_some()
-            && cli.config.grpc_security.tls.tls_cert_file.is_some(),
+        cli.config.server.grpc_security.auth_tokens_file.is_some()
+            && cli.config.server.grpc_security.tls.tls_cert_file.is_some(),
         "compose sets TLS and tokens: {args:?}"
     );
     let shutdown = tokio_util::sync::CancellationToken::new();

@@ -99,7 +99,7 @@ async fn a_silent_broker_is_noticed_within_two_heartbeats_and_the_next_address_t
         testing::amqp_url_via(second.addr())
     )
     .into();
-    cfg.liveness.amqp_heartbeat = HEARTBEAT;
+    cfg.server.liveness.amqp_heartbeat = HEARTBEAT;
     let svc = start(cfg).await;
     assert_eq!(second.connections(), 0, "the first address is used first");
 
@@ -148,7 +148,7 @@ async fn a_silent_database_hangs_nothing_and_every_event_is_mailed_once() {
     let database = testing::unique("mail_blackhole_test");
     names.database_url = testing::pg_url_via(db.addr(), &database);
     let mut cfg = config(&names);
-    cfg.liveness.db_statement_timeout = Duration::from_secs(2);
+    cfg.server.liveness.db_statement_timeout = Duration::from_secs(2);
     let svc = start(cfg).await;
     // The test's own view of the tables, around the proxy.
     let direct = sqlx::PgPool::connect(&format!("{}/{database}", testing::pg_server_url()))

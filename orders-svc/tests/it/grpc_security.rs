@@ -112,7 +112,7 @@ async fn tokens_are_required_except_for_health_and_reflection_and_reload_on_sigh
     let tokens_file = dir.dir().join("tokens");
     std::fs::write(&tokens_file, format!("# operators\nalice {ALICE}\n")).unwrap();
     let mut cfg = config(testing::fresh_database_url("orders_auth"));
-    cfg.grpc_security.auth_tokens_file = Some(tokens_file.clone());
+    cfg.server.grpc_security.auth_tokens_file = Some(tokens_file.clone());
     let svc = start(cfg).await;
     let mut orders = OrderServiceClient::new(plain_channel(svc.addr).await);
 
@@ -189,8 +189,8 @@ async fn tls_and_client_certificates() {
 
     // TLS.
     let mut cfg = config(testing::fresh_database_url("orders_tls"));
-    cfg.grpc_security.tls.tls_cert_file = Some(server.cert.clone());
-    cfg.grpc_security.tls.tls_key_file = Some(server.key.clone());
+    cfg.server.grpc_security.tls.tls_cert_file = Some(server.cert.clone());
+    cfg.server.grpc_security.tls.tls_key_file = Some(server.key.clone());
     let svc = start(cfg.clone()).await;
     let channel = tls_channel(svc.addr, &client_tls(Some(pki.ca_file()), None))
         .await
@@ -214,7 +214,7 @@ async fn tls_and_client_certificates() {
 
     // Mutual TLS.
     cfg.database_url = testing::fresh_database_url("orders_mtls").into();
-    cfg.grpc_security.tls.tls_client_ca_file = Some(pki.ca_file());
+    cfg.server.grpc_security.tls.tls_client_ca_file = Some(pki.ca_file());
     let svc = start(cfg).await;
     let with_cert = tls_channel(svc.addr, &client_tls(Some(pki.ca_file()), Some(&client)))
         .await
@@ -285,39 +285,39 @@ async fn bad_files_stop_start_up_naming_the_setting() {
         ("TLS_CERT_FILE", {
             let (m, k) = (missing.clone(), server.key.clone());
             Box::new(move |c| {
-                c.grpc_security.tls.tls_cert_file = Some(m.clone());
-                c.grpc_security.tls.tls_key_file = Some(k.clone());
+                c.server.grpc_security.tls.tls_cert_file = Some(m.clone());
+                c.server.grpc_security.tls.tls_key_file = Some(k.clone());
             })
         }),
         ("TLS_CERT_FILE", {
             let (g, k) = (garbage.clone(), server.key.clone());
             Box::new(move |c| {
-                c.grpc_security.tls.tls_cert_file = Some(g.clone());
-                c.grpc_security.tls.tls_key_file = Some(k.clone());
+                c.server.grpc_security.tls.tls_cert_file = Some(g.clone());
+                c.server.grpc_security.tls.tls_key_file = Some(k.clone());
             })
         }),
         ("TLS_KEY_FILE", {
             let (cert, g) = (server.cert.clone(), garbage.clone());
             Box::new(move |c| {
-                c.grpc_security.tls.tls_cert_file = Some(cert.clone());
-                c.grpc_security.tls.tls_key_file = Some(g.clone());
+                c.server.grpc_security.tls.tls_cert_file = Some(cert.clone());
+                c.server.grpc_security.tls.tls_key_file = Some(g.clone());
             })
         }),
         ("TLS_KEY_FILE", {
             let cert = server.cert.clone();
-            Box::new(move |c| c.grpc_security.tls.tls_cert_file = Some(cert.clone()))
+            Box::new(move |c| c.server.grpc_security.tls.tls_cert_file = Some(cert.clone()))
         }),
         ("TLS_CLIENT_CA_FILE", {
             let ca = pki.ca_file();
-            Box::new(move |c| c.grpc_security.tls.tls_client_ca_file = Some(ca.clone()))
+            Box::new(move |c| c.server.grpc_security.tls.tls_client_ca_file = Some(ca.clone()))
         }),
         ("AUTH_TOKENS_FILE", {
             let t = tokens.clone();
-            Box::new(move |c| c.grpc_security.auth_tokens_file = Some(t.clone()))
+            Box::new(move |c| c.server.grpc_security.auth_tokens_file = Some(t.clone()))
         }),
         ("AUTH_TOKENS_FILE", {
             let m = missing.clone();
-            Box::new(move |c| c.grpc_security.auth_tokens_file = Some(m.clone()))
+            Box::new(move |c| c.server.grpc_security.auth_tokens_file = Some(m.clone()))
         }),
     ];
     for (setting, edit) in cases {

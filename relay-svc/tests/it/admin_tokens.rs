@@ -47,9 +47,9 @@ async fn admin_tokens_of_the_file_and_admin_token_guard_mutations() {
         &testing::amqp_url(),
         &testing::unique("relay_tokens_ex"),
     );
-    cfg.grpc_security.auth_tokens_file = Some(auth);
-    cfg.admin_tokens_file = Some(admin);
-    cfg.admin_token = AdminToken::new(Some(LEGACY.into()));
+    cfg.server.grpc_security.auth_tokens_file = Some(auth);
+    cfg.server.admin.admin_tokens_file = Some(admin);
+    cfg.server.admin.admin_token = AdminToken::new(Some(LEGACY.into()));
     let mut relay = Relay::start(cfg).await;
     let mut c = RelayAdminClient::connect(format!("http://{}", relay.grpc_addr))
         .await

@@ -44,7 +44,7 @@ async fn a_silent_broker_is_noticed_within_two_heartbeats_and_the_next_address_t
         testing::amqp_url_via(second.addr())
     );
     let mut cfg = relay_config(&orders.database_url, &amqp_url, &exchange);
-    cfg.liveness.amqp_heartbeat = HEARTBEAT;
+    cfg.server.liveness.amqp_heartbeat = HEARTBEAT;
     // Long enough that only the heartbeat can tell (the issue: a 15 s confirm time-out did).
     cfg.confirm_timeout = Some(Duration::from_secs(60));
     let relay = Relay::start(cfg).await;
@@ -102,7 +102,7 @@ async fn a_silent_database_hangs_no_cycle_and_publishing_resumes() {
     let db = Proxy::start(&testing::pg_addr()).await.expect("proxy");
     let via_proxy = testing::pg_url_via(db.addr(), &orders.database);
     let mut cfg = relay_config(&via_proxy, &testing::amqp_url(), &exchange);
-    cfg.liveness.db_statement_timeout = Duration::from_secs(2);
+    cfg.server.liveness.db_statement_timeout = Duration::from_secs(2);
     // The swallowed lock session holds the lock until a standby's lease check ends it.
     cfg.leader_lease = Duration::from_secs(4);
     let relay = Relay::start(cfg).await;

@@ -33,7 +33,7 @@ async fn admin_of(relay: &Relay) -> RelayAdminClient<Channel> {
 
 async fn relay_with_token(orders: &Orders, amqp_url: &str, exchange: &str) -> Relay {
     let mut cfg = relay_config(&orders.database_url, amqp_url, exchange);
-    cfg.admin_token = AdminToken::new(Some(TOKEN.into()));
+    cfg.server.admin.admin_token = AdminToken::new(Some(TOKEN.into()));
     Relay::start(cfg).await
 }
 

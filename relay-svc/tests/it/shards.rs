@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use lapin::types::AMQPValue;
-use outbox_kit::{admin::AdminToken, telemetry::LogFormat, testing};
+use outbox_kit::{admin::AdminToken, testing};
 use outbox_proto::{
     orders::v1::{OrderStatus, order_service_client::OrderServiceClient},
     relay::admin::v1::{
@@ -44,13 +44,10 @@ async fn one_leader_per_shard_and_every_event_of_both_shards_once() {
     let orders_stop = CancellationToken::new();
     let orders = orders_svc::App::build(
         orders_svc::Config {
-            grpc_addr: "127.0.0.1:0".parse().expect("addr"),
-            metrics_addr: "127.0.0.1:0".parse().expect("addr"),
             database_url: unused.into(),
             shards: Some(list.as_str().into()),
             db_max_connections: 8,
-            grpc_security: Default::default(),
-            log_format: LogFormat::Text,
+            server: outbox_kit::settings::ServerSettings::on_free_ports(),
         },
         orders_stop.clone(),
     )
@@ -229,7 +226,7 @@ async fn admin_lists_every_shard_and_moves_rows_of_the_named_shard_only() {
     let mut cfg = relay_config(&shard0.database_url, no_broker, &exchange);
     let list = format!("{},{}", shard0.database_url, shard1.database_url);
     cfg.relay_shards = Some(list.as_str().into());
-    cfg.admin_token = AdminToken::new(Some(TOKEN.into()));
+    cfg.server.admin.admin_token = AdminToken::new(Some(TOKEN.into()));
     let relay = Relay::start(cfg).await;
     let mut c = admin_client(&relay).await;
 
@@ -344,7 +341,7 @@ async fn admin_lists_every_shard_and_moves_rows_of_the_named_shard_only() {
 
     // Unsharded, on shard 0's database: shard 0 only, every row shard 0.
     let mut cfg = relay_config(&shard0.database_url, no_broker, &exchange);
-    cfg.admin_token = AdminToken::new(Some(TOKEN.into()));
+    cfg.server.admin.admin_token = AdminToken::new(Some(TOKEN.into()));
     let single = Relay::start(cfg).await;
     let mut c = admin_client(&single).await;
     let e = c

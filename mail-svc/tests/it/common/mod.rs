@@ -20,7 +20,7 @@ use mail_svc::{
     App, Config,
     config::{Hooks, MailerKind},
 };
-use outbox_kit::{telemetry::LogFormat, testing};
+use outbox_kit::testing;
 use outbox_proto::{
     mail::{
         admin::v1::mail_admin_client::MailAdminClient,
@@ -101,15 +101,10 @@ impl Names {
 
 pub fn config(names: &Names) -> Config {
     Config {
-        grpc_addr: "127.0.0.1:0".parse().expect("addr"),
-        metrics_addr: "127.0.0.1:0".parse().expect("addr"),
         database_url: names.database_url.clone().into(),
         db_max_connections: 8,
-        grpc_security: Default::default(),
-        admin_tokens_file: None,
         amqp_url: testing::amqp_url().into(),
         amqp_tls: Default::default(),
-        liveness: Default::default(),
         amqp_exchange: names.exchange.clone(),
         mail_queue: names.queue.clone(),
         prefetch: 64,
@@ -125,9 +120,8 @@ pub fn config(names: &Names) -> Config {
         mail_retention: Duration::from_secs(30 * 86_400),
         admin_actions_retention: Duration::from_secs(365 * 86_400),
         trusted_publishers: Vec::new(),
-        admin_token: Default::default(),
-        log_format: LogFormat::Text,
         hooks: Hooks::default(),
+        server: outbox_kit::settings::ServerSettings::on_free_ports(),
     }
 }
 

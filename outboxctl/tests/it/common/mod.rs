@@ -182,7 +182,7 @@ pub async fn start_mail(names: &Names, trusted: &str, token: Option<&str>) -> (R
         args.push(format!("--admin-token={t}"));
     }
     let mut cfg = mail_svc::Config::try_parse_from(args).expect("mail config");
-    cfg.log_format = LogFormat::Text;
+    cfg.server.log_format = LogFormat::Text;
     let shutdown = CancellationToken::new();
     let app = mail_svc::App::build(cfg, shutdown.clone())
         .await

@@ -13,13 +13,10 @@ use lapin::{
     options::{BasicConsumeOptions, ExchangeDeleteOptions, QueueBindOptions, QueueDeclareOptions},
     types::{AMQPValue, FieldTable, ShortString},
 };
-use outbox_kit::{
-    telemetry::LogFormat,
-    testing::{
-        self,
-        chains::{self, Link},
-        orders,
-    },
+use outbox_kit::testing::{
+    self,
+    chains::{self, Link},
+    orders,
 };
 use outbox_proto::{
     orders::{
@@ -84,13 +81,10 @@ impl Orders {
         let shutdown = CancellationToken::new();
         let app = orders_svc::App::build(
             orders_svc::Config {
-                grpc_addr: "127.0.0.1:0".parse().expect("addr"),
-                metrics_addr: "127.0.0.1:0".parse().expect("addr"),
                 database_url: database_url.clone().into(),
                 shards: None,
                 db_max_connections: 16,
-                grpc_security: Default::default(),
-                log_format: LogFormat::Text,
+                server: outbox_kit::settings::ServerSettings::on_free_ports(),
             },
             shutdown.clone(),
         )
@@ -178,10 +172,7 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         database_url: database_url.into(),
         amqp_url: amqp_url.into(),
         amqp_tls: Default::default(),
-        liveness: Default::default(),
         amqp_exchange: exchange.to_owned(),
-        grpc_addr: "127.0.0.1:0".parse().expect("addr"),
-        metrics_addr: "127.0.0.1:0".parse().expect("addr"),
         batch_size: 64,
         backoff_min: Some(Duration::from_millis(50)),
         backoff_max: Some(Duration::from_secs(1)),
@@ -189,13 +180,10 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         standby_retry: Some(Duration::from_millis(200)),
         confirm_timeout: Some(Duration::from_secs(5)),
         leader_lease: Duration::from_secs(10),
-        published_retention: Duration::from_secs(7 * 24 * 3600),
-        log_format: LogFormat::Text,
-        admin_token: Default::default(),
-        admin_tokens_file: None,
+        published_retention: outbox_relay::DEFAULT_PUBLISHED_RETENTION,
         relay_shards: None,
-        grpc_security: Default::default(),
         before_delete: None,
+        server: outbox_kit::settings::ServerSettings::on_free_ports(),
     }
 }
 
