@@ -45,6 +45,3 @@ pub mod settings;
 pub mod shutdown;
 pub mod telemetry;
 pub mod tls;
-
-#[cfg(feature = "testing")]
-pub mod testing;

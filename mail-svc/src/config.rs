@@ -356,7 +356,7 @@ mod tests {
 
     #[test]
     fn liveness_settings_take_durations_in_range_and_name_themselves() {
-        outbox_kit::testing::settings::assert_liveness_settings::<Config>("mail-svc", |c| {
+        outbox_testkit::settings::assert_liveness_settings::<Config>("mail-svc", |c| {
             (
                 c.server.liveness.amqp_heartbeat,
                 c.server.liveness.db_statement_timeout,

@@ -312,7 +312,7 @@ mod tests {
 
     #[test]
     fn liveness_settings_take_durations_in_range_and_name_themselves() {
-        outbox_kit::testing::settings::assert_liveness_settings::<Config>("relay-svc", |c| {
+        outbox_testkit::settings::assert_liveness_settings::<Config>("relay-svc", |c| {
             (
                 c.server.liveness.amqp_heartbeat,
                 c.server.liveness.db_statement_timeout,

@@ -1,7 +1,6 @@
 //! Starts a real orders-svc on port 0 against a fresh database and connects the generated client.
 
 use orders_svc::{App, Config};
-use outbox_kit::testing;
 use outbox_proto::orders::v1::{
     GetOrderRequest, Order, OrderStatus, UpsertOrderRequest, UpsertOrderResponse,
     order_service_client::OrderServiceClient,
@@ -29,11 +28,11 @@ pub fn config(database_url: String) -> Config {
 }
 
 pub async fn start() -> TestOrders {
-    start_with(config(testing::fresh_database_url("orders_test"))).await
+    start_with(config(outbox_testkit::fresh_database_url("orders_test"))).await
 }
 
 pub async fn start_with(cfg: Config) -> TestOrders {
-    outbox_kit::testing::init_tracing();
+    outbox_testkit::init_tracing();
     let shutdown = CancellationToken::new();
     let app = App::build(cfg, shutdown.clone())
         .await
