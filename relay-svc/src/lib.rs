@@ -48,7 +48,7 @@ use outbox_proto::relay::{
     admin::v1::relay_admin_server::RelayAdminServer, v1::relay_service_server::RelayServiceServer,
 };
 use outbox_relay::{
-    db::Queries,
+    operator::Operator,
     status::{METRICS, Status},
 };
 use outbox_support::backoff::Backoff;
@@ -98,7 +98,7 @@ impl App {
         let security = cfg.server.grpc_security.load()?;
         let cfg_admin_token = cfg.server.admin.tokens()?;
         let settings = cfg.settings()?;
-        let queries = Queries::new(&settings.table);
+        let operator = Operator::new(&settings.table);
         let mut statuses = Vec::with_capacity(shards.len());
         let mut schemas = Vec::with_capacity(shards.len());
         let mut relays = Vec::with_capacity(shards.len());
@@ -166,7 +166,7 @@ impl App {
         ));
         let service = RelayServiceServer::new(grpc::RelayGrpc::new(
             pools.into_iter().zip(statuses.iter().cloned()).collect(),
-            queries,
+            operator,
         ));
         let services =
             outbox_kit::grpc::Services::new(service).with_admin(admin, cfg_admin_token.clone());
