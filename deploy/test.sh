@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 log() { printf 'test.sh: %s\n' "$*" >&2; }
 
 # Every name a test creates (databases, queues, exchanges) is `<prefix>_<pid>_<time>_<n>`, optionally
-# followed by a suffix such as `.dead-letter` (kit::testing::unique). The prefixes are the crates'.
+# followed by a suffix such as `.dead-letter` (outbox_testkit::unique). The prefixes are the crates'.
 TEST_NAME_RE='^(orders|relay|mail|e2e|bench|outbox|inbox|minimal)[A-Za-z0-9_.-]*_[0-9]+_[0-9]+_[0-9]+([._-].*)?$'
 
 # The pid inside a test name, or nothing when the name is not one of ours.

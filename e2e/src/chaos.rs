@@ -503,12 +503,9 @@ async fn mail_silence_after(
 
 /// `pg_terminate_backend` on every connection the services hold to their databases.
 async fn terminate_db_connections(stack: &Stack) -> anyhow::Result<()> {
-    let admin = sqlx::PgPool::connect(&format!(
-        "{}/postgres",
-        outbox_kit::testing::pg_server_url()
-    ))
-    .await
-    .context("connecting to PostgreSQL as admin")?;
+    let admin = sqlx::PgPool::connect(&format!("{}/postgres", outbox_testkit::pg_server_url()))
+        .await
+        .context("connecting to PostgreSQL as admin")?;
     let dbs: Vec<String> = stack
         .orders_shard_urls
         .iter()

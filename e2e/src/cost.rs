@@ -145,7 +145,7 @@ async fn pinned_rounds(opts: &BenchOptions) -> anyhow::Result<Pinned> {
     let vacuum = vacuum::StandIn::start(&stack.orders_db_url).await?;
     let conn = amqp().await?;
     let ch = conn.create_channel().await?;
-    let queue = outbox_kit::testing::unique("bench.cost");
+    let queue = outbox_testkit::unique("bench.cost");
     topic_to_queue(&ch, &stack.exchange, &queue).await?;
     let pool = PgPool::connect(&stack.orders_db_url).await?;
     let mut relay = stack.relay_client(0).await?;
@@ -270,7 +270,7 @@ async fn probe(stack: &Stack, secs: f64) -> anyhow::Result<Summary> {
     let conn = amqp().await?;
     let ch = conn.create_channel().await?;
     let mut tap = stack
-        .tap(&ch, &outbox_kit::testing::unique("bench-probe"))
+        .tap(&ch, &outbox_testkit::unique("bench-probe"))
         .await?;
     let received: Arc<Mutex<HashMap<u64, SystemTime>>> = Arc::default();
     let rx = received.clone();
@@ -331,7 +331,7 @@ async fn soak(opts: &BenchOptions) -> anyhow::Result<Soak> {
     let vacuum = vacuum::StandIn::start(&stack.orders_db_url).await?;
     let conn = amqp().await?;
     let ch = conn.create_channel().await?;
-    let queue = outbox_kit::testing::unique("bench.soak");
+    let queue = outbox_testkit::unique("bench.soak");
     topic_to_queue(&ch, &stack.exchange, &queue).await?;
     let pool = PgPool::connect(&stack.orders_db_url).await?;
     let mut relay = stack.relay_client(0).await?;

@@ -11,12 +11,12 @@ use std::{
 };
 
 use anyhow::{Context, bail};
-use outbox_kit::testing::rabbit_node::RabbitNode;
 use outbox_proto::{
     mail::v1::{ListMailsRequest, Mail, mail_service_client::MailServiceClient},
     orders::v1::{OrderStatus, UpsertOrderRequest, order_service_client::OrderServiceClient},
     relay::v1::relay_service_client::RelayServiceClient,
 };
+use outbox_testkit::rabbit_node::RabbitNode;
 use tokio::{
     process::{Child, Command},
     sync::{OwnedSemaphorePermit, Semaphore},
@@ -275,7 +275,7 @@ impl StackConfig {
     /// several stacks run at once beside the other packages' tests, all on one PostgreSQL (100
     /// connections by default).
     pub fn new(tag: &str) -> Self {
-        let log_dir = std::env::temp_dir().join(outbox_kit::testing::unique(tag));
+        let log_dir = std::env::temp_dir().join(outbox_testkit::unique(tag));
         Self {
             relays: 1,
             mails: 1,
@@ -308,7 +308,7 @@ impl Broker {
     /// The machine's broker (`TEST_AMQP_URL`).
     pub fn machine() -> Self {
         Self {
-            url: outbox_kit::testing::amqp_url(),
+            url: outbox_testkit::amqp_url(),
             node: None,
         }
     }
@@ -386,9 +386,9 @@ impl Stack {
         };
         let bins = Binaries::locate()?;
         std::fs::create_dir_all(&cfg.log_dir)?;
-        let tag = outbox_kit::testing::unique("e2e_test");
-        let orders_db_url = format!("{}/{tag}_orders", outbox_kit::testing::pg_server_url());
-        let mail_db_url = format!("{}/{tag}_mail", outbox_kit::testing::pg_server_url());
+        let tag = outbox_testkit::unique("e2e_test");
+        let orders_db_url = format!("{}/{tag}_orders", outbox_testkit::pg_server_url());
+        let mail_db_url = format!("{}/{tag}_mail", outbox_testkit::pg_server_url());
         let orders_shard_urls: Vec<String> = std::iter::once(orders_db_url.clone())
             .chain((1..cfg.shards).map(|i| format!("{orders_db_url}_s{i}")))
             .collect();

@@ -12,6 +12,9 @@
 //! - [`service`]: a service binary's `main` (healthcheck, or telemetry, build, run, flush);
 //! - [`config`]: the one duration format of every setting (`200ms`, `1s`, `2m`), and the refusal
 //!   of removed settings (the `*_MS` ones it replaced), naming their replacements;
+//! - [`settings`]: the settings every service has (`GRPC_ADDR`, TLS, `METRICS_ADDR`, `LOG_FORMAT`,
+//!   liveness, the admin tokens) in one struct each service flattens into its `Config`, and
+//!   every service's default ports;
 //! - [`liveness`]: the liveness settings (`AMQP_HEARTBEAT`, `DB_STATEMENT_TIMEOUT`) a service
 //!   flattens into its `Config`;
 //! - [`db`]: connect to PostgreSQL, creating the database when it is missing;
@@ -38,9 +41,7 @@ pub mod liveness;
 pub mod metrics;
 pub mod outbox;
 pub mod service;
+pub mod settings;
 pub mod shutdown;
 pub mod telemetry;
 pub mod tls;
-
-#[cfg(feature = "testing")]
-pub mod testing;

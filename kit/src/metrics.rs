@@ -15,6 +15,9 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+/// The `process_*` metrics every service exports (its `/metrics` renders each).
+pub const PROCESS_METRICS: &[&str] = process::NAMES;
+
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
 /// The content type of the Prometheus text exposition format.

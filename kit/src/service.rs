@@ -1,18 +1,23 @@
 //! A service binary's `main` once its flags are parsed: the one order of start-up and shutdown
 //! every service follows.
 
-use std::{future::Future, net::SocketAddr, process::ExitCode};
+use std::{future::Future, process::ExitCode};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::{health::Command, telemetry::LogFormat};
+use crate::{
+    health::Command,
+    settings::{Profile, ServerSettings},
+};
 
-/// What [`main`] reads of a service's settings before the app exists.
+/// What [`main`] reads of a service's settings before the app exists: the gRPC address (the one
+/// `healthcheck` asks) and the format telemetry writes log lines in, both of its
+/// [`ServerSettings`].
 pub trait Settings {
-    /// The gRPC address: the one `healthcheck` asks.
-    fn grpc_addr(&self) -> SocketAddr;
-    /// The format telemetry writes log lines in.
-    fn log_format(&self) -> LogFormat;
+    /// The service's [`Profile`].
+    type Profile: Profile;
+    /// The settings every service has.
+    fn server(&self) -> &ServerSettings<Self::Profile>;
 }
 
 /// Answers `<binary> healthcheck` (`command`) by asking the service at the settings' gRPC
@@ -32,9 +37,11 @@ where
     R: Future<Output = anyhow::Result<()>>,
 {
     if let Some(Command::Healthcheck(args)) = command {
-        return Ok(crate::health::healthcheck(binary, settings.grpc_addr(), &args.tls).await);
+        return Ok(
+            crate::health::healthcheck(binary, settings.server().grpc_addr, &args.tls).await,
+        );
     }
-    let telemetry = crate::telemetry::init(settings.log_format(), binary)?;
+    let telemetry = crate::telemetry::init(settings.server().log_format, binary)?;
     let app = build(settings, crate::shutdown::on_signal()).await?;
     let ran = run(app).await;
     // Also after a failed run: its spans are the ones worth reading.

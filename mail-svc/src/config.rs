@@ -1,15 +1,15 @@
 //! mail-svc settings: every one a flag and an environment variable (`--help` lists them).
 
-use std::{collections::BTreeSet, net::SocketAddr, str::FromStr, time::Duration};
+use std::{collections::BTreeSet, str::FromStr, time::Duration};
 
 use anyhow::{Context, bail};
 use clap::{Parser, ValueEnum};
 use lettre::message::Mailbox;
 use outbox_kit::{
-    admin::AdminToken,
     config::{Removed, help_with_default, parse_duration},
     health::Command,
-    telemetry::LogFormat,
+    liveness::LivenessSettings,
+    settings::{AdminCalls, AdminSettings, MAIL_PORTS, Ports, Profile, ServerSettings},
 };
 use outbox_support::{failover::BrokerUrls, secret::SecretUrl};
 
@@ -38,13 +38,26 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
-impl outbox_kit::service::Settings for Config {
-    fn grpc_addr(&self) -> SocketAddr {
-        self.grpc_addr
-    }
+/// What mail-svc's [`ServerSettings`] are: a broker and an admin service.
+#[derive(Debug, Clone)]
+pub struct Mail;
 
-    fn log_format(&self) -> LogFormat {
-        self.log_format
+impl Profile for Mail {
+    const PORTS: Ports = MAIL_PORTS;
+    const GRPC_SERVICES: &'static str = "mail.v1.MailService";
+    const LIVENESS_AFTER: Option<&'static str> = Some("amqp_client_key_file");
+    type Liveness = LivenessSettings;
+    type Admin = AdminSettings<Self>;
+}
+
+impl AdminCalls for Mail {
+    const CALLS: &'static str = "`ReleaseHeld`, `RedriveDeadLetters`, `RetryMails`";
+}
+
+impl outbox_kit::service::Settings for Config {
+    type Profile = Mail;
+    fn server(&self) -> &ServerSettings<Mail> {
+        &self.server
     }
 }
 
@@ -52,17 +65,6 @@ impl outbox_kit::service::Settings for Config {
 #[derive(Debug, Clone, Parser)]
 #[command(name = "mail-svc", version, about, long_about = None)]
 pub struct Config {
-    /// Address the gRPC server (mail.v1.MailService, health, reflection) listens on.
-    #[arg(long, env = "GRPC_ADDR", default_value = "0.0.0.0:50053")]
-    pub grpc_addr: SocketAddr,
-
-    #[command(flatten)]
-    pub grpc_security: outbox_kit::grpc::SecuritySettings,
-
-    /// Address of the Prometheus `/metrics` listener.
-    #[arg(long, env = "METRICS_ADDR", default_value = "0.0.0.0:9103")]
-    pub metrics_addr: SocketAddr,
-
     /// mail-svc's own database (watermarks, held events, mails); created if missing, migrated at
     /// startup (waiting for it while it is unreachable). Printed only with its password masked.
     #[arg(
@@ -91,9 +93,6 @@ pub struct Config {
 
     #[command(flatten)]
     pub amqp_tls: outbox_kit::broker::TlsSettings,
-
-    #[command(flatten)]
-    pub liveness: outbox_kit::liveness::LivenessSettings,
 
     /// The topic exchange relay-svc publishes order events to (declared here too, durable, so
     /// either service may start first).
@@ -201,22 +200,10 @@ pub struct Config {
     #[arg(long, env = "TRUSTED_PUBLISHERS", value_delimiter = ',')]
     pub trusted_publishers: Vec<String>,
 
-    /// The token the admin service's mutating calls (`ReleaseHeld`, `RedriveDeadLetters`,
-    /// `RetryMails`) must carry as `authorization: Bearer <token>`; at least 16 characters.
-    /// Unset: the admin service is read-only. Never printed.
-    #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true, default_value = "",
-          hide_default_value = true, value_parser = AdminToken::parse)]
-    pub admin_token: AdminToken,
-
-    /// File of admin tokens, in the format of AUTH_TOKENS_FILE (`<name> <token>` lines): each
-    /// may make the admin service's mutating calls, beside ADMIN_TOKEN; re-read on SIGHUP. The
-    /// logs show the token's name, never the token.
-    #[arg(long, env = "ADMIN_TOKENS_FILE")]
-    pub admin_tokens_file: Option<std::path::PathBuf>,
-
-    /// Log output: human-readable text or JSON lines. Filter with RUST_LOG.
-    #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
-    pub log_format: LogFormat,
+    /// GRPC_ADDR, its TLS and tokens, METRICS_ADDR, AMQP_HEARTBEAT and DB_STATEMENT_TIMEOUT
+    /// (after the broker's TLS in `--help`), ADMIN_TOKEN, ADMIN_TOKENS_FILE, LOG_FORMAT.
+    #[command(flatten)]
+    pub server: ServerSettings<Mail>,
 
     /// Fault injection for the crash tests; never set from the command line.
     #[arg(skip)]
@@ -260,8 +247,8 @@ impl Config {
     ) -> sqlx::postgres::PgConnectOptions {
         outbox_kit::db::with_session_timeouts(
             pg,
-            self.liveness.db_statement_timeout,
-            self.liveness.db_statement_timeout + crate::mailer::LONGEST_SEND,
+            self.server.liveness.db_statement_timeout,
+            self.server.liveness.db_statement_timeout + crate::mailer::LONGEST_SEND,
         )
         .options([("plan_cache_mode", "force_custom_plan")])
     }
@@ -294,7 +281,7 @@ impl Config {
             bail!("MAIL_QUEUE / AMQP_EXCHANGE is too long (at most 240 / 255 bytes)");
         }
         self.from_mailbox()?;
-        self.admin_token.validate()?;
+        self.server.admin.validate()?;
         if self.mailer == MailerKind::Smtp {
             // The mailer's own parser: what passes here is what the mailer uses.
             self.smtp_server()?;
@@ -369,8 +356,11 @@ mod tests {
 
     #[test]
     fn liveness_settings_take_durations_in_range_and_name_themselves() {
-        outbox_kit::testing::settings::assert_liveness_settings::<Config>("mail-svc", |c| {
-            (c.liveness.amqp_heartbeat, c.liveness.db_statement_timeout)
+        outbox_testkit::settings::assert_liveness_settings::<Config>("mail-svc", |c| {
+            (
+                c.server.liveness.amqp_heartbeat,
+                c.server.liveness.db_statement_timeout,
+            )
         });
     }
 

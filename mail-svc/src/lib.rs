@@ -101,7 +101,8 @@ impl App {
         // Lazy: the service runs (and answers NOT_SERVING, and UNAVAILABLE to MailService
         // calls) while its database is away.
         let pool = outbox_kit::db::lazy_pool(&cfg.pool_options(&pg), cfg.db_max_connections);
-        let db_step_timeout = outbox_kit::db::step_timeout(cfg.liveness.db_statement_timeout);
+        let db_step_timeout =
+            outbox_kit::db::step_timeout(cfg.server.liveness.db_statement_timeout);
         // One attempt now: when the database is there, everything is migrated before `build`
         // returns; when it is unreachable, the workers wait for it in the background.
         let prepared = match outbox_kit::db::prepare(&pg, &db::MIGRATOR).await {
@@ -113,19 +114,17 @@ impl App {
             Err(e) => return Err(e.into()),
         };
 
-        let listener = TcpListener::bind(cfg.grpc_addr)
+        let listener = TcpListener::bind(cfg.server.grpc_addr)
             .await
-            .with_context(|| format!("GRPC_ADDR: cannot listen on {}", cfg.grpc_addr))?;
+            .with_context(|| format!("GRPC_ADDR: cannot listen on {}", cfg.server.grpc_addr))?;
         let grpc_addr = listener.local_addr()?;
         let metrics_addr =
-            outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
+            outbox_kit::metrics::serve(cfg.server.metrics_addr, "METRICS_ADDR", shutdown.clone())
+                .await?;
 
         let topology = amqp::topology(&cfg.amqp_exchange, &cfg.mail_queue);
-        let security = cfg.grpc_security.load()?;
-        let admin_token = cfg
-            .admin_token
-            .clone()
-            .with_file(cfg.admin_tokens_file.as_deref())?;
+        let security = cfg.server.grpc_security.load()?;
+        let admin_token = cfg.server.admin.tokens()?;
         let amqp_tls = cfg.amqp_tls.load(&cfg.amqp_url)?;
         let (ready, consuming) = watch::channel(false);
         let broker = Arc::new(amqp::consumer::BrokerState::default());
@@ -142,7 +141,7 @@ impl App {
         let instance = format!("{:016x}", rand::random::<u64>());
         let consumer = amqp::consumer::consumer(topology.clone(), &instance, &broker, ready)
             .with_tls(amqp_tls.clone())
-            .with_heartbeat(cfg.liveness.amqp_heartbeat)
+            .with_heartbeat(cfg.server.liveness.amqp_heartbeat)
             .with_prefetch(nonzero_u16(cfg.prefetch, "PREFETCH")?)
             .with_concurrency(nonzero(
                 usize::from(cfg.consumer_concurrency),
@@ -179,7 +178,7 @@ impl App {
         let admin = MailAdminServer::new(admin::MailAdminGrpc::new(
             pool.clone(),
             admin::dead_letters::DeadLetters::new(cfg.amqp_url.clone(), amqp_tls, topology.clone())
-                .with_heartbeat(cfg.liveness.amqp_heartbeat),
+                .with_heartbeat(cfg.server.liveness.amqp_heartbeat),
             admin_token.clone(),
             cfg.trusted_publishers.clone(),
         ));

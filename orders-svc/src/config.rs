@@ -1,9 +1,10 @@
 //! orders-svc settings: every one a flag and an environment variable (`--help` lists them).
 
-use std::net::SocketAddr;
-
 use clap::Parser;
-use outbox_kit::{health::Command, telemetry::LogFormat};
+use outbox_kit::{
+    health::Command,
+    settings::{Absent, ORDERS_PORTS, Ports, Profile, ServerSettings},
+};
 use outbox_support::{failover::BrokerUrls, secret::SecretUrl};
 
 /// The command line: run the service, or `healthcheck` a running one.
@@ -17,13 +18,21 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
-impl outbox_kit::service::Settings for Config {
-    fn grpc_addr(&self) -> SocketAddr {
-        self.grpc_addr
-    }
+/// What orders-svc's [`ServerSettings`] are: no broker, no admin service.
+#[derive(Debug, Clone)]
+pub struct Orders;
 
-    fn log_format(&self) -> LogFormat {
-        self.log_format
+impl Profile for Orders {
+    const PORTS: Ports = ORDERS_PORTS;
+    const GRPC_SERVICES: &'static str = "orders.v1.OrderService";
+    type Liveness = Absent;
+    type Admin = Absent;
+}
+
+impl outbox_kit::service::Settings for Config {
+    type Profile = Orders;
+    fn server(&self) -> &ServerSettings<Orders> {
+        &self.server
     }
 }
 
@@ -31,17 +40,6 @@ impl outbox_kit::service::Settings for Config {
 #[derive(Debug, Clone, Parser)]
 #[command(name = "orders-svc", version, about, long_about = None)]
 pub struct Config {
-    /// Address the gRPC server (orders.v1.OrderService, health, reflection) listens on.
-    #[arg(long, env = "GRPC_ADDR", default_value = "0.0.0.0:50051")]
-    pub grpc_addr: SocketAddr,
-
-    #[command(flatten)]
-    pub grpc_security: outbox_kit::grpc::SecuritySettings,
-
-    /// Address of the Prometheus `/metrics` listener.
-    #[arg(long, env = "METRICS_ADDR", default_value = "0.0.0.0:9101")]
-    pub metrics_addr: SocketAddr,
-
     /// The orders database; created if missing, migrated at startup. Printed only with its
     /// password masked (`user:***@host`).
     #[arg(
@@ -64,9 +62,9 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub db_max_connections: u32,
 
-    /// Log output: human-readable text or JSON lines. Filter with RUST_LOG.
-    #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
-    pub log_format: LogFormat,
+    /// GRPC_ADDR, its TLS and tokens, METRICS_ADDR, LOG_FORMAT.
+    #[command(flatten)]
+    pub server: ServerSettings<Orders>,
 }
 
 impl Config {

@@ -56,7 +56,7 @@ impl App {
     /// starts serving until `shutdown` is cancelled.
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
         cfg.validate()?;
-        let security = cfg.grpc_security.load()?;
+        let security = cfg.server.grpc_security.load()?;
         let urls = cfg.shard_urls();
         let mut pools = Vec::with_capacity(urls.len());
         for (index, url) in urls.iter().enumerate() {
@@ -69,13 +69,14 @@ impl App {
             pools.push(pool);
         }
 
-        let listener = TcpListener::bind(cfg.grpc_addr)
+        let listener = TcpListener::bind(cfg.server.grpc_addr)
             .await
-            .with_context(|| format!("GRPC_ADDR: cannot listen on {}", cfg.grpc_addr))?;
+            .with_context(|| format!("GRPC_ADDR: cannot listen on {}", cfg.server.grpc_addr))?;
         let grpc_addr = listener.local_addr()?;
         metrics::register();
         let metrics_addr =
-            outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
+            outbox_kit::metrics::serve(cfg.server.metrics_addr, "METRICS_ADDR", shutdown.clone())
+                .await?;
 
         // Each shard has its own outbox, so its own relay group and its own wake-ups.
         let mut shards = Vec::with_capacity(pools.len());

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use outbox_kit::settings;
 
 /// The operator's tool for the outbox stack: see everything at a glance, and get out of every
 /// stuck state (an outbox backlog, a quarantined row, a held chain, a dead letter, a failed mail).
@@ -27,7 +28,7 @@ pub struct Cli {
     #[arg(
         long,
         env = "OUTBOXCTL_ORDERS_ADDR",
-        default_value = "127.0.0.1:50051",
+        default_value = settings::default_addr(settings::ORDERS_PORTS.grpc_local()),
         global = true
     )]
     pub orders_addr: String,
@@ -37,7 +38,7 @@ pub struct Cli {
     #[arg(
         long,
         env = "OUTBOXCTL_RELAY_ADDR",
-        default_value = "127.0.0.1:50052",
+        default_value = settings::default_addr(settings::RELAY_PORTS.grpc_local()),
         value_delimiter = ',',
         global = true
     )]
@@ -47,7 +48,7 @@ pub struct Cli {
     #[arg(
         long,
         env = "OUTBOXCTL_MAIL_ADDR",
-        default_value = "127.0.0.1:50053",
+        default_value = settings::default_addr(settings::MAIL_PORTS.grpc_local()),
         value_delimiter = ',',
         global = true
     )]

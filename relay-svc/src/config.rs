@@ -1,13 +1,13 @@
 //! relay-svc settings: every one a flag and an environment variable (`--help` lists them).
 
-use std::{net::SocketAddr, time::Duration};
+use std::time::Duration;
 
 use clap::Parser;
 use outbox_kit::{
-    admin::AdminToken,
     config::{Removed, default_duration, help_with_default, parse_duration},
     health::Command,
-    telemetry::LogFormat,
+    liveness::LivenessSettings,
+    settings::{AdminCalls, AdminSettings, Ports, Profile, RELAY_PORTS, ServerSettings},
 };
 use outbox_support::{failover::BrokerUrls, secret::SecretUrl};
 use sqlx::postgres::PgConnectOptions;
@@ -59,13 +59,28 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
-impl outbox_kit::service::Settings for Config {
-    fn grpc_addr(&self) -> SocketAddr {
-        self.grpc_addr
-    }
+/// What relay-svc's [`ServerSettings`] are: a broker, an admin service, and the gRPC port's
+/// settings after the broker's in `--help`.
+#[derive(Debug, Clone)]
+pub struct Relay;
 
-    fn log_format(&self) -> LogFormat {
-        self.log_format
+impl Profile for Relay {
+    const PORTS: Ports = RELAY_PORTS;
+    const GRPC_SERVICES: &'static str = "relay.v1.RelayService";
+    const LISTEN_AFTER: Option<&'static str> = Some("amqp_exchange");
+    const LIVENESS_AFTER: Option<&'static str> = Some("amqp_client_key_file");
+    type Liveness = LivenessSettings;
+    type Admin = AdminSettings<Self>;
+}
+
+impl AdminCalls for Relay {
+    const CALLS: &'static str = "`RequeueQuarantined`, `DropQuarantined`, `Replay`";
+}
+
+impl outbox_kit::service::Settings for Config {
+    type Profile = Relay;
+    fn server(&self) -> &ServerSettings<Relay> {
+        &self.server
     }
 }
 
@@ -103,23 +118,9 @@ pub struct Config {
     #[command(flatten)]
     pub amqp_tls: outbox_kit::broker::TlsSettings,
 
-    #[command(flatten)]
-    pub liveness: outbox_kit::liveness::LivenessSettings,
-
     /// The durable topic exchange events are published to (declared at connect).
     #[arg(long, env = "AMQP_EXCHANGE", default_value = "orders.events")]
     pub amqp_exchange: String,
-
-    /// Address the gRPC server (relay.v1.RelayService, health, reflection) listens on.
-    #[arg(long, env = "GRPC_ADDR", default_value = "0.0.0.0:50052")]
-    pub grpc_addr: SocketAddr,
-
-    #[command(flatten)]
-    pub grpc_security: outbox_kit::grpc::SecuritySettings,
-
-    /// Address of the Prometheus `/metrics` listener.
-    #[arg(long, env = "METRICS_ADDR", default_value = "0.0.0.0:9102")]
-    pub metrics_addr: SocketAddr,
 
     /// Most outbox rows read and published per cycle (pipelined on one confirm channel).
     #[arg(long, env = "BATCH_SIZE", default_value_t = outbox_relay::DEFAULT_BATCH_SIZE,
@@ -176,22 +177,11 @@ pub struct Config {
           default_value = default_duration(outbox_relay::DEFAULT_PUBLISHED_RETENTION))]
     pub published_retention: Duration,
 
-    /// The token the admin service's mutating calls (`RequeueQuarantined`, `DropQuarantined`,
-    /// `Replay`) must carry as `authorization: Bearer <token>`; at least 16 characters. Unset: the admin
-    /// service is read-only. Never printed.
-    #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true, default_value = "",
-          hide_default_value = true, value_parser = AdminToken::parse)]
-    pub admin_token: AdminToken,
-
-    /// File of admin tokens, in the format of AUTH_TOKENS_FILE (`<name> <token>` lines): each
-    /// may make the admin service's mutating calls, beside ADMIN_TOKEN; re-read on SIGHUP. The
-    /// logs show the token's name, never the token.
-    #[arg(long, env = "ADMIN_TOKENS_FILE")]
-    pub admin_tokens_file: Option<std::path::PathBuf>,
-
-    /// Log output: human-readable text or JSON lines. Filter with RUST_LOG.
-    #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
-    pub log_format: LogFormat,
+    /// GRPC_ADDR, its TLS and tokens, METRICS_ADDR (after AMQP_EXCHANGE in `--help`),
+    /// AMQP_HEARTBEAT and DB_STATEMENT_TIMEOUT (after the broker's TLS), ADMIN_TOKEN,
+    /// ADMIN_TOKENS_FILE, LOG_FORMAT.
+    #[command(flatten)]
+    pub server: ServerSettings<Relay>,
 
     /// Test hook: stop between the broker's confirms and the outbox delete.
     #[doc(hidden)]
@@ -214,7 +204,7 @@ impl Config {
                  (the leader proves it is alive every second)"
             );
         }
-        self.admin_token.validate()?;
+        self.server.admin.validate()?;
         let t = self.relay_settings();
         for (name, value, min) in [
             ("BACKOFF_MIN", t.backoff_min, Duration::from_millis(1)),
@@ -252,8 +242,8 @@ impl Config {
     pub fn pool_options(&self, pg: &PgConnectOptions) -> PgConnectOptions {
         outbox_kit::db::with_session_timeouts(
             pg,
-            self.liveness.db_statement_timeout,
-            self.liveness.db_statement_timeout,
+            self.server.liveness.db_statement_timeout,
+            self.server.liveness.db_statement_timeout,
         )
     }
 
@@ -295,8 +285,8 @@ impl Config {
     /// (`outbox_relay::Settings::new`) for the durations left unset.
     fn relay_settings(&self) -> outbox_relay::Settings {
         let mut s = outbox_relay::Settings::new(self.amqp_url.clone(), self.amqp_exchange.clone());
-        s.amqp_heartbeat = self.liveness.amqp_heartbeat;
-        s.db_step_timeout = outbox_kit::db::step_timeout(self.liveness.db_statement_timeout);
+        s.amqp_heartbeat = self.server.liveness.amqp_heartbeat;
+        s.db_step_timeout = outbox_kit::db::step_timeout(self.server.liveness.db_statement_timeout);
         s.batch_size = self.batch_size;
         for (set, value) in [
             (&mut s.backoff_min, self.backoff_min),
@@ -322,8 +312,11 @@ mod tests {
 
     #[test]
     fn liveness_settings_take_durations_in_range_and_name_themselves() {
-        outbox_kit::testing::settings::assert_liveness_settings::<Config>("relay-svc", |c| {
-            (c.liveness.amqp_heartbeat, c.liveness.db_statement_timeout)
+        outbox_testkit::settings::assert_liveness_settings::<Config>("relay-svc", |c| {
+            (
+                c.server.liveness.amqp_heartbeat,
+                c.server.liveness.db_statement_timeout,
+            )
         });
     }
 

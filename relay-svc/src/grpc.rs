@@ -7,7 +7,7 @@ use sqlx::PgPool;
 use tonic::{Request, Response, Status as GrpcStatus};
 
 use outbox_relay::{
-    db::{self, Queries},
+    operator::Operator,
     status::{Snapshot, Status},
 };
 
@@ -19,14 +19,14 @@ const FRESH_BACKLOG_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct RelayGrpc {
     /// Each shard's pool and relay figures, shard 0 first (one without `RELAY_SHARDS`).
     shards: Vec<(PgPool, Arc<Status>)>,
-    queries: Queries,
+    operator: Operator,
 }
 
 impl RelayGrpc {
     /// Serves the figures of each shard's status, reading the backlog of the outbox of
-    /// `queries` in each shard's pool.
-    pub fn new(shards: Vec<(PgPool, Arc<Status>)>, queries: Queries) -> Self {
-        Self { shards, queries }
+    /// `operator` in each shard's pool.
+    pub fn new(shards: Vec<(PgPool, Arc<Status>)>, operator: Operator) -> Self {
+        Self { shards, operator }
     }
 }
 
@@ -84,9 +84,7 @@ impl RelayService for RelayGrpc {
             {
                 blocked = Some((reason, for_));
             }
-            match tokio::time::timeout(FRESH_BACKLOG_TIMEOUT, db::backlog(&self.queries, pool))
-                .await
-            {
+            match tokio::time::timeout(FRESH_BACKLOG_TIMEOUT, self.operator.backlog(pool)).await {
                 Ok(Ok(backlog)) => status.set_backlog(backlog),
                 Ok(Err(e)) => tracing::debug!(error = %e, "status: backlog not refreshed"),
                 Err(_) => tracing::debug!("status: backlog query timed out"),

@@ -48,7 +48,7 @@ use outbox_proto::relay::{
     admin::v1::relay_admin_server::RelayAdminServer, v1::relay_service_server::RelayServiceServer,
 };
 use outbox_relay::{
-    db::Queries,
+    operator::Operator,
     status::{METRICS, Status},
 };
 use outbox_support::backoff::Backoff;
@@ -85,22 +85,20 @@ impl App {
             .map(|(_, _, pg)| outbox_kit::db::lazy_pool(&cfg.pool_options(pg), 4))
             .collect();
 
-        let listener = TcpListener::bind(cfg.grpc_addr)
+        let listener = TcpListener::bind(cfg.server.grpc_addr)
             .await
-            .with_context(|| format!("GRPC_ADDR: cannot listen on {}", cfg.grpc_addr))?;
+            .with_context(|| format!("GRPC_ADDR: cannot listen on {}", cfg.server.grpc_addr))?;
         let grpc_addr = listener.local_addr()?;
         // Install the recorder now: figures recorded before the first scrape must not be lost.
         outbox_kit::metrics::register("relay-svc", env!("CARGO_PKG_VERSION"), METRICS);
         let metrics_addr =
-            outbox_kit::metrics::serve(cfg.metrics_addr, "METRICS_ADDR", shutdown.clone()).await?;
+            outbox_kit::metrics::serve(cfg.server.metrics_addr, "METRICS_ADDR", shutdown.clone())
+                .await?;
 
-        let security = cfg.grpc_security.load()?;
-        let cfg_admin_token = cfg
-            .admin_token
-            .clone()
-            .with_file(cfg.admin_tokens_file.as_deref())?;
+        let security = cfg.server.grpc_security.load()?;
+        let cfg_admin_token = cfg.server.admin.tokens()?;
         let settings = cfg.settings()?;
-        let queries = Queries::new(&settings.table);
+        let operator = Operator::new(&settings.table);
         let mut statuses = Vec::with_capacity(shards.len());
         let mut schemas = Vec::with_capacity(shards.len());
         let mut relays = Vec::with_capacity(shards.len());
@@ -168,7 +166,7 @@ impl App {
         ));
         let service = RelayServiceServer::new(grpc::RelayGrpc::new(
             pools.into_iter().zip(statuses.iter().cloned()).collect(),
-            queries,
+            operator,
         ));
         let services =
             outbox_kit::grpc::Services::new(service).with_admin(admin, cfg_admin_token.clone());

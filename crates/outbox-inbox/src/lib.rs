@@ -71,6 +71,18 @@
 //! one-event transactions here, `batch` (many deliveries: [`Inbox::batch`], [`Batch`] and its one
 //! statement, [`Inbox::apply_batch`]), `db` (the other statements), and with the `amqp` feature, `amqp` (lapin
 //! dispositions, dead-lettering, acks, and the `Consumer` loop: batches, reconnects, counts).
+//!
+//! ## Stable API
+//!
+//! What this version promises, changed only with a new version and a CHANGELOG line with the
+//! signature before → after (`docs/public-api/outbox-inbox.txt` lists every item; CI holds the
+//! crate to it, see `.ci/public-api.sh`): [`Inbox`], [`Handler`], [`Envelope`], [`Chain`],
+//! [`Held`], [`Conflict`], [`Outcome`], [`Released`], [`Error`], [`ApplyError`], [`Batch`],
+//! [`Processed`], [`Tables`], the modules [`decide`](mod@decide), [`failure`], [`plan`], [`schema`]
+//! and, with the feature `amqp`, `amqp` (the consumer loop, its topology and the re-exported
+//! connect), and the re-exports `sqlx` and (feature `amqp`) `lapin`. Nothing else is public, except
+//! `doctest_pool`, the doctests' and tests' fresh database, behind the feature `unstable-internals`
+//! (no promise: it changes in any version).
 
 #![warn(missing_docs)]
 
@@ -678,6 +690,7 @@ where
 /// A pool on a fresh database of the test server (`TEST_PG_URL`, default the local trust-auth
 /// server), for the crate's doctests and tests.
 #[doc(hidden)]
+#[cfg(feature = "unstable-internals")]
 pub async fn doctest_pool() -> Result<sqlx::PgPool, sqlx::Error> {
     use sqlx::{AssertSqlSafe, Connection};
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);

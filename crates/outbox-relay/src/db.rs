@@ -214,6 +214,7 @@ impl OutboxRow {
     }
 }
 
+#[cfg_attr(not(feature = "unstable-internals"), allow(dead_code))] // for tests, through the feature
 impl Queries {
     /// The statement of [`fetch_batch`] (`$1` limit, `$2` orders left out, `$3` seqs left out,
     /// `$4` holes, `$5` floor), for a test to `EXPLAIN` exactly what the relay runs.
@@ -236,6 +237,7 @@ pub struct ReadFrom<'a> {
     pub holes: &'a [i64],
 }
 
+#[cfg_attr(not(feature = "unstable-internals"), allow(dead_code))] // for tests, through the feature
 impl ReadFrom<'_> {
     /// The whole table (a new leader's first read; the walk of the head the floor then avoids).
     pub const START: ReadFrom<'static> = ReadFrom {

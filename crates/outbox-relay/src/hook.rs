@@ -12,6 +12,7 @@ pub struct BeforeDelete {
     reached: Arc<watch::Sender<Vec<i64>>>,
 }
 
+#[cfg_attr(not(feature = "unstable-internals"), allow(dead_code))] // for tests, through the feature
 impl BeforeDelete {
     /// A hook and the receiver that sees the confirmed-but-not-deleted seqs.
     pub fn new() -> (Self, watch::Receiver<Vec<i64>>) {

@@ -23,8 +23,7 @@
 //! The relay never keeps a high-water mark: every cycle reads the oldest rows *present*
 //! (`order by seq limit batch_size`, leaving out held and quarantined aggregates), publishes them
 //! with publisher confirms and `mandatory`, and deletes exactly the seqs the broker acked and that
-//! no return of their wave names (returns are matched by `message_id`, see
-//! [`publisher::attribute`]).
+//! no return of their wave names (returns are matched by `message_id`).
 //!
 //! **Per-aggregate order** ([`outbox::rounds::of`]): wave k carries the k-th event of every
 //! aggregate in the batch; an aggregate's next event is sent only after its previous one was
@@ -34,15 +33,28 @@
 //! the quarantine table; a returned or nacked row is retried with its aggregate's own backoff.
 //! Only failures of the broker or the database as a whole back off the relay.
 //!
-//! **Leader** ([`lease`](crate::db::LEADER_LOCK_KEY)): a dedicated connection holds a session
+//! **Leader** ([`lease`](LEADER_LOCK_KEY)): a dedicated connection holds a session
 //! advisory lock as a lease; a standby that sees the holder's session silent for the lease
 //! terminates it and takes over.
 //!
 //! Layout: `cycle` (the loop: stand by or lead, read, publish, delete; the per-row rule table),
-//! `lease` (taking the leader lock, the heartbeat), [`floor`] (the read floor), [`publisher`]
-//! (messages, topology, confirms, return matching), [`db`] (the SQL), [`status`] (figures and
+//! `lease` (taking the leader lock, the heartbeat), `floor` (the read floor), `publisher`
+//! (messages, topology, confirms, return matching), `db` (the SQL), [`status`] (figures and
 //! metric names), [`operator`] (listings and moves out of quarantine), [`replay`] (published
 //! events sent again to one queue), [`error`]. The guarantees and failure windows are in the crate README.
+//!
+//! ## Stable API
+//!
+//! What this version promises, changed only with a new version and a CHANGELOG line with the
+//! signature before → after (`docs/public-api/outbox-relay.txt` lists every item; CI holds the
+//! crate to it, see `.ci/public-api.sh`): [`Relay`], [`Settings`] and its `DEFAULT_*` constants,
+//! [`LEADER_LOCK_KEY`], [`Encoder`], [`EnvelopeEncoder`], [`Outgoing`], [`OutboxRow`],
+//! [`Publisher`] (for [`Replay`]) and its [`Outcome`], [`Replay`], [`Backlog`], the modules [`error`], [`status`] (with
+//! [`Status`] and [`Snapshot`]), [`operator`] and [`replay`], and the re-exports `sqlx`, `lapin`,
+//! `tokio_util`, [`Tls`], [`BrokerUrls`], [`DEFAULT_HEARTBEAT`]. Nothing else is public: the
+//! modules `db` (the SQL), `floor`, `publisher` and `hook` (a test hook, with
+//! `Settings::before_delete`) are public only with the feature `unstable-internals`, for this
+//! workspace's tests and relay-svc's crash tests, without any promise (they change in any version).
 
 #![warn(missing_docs)]
 
@@ -53,16 +65,31 @@ pub use sqlx;
 pub use tokio_util;
 
 mod cycle;
-pub mod db;
 pub mod error;
-pub mod floor;
-#[doc(hidden)]
-pub mod hook;
 mod lease;
 pub mod operator;
-pub mod publisher;
 pub mod replay;
 pub mod status;
+
+// The internals: the SQL, the read floor, the publisher's parts and the test hook. Public only with
+// the feature `unstable-internals` (for this workspace's tests and relay-svc's test hook), and then
+// without any promise: they change in any version.
+#[cfg(feature = "unstable-internals")]
+pub mod db;
+#[cfg(not(feature = "unstable-internals"))]
+mod db;
+#[cfg(feature = "unstable-internals")]
+pub mod floor;
+#[cfg(not(feature = "unstable-internals"))]
+mod floor;
+#[cfg(feature = "unstable-internals")]
+pub mod hook;
+#[cfg(not(feature = "unstable-internals"))]
+mod hook;
+#[cfg(feature = "unstable-internals")]
+pub mod publisher;
+#[cfg(not(feature = "unstable-internals"))]
+mod publisher;
 
 use std::{sync::Arc, time::Duration};
 
@@ -71,8 +98,9 @@ use outbox_support::backoff::Backoff;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
+pub use db::{Backlog, LEADER_LOCK_KEY, OutboxRow};
 pub use error::Error;
-pub use publisher::{Encoder, EnvelopeEncoder, Outgoing};
+pub use publisher::{Encoder, EnvelopeEncoder, Outcome, Outgoing, Publisher};
 pub use replay::Replay;
 pub use status::{Snapshot, Status};
 
@@ -129,7 +157,7 @@ pub struct Settings {
     /// The outbox table (default `outbox`): set it to the table your [`outbox::Outbox`] appends
     /// to. A relay of another table finds nothing to publish.
     pub table: TableName,
-    /// The advisory-lock key of the leader (default [`db::LEADER_LOCK_KEY`]); relays of different
+    /// The advisory-lock key of the leader (default [`LEADER_LOCK_KEY`]); relays of different
     /// outboxes in one database need different keys.
     pub leader_lock_key: i64,
     /// Rows read per cycle (default [`DEFAULT_BATCH_SIZE`], 256).
@@ -157,9 +185,11 @@ pub struct Settings {
     /// "where is this event" and replay). The leader drops whole days of them once they are
     /// older. `None`: the delete keeps nothing (the table must still exist).
     pub published_retention: Option<Duration>,
-    /// Test hook: stop between confirm and delete.
-    #[doc(hidden)]
+    /// Test hook: stop between confirm and delete (feature `unstable-internals`).
+    #[cfg(feature = "unstable-internals")]
     pub before_delete: Option<hook::BeforeDelete>,
+    #[cfg(not(feature = "unstable-internals"))]
+    pub(crate) before_delete: Option<hook::BeforeDelete>,
 }
 
 impl Settings {
@@ -201,7 +231,7 @@ impl Relay {
     /// A relay of the outbox in the database `pool` connects to: its reads, deletes and status
     /// go through the pool (a few connections), and it opens two connections of its own with the
     /// pool's connect options ([`PgPool::connect_options`](sqlx::Pool::connect_options)): one
-    /// holds the leader lock (with TCP keepalives added, [`db::lock_options`]), one LISTENs for
+    /// holds the leader lock (with TCP keepalives added), one LISTENs for
     /// the writers' notifications. It reports into `status` and stops when `shutdown` is
     /// cancelled. Rows are turned into messages by [`EnvelopeEncoder`] unless
     /// [`Relay::with_encoder`] says otherwise.

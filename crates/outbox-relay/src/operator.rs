@@ -54,6 +54,8 @@ pub struct Operator {
     requeue: String,
     drop: String,
     notify_channel: String,
+    /// The relay's own statements, for [`Operator::backlog`].
+    queries: db::Queries,
 }
 
 impl Operator {
@@ -133,7 +135,14 @@ impl Operator {
                    from d"
             ),
             notify_channel: table.notify_channel(),
+            queries: db::Queries::new(table),
         }
+    }
+
+    /// The backlog as the relay counts it for `GetStatus` and its metrics: rows waiting (not
+    /// quarantined) and when the oldest was appended, counted from the read floor.
+    pub async fn backlog(&self, pool: &PgPool) -> Result<crate::Backlog, Error> {
+        db::backlog(&self.queries, pool).await
     }
 
     /// The oldest `limit` rows waiting to be relayed.
@@ -228,7 +237,7 @@ impl Operator {
 }
 
 /// A read-only transaction for the listings, planned as the relay plans its own figures
-/// ([`db::index_walks_only`]): index walks from the floor, never a scan of the dead rows below
+/// (`db::index_walks_only`): index walks from the floor, never a scan of the dead rows below
 /// it, whether or not the table has statistics.
 async fn index_walks(pool: &PgPool) -> Result<Transaction<'static, Postgres>, Error> {
     let mut tx = pool.begin().await.map_err(Error::from_db)?;

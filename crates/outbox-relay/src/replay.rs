@@ -40,7 +40,7 @@ pub struct Replay {
     /// The one queue that receives the messages.
     pub queue: String,
     /// How long each message may take to be confirmed (default
-    /// [`publisher::DEFAULT_CONFIRM_TIMEOUT`], the relay's).
+    /// [`DEFAULT_CONFIRM_TIMEOUT`](crate::DEFAULT_CONFIRM_TIMEOUT), the relay's).
     pub confirm_timeout: Duration,
 }
 

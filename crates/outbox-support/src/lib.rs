@@ -4,6 +4,14 @@
 //! [`metrics`] (metric declarations with their Prometheus type and HELP text), and, with the
 //! `amqp` feature, [`amqp`] (one way to open a RabbitMQ connection: TLS, heartbeat, TCP
 //! keepalive, and a watch on its blocked and lost events).
+//!
+//! ## Stable API
+//!
+//! What this version promises, changed only with a new version and a CHANGELOG line with the
+//! signature before → after (`docs/public-api/outbox-support.txt` lists every item; CI holds the
+//! crate to it, see `.ci/public-api.sh`): the modules [`backoff`], [`secret`], [`failover`],
+//! [`metrics`] and, with the feature `amqp`, `amqp` and the re-export of `lapin`. Nothing else is
+//! public.
 
 #![warn(missing_docs)]
 

@@ -51,6 +51,16 @@
 //! trace context), [`rounds`] (the order of a batch's appends), and the append API here. What
 //! the outbox crates share besides (retry pacing, secret URLs, broker failover, metric
 //! declarations, the AMQP connection) is the `outbox-support` crate.
+//!
+//! ## Stable API
+//!
+//! What this version promises, changed only with a new version and a CHANGELOG line with the
+//! signature before → after (`docs/public-api/outbox.txt` lists every item; CI holds the crate to
+//! it, see `.ci/public-api.sh`): [`Outbox`], [`NewEvent`], [`Appended`], [`Error`], [`TableName`]
+//! and the module [`schema`] (the migrations and their SQL), [`rounds`], [`trace`], [`wire`] (the
+//! message format), and the re-export of `sqlx`. Nothing else is public, except `doctest_pool`, the
+//! doctests' fresh database, behind the feature `unstable-internals` (no promise: it changes in any
+//! version).
 
 #![warn(missing_docs)]
 
@@ -423,6 +433,7 @@ impl Outbox {
 /// A pool on a fresh database of the test server (`TEST_PG_URL`, default the local trust-auth
 /// server), for the crate's doctests.
 #[doc(hidden)]
+#[cfg(feature = "unstable-internals")]
 pub async fn doctest_pool() -> Result<sqlx::PgPool, sqlx::Error> {
     use sqlx::Connection;
     let server = std::env::var("TEST_PG_URL")

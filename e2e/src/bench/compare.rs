@@ -629,7 +629,7 @@ mod tests {
 
     #[test]
     fn the_baseline_file_round_trips_and_a_missing_one_is_none() {
-        let dir = std::env::temp_dir().join(outbox_kit::testing::unique("bench-baseline"));
+        let dir = std::env::temp_dir().join(outbox_testkit::unique("bench-baseline"));
         let path = dir.join("bench/last.json");
         assert_eq!(Baseline::read(&path).unwrap(), None);
         let mut b = baseline(&[

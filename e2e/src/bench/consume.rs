@@ -40,7 +40,7 @@ pub(super) async fn consume_ceiling(
 ) -> anyhow::Result<(Summary, CpuUse)> {
     let conn = amqp().await?;
     let ch = conn.create_channel().await?;
-    let queue = outbox_kit::testing::unique("bench.consume");
+    let queue = outbox_testkit::unique("bench.consume");
     ch.queue_declare(
         queue.as_str().into(),
         QueueDeclareOptions {

@@ -34,13 +34,13 @@ pub(super) async fn publish_ceiling(
 ) -> anyhow::Result<(Summary, CpuUse)> {
     let conn = amqp().await?;
     let ch = conn.create_channel().await?;
-    let queue = outbox_kit::testing::unique("bench.ceiling");
+    let queue = outbox_testkit::unique("bench.ceiling");
     let exchange = format!("{queue}.events");
     topic_to_queue(&ch, &exchange, &queue).await?;
     ch.confirm_select(ConfirmSelectOptions::default()).await?;
     let body = sample_event(1, 1, Some(1)).encode_to_vec();
     // relay-svc stamps its connection's user on every message and the broker verifies it.
-    let user = url::Url::parse(&outbox_kit::testing::amqp_url())?
+    let user = url::Url::parse(&outbox_testkit::amqp_url())?
         .username()
         .to_owned();
     let meter = CpuMeter::default();
@@ -85,7 +85,7 @@ pub(super) async fn relay_drain(events: u64, orders: u64) -> anyhow::Result<(Sum
     let mut stack = bench_stack(1, 0).await?;
     let conn = amqp().await?;
     let ch = conn.create_channel().await?;
-    let queue = outbox_kit::testing::unique("bench.drain");
+    let queue = outbox_testkit::unique("bench.drain");
     topic_to_queue(&ch, &stack.exchange, &queue).await?;
     let pool = PgPool::connect(&stack.orders_db_url).await?;
     fill_outbox(&pool, events, orders, 1).await?;

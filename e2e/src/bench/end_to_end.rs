@@ -38,9 +38,7 @@ pub(super) async fn end_to_end(
     let conn = amqp().await?;
     let ch = conn.create_channel().await?;
     ch.basic_qos(1000, BasicQosOptions::default()).await?;
-    let mut consumer = stack
-        .tap(&ch, &outbox_kit::testing::unique("bench-e2e"))
-        .await?;
+    let mut consumer = stack.tap(&ch, &outbox_testkit::unique("bench-e2e")).await?;
     let received: Arc<Mutex<HashMap<u64, SystemTime>>> = Arc::default();
     let rx = received.clone();
     let consuming = tokio::spawn(async move {

@@ -13,11 +13,7 @@ use crate::stack::{Stack, db_name};
 /// Transactions (each autocommit query is one) per second in the orders database (the relay's;
 /// orders-svc makes none while no calls arrive) and in mail-svc's database, with no load.
 pub(super) async fn idle(stack: &Stack, secs: f64) -> anyhow::Result<Idle> {
-    let admin = PgPool::connect(&format!(
-        "{}/postgres",
-        outbox_kit::testing::pg_server_url()
-    ))
-    .await?;
+    let admin = PgPool::connect(&format!("{}/postgres", outbox_testkit::pg_server_url())).await?;
     let dbs = [db_name(&stack.orders_db_url), db_name(&stack.mail_db_url)];
     // Wait until the end-to-end load has fully settled (nothing unsent, no mail queued), then
     // let the statistics flush.

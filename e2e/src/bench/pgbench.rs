@@ -332,7 +332,7 @@ pub(super) async fn pgbench_ceiling(
     c: usize,
     secs: f64,
 ) -> anyhow::Result<(Summary, CpuUse)> {
-    let url = outbox_kit::testing::fresh_database_url("bench_test_pgbench");
+    let url = outbox_testkit::fresh_database_url("bench_test_pgbench");
     let migrate = outbox_kit::db::connect(&url, 1).await?;
     orders_db::MIGRATOR.run(&migrate).await?;
     migrate.close().await;
@@ -340,7 +340,7 @@ pub(super) async fn pgbench_ceiling(
         .context("the bench's traceparent")?;
     let (captured, written) = capture(&url, &trace).await?;
     let script = script(&captured, &written)?;
-    let dir = std::env::temp_dir().join(outbox_kit::testing::unique("bench-pgbench"));
+    let dir = std::env::temp_dir().join(outbox_testkit::unique("bench-pgbench"));
     std::fs::create_dir_all(&dir)?;
     let script_path = dir.join("upsert.sql");
     std::fs::write(&script_path, &script)?;
@@ -496,7 +496,7 @@ mod tests {
     /// without the script following.
     #[tokio::test]
     async fn the_script_is_orders_svc_creation() {
-        let url = outbox_kit::testing::fresh_database_url("bench_test_pgbench_script");
+        let url = outbox_testkit::fresh_database_url("bench_test_pgbench_script");
         let pool = outbox_kit::db::connect(&url, 1).await.unwrap();
         orders_db::MIGRATOR.run(&pool).await.unwrap();
         pool.close().await;

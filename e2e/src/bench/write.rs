@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use orders_svc::{batch as orders_batch, db as orders_db, order::UpsertCommand, shard::Shard};
-use outbox_kit::testing::orders::{upsert_as, walk_lives};
 use outbox_proto::orders::v1::OrderStatus;
+use outbox_testkit::orders::{upsert_as, walk_lives};
 
 use crate::{
     cpu::{CpuMeter, CpuUse},
@@ -33,7 +33,7 @@ pub(super) const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067
 /// (`batch::apply_one`, the code a batch of any size runs), one call per transaction, straight on
 /// a pool.
 pub(super) async fn write_ceiling(c: usize, secs: f64) -> anyhow::Result<(Summary, CpuUse)> {
-    let url = outbox_kit::testing::fresh_database_url("bench_test_ceiling");
+    let url = outbox_testkit::fresh_database_url("bench_test_ceiling");
     let pool = outbox_kit::db::connect(&url, c as u32).await?;
     orders_db::MIGRATOR.run(&pool).await?;
     let meter = CpuMeter::new(Vec::new(), vec![db_name(&url)]);

@@ -68,4 +68,4 @@ pub fn event_properties(
         .with_headers(headers)
 }
 
-pub use outbox_kit::testing::preload;
+pub use outbox_testkit::preload;

@@ -3,7 +3,7 @@
 use outbox_proto::orders::v1::{OrderStatus, UpsertOrderRequest};
 
 /// An order's life: each step appends one event.
-pub const WRITE_STEPS: [OrderStatus; 4] = outbox_kit::testing::orders::LIFE;
+pub const WRITE_STEPS: [OrderStatus; 4] = outbox_testkit::orders::LIFE;
 
 /// Every bench order's customer address.
 pub const EMAIL: &str = "bench@example.com";

@@ -22,17 +22,14 @@ pub async fn bench_stack(relays: usize, mails: usize) -> anyhow::Result<Stack> {
 
 /// Drops a stage's database (best effort: a leftover is swept by the next test run).
 pub async fn drop_database(url: &str) {
-    let _ = outbox_kit::testing::drop_database(outbox_kit::testing::database_name(url)).await;
+    let _ = outbox_testkit::drop_database(outbox_testkit::database_name(url)).await;
 }
 
 /// A connection to the tests' broker.
 pub async fn amqp() -> anyhow::Result<Connection> {
-    Connection::connect(
-        &outbox_kit::testing::amqp_url(),
-        ConnectionProperties::default(),
-    )
-    .await
-    .context("connecting to RabbitMQ")
+    Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
+        .await
+        .context("connecting to RabbitMQ")
 }
 
 /// A durable topic exchange with a durable classic queue bound to every key: what the relay

@@ -68,7 +68,7 @@ fn promtool(args: &[&str]) -> String {
                  binary on PATH"
             )
         });
-    let text = outbox_kit::testing::output_text(&out);
+    let text = outbox_testkit::output_text(&out);
     assert!(
         out.status.success(),
         "promtool {} failed:\n{text}",
@@ -148,7 +148,7 @@ fn every_alert_explains_itself_and_names_the_outboxctl_command_that_resolves_it(
 
 #[test]
 fn every_alert_reads_exported_metrics_and_is_in_the_readme() {
-    let mut exported: BTreeSet<&str> = outbox_kit::testing::PROCESS_METRICS
+    let mut exported: BTreeSet<&str> = outbox_testkit::PROCESS_METRICS
         .iter()
         .copied()
         .chain(["up", outbox_kit::metrics::BUILD_INFO])

@@ -10,15 +10,13 @@ use std::{path::Path, time::Duration};
 
 use e2e::stack::{Stack, StackConfig};
 use lapin::ConnectionProperties;
-use outbox_kit::{
-    broker::TlsSettings,
-    testing::{
-        pki::{CertFiles, TestPki},
-        rabbit_node::RabbitNode,
-    },
-};
+use outbox_kit::broker::TlsSettings;
 use outbox_proto::orders::v1::OrderStatus;
 use outbox_support::{failover::BrokerUrls, secret::SecretUrl};
+use outbox_testkit::{
+    pki::{CertFiles, TestPki},
+    rabbit_node::RabbitNode,
+};
 
 /// The test's node: its name, plain AMQP port (distribution on 25680) and TLS port.
 const NODE: &str = "tls-outbox";

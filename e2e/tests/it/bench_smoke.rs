@@ -156,7 +156,7 @@ async fn every_section_runs_with_tiny_sizes() {
     }
     let args = vec!["--sections".to_owned(), "1,2,3,4,5,6,7,8".to_owned()];
     let path = std::env::temp_dir()
-        .join(outbox_kit::testing::unique("bench-smoke"))
+        .join(outbox_testkit::unique("bench-smoke"))
         .join("last.json");
     Baseline::of(&report, args.clone()).write(&path).unwrap();
     let last = Baseline::read(&path)

@@ -14,7 +14,6 @@ use lapin::{
     options::{BasicConsumeOptions, BasicPublishOptions},
     types::{AMQPValue, FieldTable, ShortString},
 };
-use outbox_kit::testing;
 use outbox_proto::orders::v1::OrderStatus;
 
 fn rabbitmqctl(args: &[&str]) {
@@ -52,9 +51,9 @@ struct Broker {
 
 impl Broker {
     fn create() -> Self {
-        let vhost = testing::unique("e2e_test_vhost");
-        let relay = testing::unique("e2e_relay");
-        let mail = testing::unique("e2e_mail");
+        let vhost = outbox_testkit::unique("e2e_test_vhost");
+        let relay = outbox_testkit::unique("e2e_relay");
+        let mail = outbox_testkit::unique("e2e_mail");
         rabbitmqctl(&["add_vhost", &vhost]);
         for (user, template) in [(&relay, "relay"), (&mail, "mail")] {
             rabbitmqctl(&["add_user", user, user]);
@@ -83,7 +82,7 @@ impl Broker {
 
     /// The test's own account (`TEST_AMQP_URL`), which may do anything, in this vhost.
     fn operator_url(&self) -> String {
-        let server = testing::amqp_url();
+        let server = outbox_testkit::amqp_url();
         let (base, _) = server.rsplit_once('/').expect("TEST_AMQP_URL has a vhost");
         format!("{base}/{}", self.vhost)
     }
@@ -107,7 +106,7 @@ impl Drop for Broker {
 
 /// The user and the `host:port` of `TEST_AMQP_URL`.
 fn operator() -> (String, String) {
-    let server = testing::amqp_url();
+    let server = outbox_testkit::amqp_url();
     let authority = server
         .split("://")
         .nth(1)

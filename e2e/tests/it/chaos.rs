@@ -8,7 +8,7 @@ use e2e::{
     chaos::{self, ChaosOptions},
     stack::{Broker, StackConfig},
 };
-use outbox_kit::testing::rabbit_node::RabbitNode;
+use outbox_testkit::rabbit_node::RabbitNode;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn short_chaos_run_loses_doubles_and_reorders_nothing() {

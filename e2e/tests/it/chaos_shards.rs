@@ -10,7 +10,7 @@ use e2e::{
     chaos::{self, ChaosOptions},
     stack::{Broker, StackConfig},
 };
-use outbox_kit::testing::rabbit_node::RabbitNode;
+use outbox_testkit::rabbit_node::RabbitNode;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sharded_chaos_run_loses_doubles_and_reorders_nothing() {

@@ -9,11 +9,11 @@ use std::{
 };
 
 use e2e::stack::{Stack, StackConfig};
-use outbox_kit::testing::{Exposition, scrape};
 use outbox_proto::{
     mail::v1::{ListMailsRequest, MailState},
     orders::v1::{OrderStatus, UpsertOrderRequest},
 };
+use outbox_testkit::{Exposition, scrape};
 use serde_json::Value;
 
 fn dashboard() -> Value {
@@ -128,7 +128,7 @@ fn every_panel_query_is_valid_promql() {
     }
     let path = std::env::temp_dir().join(format!(
         "{}.yaml",
-        outbox_kit::testing::unique("dashboard_queries")
+        outbox_testkit::unique("dashboard_queries")
     ));
     std::fs::write(&path, &rules).expect("write the rules");
     let out = std::process::Command::new("promtool")
@@ -142,7 +142,7 @@ fn every_panel_query_is_valid_promql() {
             )
         });
     let _ = std::fs::remove_file(&path);
-    let text = outbox_kit::testing::output_text(&out);
+    let text = outbox_testkit::output_text(&out);
     assert!(
         out.status.success(),
         "a panel query is not PromQL:\n{text}\n{rules}"

@@ -3,7 +3,7 @@
 //! never disturbs the tests beside it.
 
 use e2e::stack::Broker;
-use outbox_kit::testing::rabbit_node::RabbitNode;
+use outbox_testkit::rabbit_node::RabbitNode;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_tells_the_seed_story_from_real_logs() {

@@ -109,7 +109,7 @@ async fn the_trace_id_of_an_upsert_appears_in_relay_and_mail_logs() {
         .await
         .expect("stack starts");
     let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
-    let request = outbox_kit::testing::orders::traced_upsert_request(
+    let request = outbox_testkit::orders::traced_upsert_request(
         7,
         OrderStatus::Pending,
         &format!("00-{trace_id}-00f067aa0ba902b7-01"),
@@ -150,12 +150,9 @@ async fn bad_input_at_every_edge_is_rejected_and_good_traffic_still_flows() {
     let mut stack = Stack::start(StackConfig::new("e2e"))
         .await
         .expect("stack starts");
-    let conn = Connection::connect(
-        &outbox_kit::testing::amqp_url(),
-        ConnectionProperties::default(),
-    )
-    .await
-    .expect("amqp");
+    let conn = Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
+        .await
+        .expect("amqp");
     // mail-svc reports SERVING before its consumer has declared the queue; garbage published
     // (without `mandatory`) before the queue exists would be dropped by the broker, not
     // dead-lettered. Wait for the queue (a passive declare fails, and closes its channel, until

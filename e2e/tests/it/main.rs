@@ -1,7 +1,7 @@
 //! The end-to-end tests: one binary (every test binary links the whole dependency tree), one
 //! module per concern. Every test may run beside every other, and beside the other packages'
 //! tests: a test that restarts or blocks a broker does so on a RabbitMQ node of its own
-//! (`outbox_kit::testing::rabbit_node`), and the cluster's tests take the cluster's turn
+//! (`outbox_testkit::rabbit_node`), and the cluster's tests take the cluster's turn
 //! (`e2e::cluster`). One module's tests: `cargo test -p e2e --test it end_to_end::`.
 
 mod alerts;

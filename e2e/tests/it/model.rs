@@ -87,7 +87,7 @@ struct TempDir(PathBuf);
 
 impl TempDir {
     fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(outbox_kit::testing::unique(&format!("model_{name}")));
+        let dir = std::env::temp_dir().join(outbox_testkit::unique(&format!("model_{name}")));
         std::fs::create_dir_all(&dir).expect("create a temp dir");
         Self(dir)
     }
@@ -105,7 +105,7 @@ fn run(dir: &Path, program: &str, args: &[&str]) -> String {
         .current_dir(dir)
         .output()
         .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
-    let text = outbox_kit::testing::output_text(&out);
+    let text = outbox_testkit::output_text(&out);
     assert!(
         out.status.success(),
         "{program} {} failed ({}):\n{text}",

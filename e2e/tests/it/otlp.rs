@@ -116,7 +116,7 @@ async fn one_upsert_exports_one_trace_across_the_three_services() {
 
     let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
     let caller_span = "00f067aa0ba902b7";
-    let request = outbox_kit::testing::orders::traced_upsert_request(
+    let request = outbox_testkit::orders::traced_upsert_request(
         9,
         OrderStatus::Pending,
         &format!("00-{trace_id}-{caller_span}-01"),
@@ -197,7 +197,7 @@ fn bad_export_settings_stop_start_up_naming_the_variable() {
                 .env("DATABASE_URL", "postgres://nobody@127.0.0.1:9/none")
                 .env("GRPC_ADDR", "127.0.0.1:0")
                 .env("METRICS_ADDR", "127.0.0.1:0");
-            outbox_kit::testing::assert_refuses(&mut command, &[var]);
+            outbox_testkit::assert_refuses(&mut command, &[var]);
         }
     }
 }

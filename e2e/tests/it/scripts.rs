@@ -6,7 +6,6 @@
 use std::{path::PathBuf, process::Command};
 
 use lapin::{Connection, ConnectionProperties, options::QueueDeclareOptions, types::FieldTable};
-use outbox_kit::testing;
 use sqlx::{Connection as _, PgConnection};
 
 fn repo_root() -> PathBuf {
@@ -46,7 +45,7 @@ fn dead_pid() -> u32 {
 }
 
 async fn pg() -> PgConnection {
-    PgConnection::connect(&format!("{}/postgres", testing::pg_server_url()))
+    PgConnection::connect(&format!("{}/postgres", outbox_testkit::pg_server_url()))
         .await
         .expect("connect to PostgreSQL")
 }
@@ -84,8 +83,8 @@ async fn sweep_drops_leftovers_of_finished_test_processes_only() {
     let gone_db = format!("orders_test_{dead}_1_0");
     let gone_queue = format!("mail_test_q_{dead}_1_0");
     let gone_dlq = format!("mail_test_q_{dead}_1_1.dead-letter");
-    let live_db = testing::unique("relay_test");
-    let live_queue = testing::unique("mail_test_q");
+    let live_db = outbox_testkit::unique("relay_test");
+    let live_queue = outbox_testkit::unique("mail_test_q");
 
     let mut db = pg().await;
     for name in [&gone_db, &live_db] {
@@ -94,7 +93,7 @@ async fn sweep_drops_leftovers_of_finished_test_processes_only() {
             .await
             .expect("create database");
     }
-    let amqp = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+    let amqp = Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
         .await
         .expect("connect to RabbitMQ");
     let channel = amqp.create_channel().await.expect("channel");
@@ -118,7 +117,7 @@ async fn sweep_drops_leftovers_of_finished_test_processes_only() {
             .await
             .expect("sweep"),
     );
-    let amqp = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+    let amqp = Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
         .await
         .expect("connect to RabbitMQ");
     let channel = amqp.create_channel().await.expect("channel");
@@ -150,7 +149,7 @@ async fn sweep_drops_leftovers_of_finished_test_processes_only() {
 #[test]
 fn sweep_without_psql_or_rabbitmqctl_is_skipped_with_a_note() {
     // A PATH with only what the script itself needs besides the two clients.
-    let bin = std::env::temp_dir().join(testing::unique("e2e_path"));
+    let bin = std::env::temp_dir().join(outbox_testkit::unique("e2e_path"));
     std::fs::create_dir_all(&bin).expect("temp dir");
     for tool in ["dirname", "sed", "head"] {
         let found = ["/usr/bin", "/bin"]
@@ -213,9 +212,9 @@ async fn local_sh_starts_reports_and_stops_only_its_own_processes() {
         .parent()
         .expect("bin dir")
         .to_path_buf();
-    let run_dir = std::env::temp_dir().join(testing::unique("e2e_local"));
+    let run_dir = std::env::temp_dir().join(outbox_testkit::unique("e2e_local"));
     let free = || e2e::stack::free_addr().expect("free port").to_string();
-    let tag = testing::unique("e2e_test");
+    let tag = outbox_testkit::unique("e2e_test");
     let local = |command: &str| {
         let mut cmd = Command::new("/bin/bash");
         cmd.arg(repo_root().join("deploy/local.sh"))
@@ -239,14 +238,14 @@ async fn local_sh_starts_reports_and_stops_only_its_own_processes() {
             .env("MAIL_METRICS_ADDR", free())
             .env(
                 "ORDERS_DATABASE_URL",
-                format!("{}/{tag}_orders", testing::pg_server_url()),
+                format!("{}/{tag}_orders", outbox_testkit::pg_server_url()),
             )
             .env(
                 "MAIL_DATABASE_URL",
-                format!("{}/{tag}_mail", testing::pg_server_url()),
+                format!("{}/{tag}_mail", outbox_testkit::pg_server_url()),
             )
-            .env("RELAY_AMQP_URL", testing::amqp_url())
-            .env("MAIL_AMQP_URL", testing::amqp_url())
+            .env("RELAY_AMQP_URL", outbox_testkit::amqp_url())
+            .env("MAIL_AMQP_URL", outbox_testkit::amqp_url())
             .env("AMQP_EXCHANGE", format!("{tag}.events"))
             .env("MAIL_QUEUE", format!("{tag}.mail"));
     };
@@ -332,11 +331,11 @@ async fn local_sh_starts_reports_and_stops_only_its_own_processes() {
     }
 
     for suffix in ["orders", "mail"] {
-        testing::drop_database(&format!("{tag}_{suffix}"))
+        outbox_testkit::drop_database(&format!("{tag}_{suffix}"))
             .await
             .ok();
     }
-    let amqp = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+    let amqp = Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
         .await
         .expect("connect to RabbitMQ");
     let channel = amqp.create_channel().await.expect("channel");
@@ -358,7 +357,7 @@ fn rabbit_cluster_script_is_idempotent_and_kills_only_its_own_node() {
     use e2e::cluster;
     // The cluster's turn: the script starts and kills the nodes `Cluster`'s holders use.
     let _turn = cluster::turn_blocking();
-    let base = std::env::temp_dir().join(testing::unique("outbox_cluster_script"));
+    let base = std::env::temp_dir().join(outbox_testkit::unique("outbox_cluster_script"));
     let with_base = |args: &[&str]| {
         let out = Command::new("/bin/bash")
             .arg(repo_root().join("deploy/rabbit-cluster.sh"))
@@ -489,7 +488,7 @@ fn dev_secrets(dir: &std::path::Path, env: &[(&str, &str)]) -> std::process::Out
 }
 
 fn secrets_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(testing::unique(name));
+    let dir = std::env::temp_dir().join(outbox_testkit::unique(name));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
@@ -582,7 +581,7 @@ async fn dev_secrets_are_what_the_services_accept_and_are_kept_on_rerun() {
         };
         let value = match key.as_str() {
             "GRPC_ADDR" | "METRICS_ADDR" => "127.0.0.1:0".to_owned(),
-            "DATABASE_URL" => testing::fresh_database_url("e2e_dev_secrets"),
+            "DATABASE_URL" => outbox_testkit::fresh_database_url("e2e_dev_secrets"),
             _ => value,
         };
         args.push(format!("--{}", arg.get_long().expect("long flag")));
@@ -590,8 +589,8 @@ async fn dev_secrets_are_what_the_services_accept_and_are_kept_on_rerun() {
     }
     let cli = orders_svc::config::Cli::try_parse_from(&args).expect("compose's settings parse");
     assert!(
-        cli.config.grpc_security.auth_tokens_file.is_some()
-            && cli.config.grpc_security.tls.tls_cert_file.is_some(),
+        cli.config.server.grpc_security.auth_tokens_file.is_some()
+            && cli.config.server.grpc_security.tls.tls_cert_file.is_some(),
         "compose sets TLS and tokens: {args:?}"
     );
     let shutdown = tokio_util::sync::CancellationToken::new();

@@ -6,7 +6,6 @@ use std::fmt::Write as _;
 
 /// The figures, by metric name: the `process_*` metrics every service exports (read by the
 /// tests, which check that each is rendered).
-#[cfg(any(test, feature = "testing"))]
 pub(crate) const NAMES: &[&str] = &[
     "process_cpu_seconds_total",
     "process_resident_memory_bytes",

@@ -1,15 +1,13 @@
 //! TLS to PostgreSQL through `DATABASE_URL` (`sslmode`, `sslrootcert`), against the machine's
 //! server (which has `ssl = on`).
 
-use outbox_kit::{
-    db,
-    testing::{self, pki::TestPki, secrets::PASSWORD},
-};
+use outbox_kit::db;
+use outbox_testkit::{pki::TestPki, secrets::PASSWORD};
 
 /// The tests' server URL with [`PASSWORD`] planted (the server trusts the test user, so the
 /// password is never checked, only never shown), database `db` and the query `query`.
 fn url_with_password(db: &str, query: &str) -> String {
-    let url = testing::pg_url_via(testing::pg_addr(), db);
+    let url = outbox_testkit::pg_url_via(outbox_testkit::pg_addr(), db);
     let (scheme, rest) = url.split_once("://").expect("a URL");
     let rest = match rest.split_once('@') {
         Some((user, host)) => format!("{}:{PASSWORD}@{host}", user.split(':').next().unwrap()),
@@ -20,7 +18,7 @@ fn url_with_password(db: &str, query: &str) -> String {
 
 #[tokio::test]
 async fn sslmode_require_connects_over_tls() {
-    let url = url_with_password(&testing::unique("outbox_pgtls"), "sslmode=require");
+    let url = url_with_password(&outbox_testkit::unique("outbox_pgtls"), "sslmode=require");
     let pool = db::connect(&url, 1)
         .await
         .expect("connects with sslmode=require");
@@ -34,7 +32,9 @@ async fn sslmode_require_connects_over_tls() {
         .await
         .unwrap();
     pool.close().await;
-    testing::drop_database(&name).await.expect("drop database");
+    outbox_testkit::drop_database(&name)
+        .await
+        .expect("drop database");
 }
 
 #[tokio::test]
@@ -60,7 +60,7 @@ async fn verify_full_with_a_wrong_ca_stops_start_up_naming_database_url() {
     let err = db::connect(&url, 1)
         .await
         .expect_err("the server's certificate is not from this CA");
-    testing::secrets::assert_error_names_setting(&err, "DATABASE_URL", &url);
+    outbox_testkit::secrets::assert_error_names_setting(&err, "DATABASE_URL", &url);
     let text = format!("{err:#}");
     assert!(text.contains("certificate"), "says why: {text}");
 
@@ -83,5 +83,5 @@ async fn verify_full_with_a_wrong_ca_stops_start_up_naming_database_url() {
         "sslmode=verify-full&sslrootcert=/nonexistent/ca.pem",
     );
     let err = db::connect(&url, 1).await.expect_err("no such file");
-    testing::secrets::assert_error_names_setting(&err, "DATABASE_URL", &url);
+    outbox_testkit::secrets::assert_error_names_setting(&err, "DATABASE_URL", &url);
 }

@@ -164,7 +164,7 @@ mod tests {
 
     #[test]
     fn smtp_ca_file_is_checked_and_needs_tls() {
-        let pki = outbox_kit::testing::pki::TestPki::new("smtp_unit");
+        let pki = outbox_testkit::pki::TestPki::new("smtp_unit");
         let ca = pki.ca_file();
         for url in [
             "smtps://mail.example.com",

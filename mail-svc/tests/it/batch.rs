@@ -8,7 +8,6 @@
 use std::{collections::HashMap, time::Duration};
 
 use lapin::{BasicProperties, Connection, ConnectionProperties};
-use outbox_kit::testing;
 use outbox_proto::orders::{events::v1::OrderEvent, v1::OrderStatus};
 use prost::Message;
 use rand::{Rng, SeedableRng, seq::SliceRandom};
@@ -24,11 +23,11 @@ const GATE: i64 = 900;
 
 /// Messages ready (not yet delivered to any consumer) in `queue`.
 async fn ready(queue: &str) -> u32 {
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+    let conn = Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
         .await
         .expect("connect");
     let ch = conn.create_channel().await.expect("channel");
-    let ready = testing::ready_messages(&ch, queue).await;
+    let ready = outbox_testkit::ready_messages(&ch, queue).await;
     outbox_support::amqp::close(&conn, "bye").await;
     ready
 }
@@ -247,7 +246,7 @@ async fn a_database_error_in_the_middle_of_a_batch_retries_the_whole_batch() {
     // Every write of a watermark fails with 55P03 (lock not available: the database's trouble,
     // not the events'): the batch's mails are inserted first, in the same transaction, and must
     // be rolled back.
-    testing::install_fault(&mut db, "insert or update on order_progress", "55P03").await;
+    outbox_testkit::install_fault(&mut db, "insert or update on order_progress", "55P03").await;
     let publisher = Publisher::connect(&names.exchange).await;
     let mut seqs = Vec::new();
     for order in 1..=10 {

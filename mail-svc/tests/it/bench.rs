@@ -23,8 +23,8 @@ use lapin::{
     },
     types::{AMQPValue, FieldTable},
 };
-use outbox_kit::testing::{self, preload};
 use outbox_proto::orders::v1::OrderStatus;
+use outbox_testkit::preload;
 use prost::Message;
 
 use crate::common::{self, Names, changed, config, created, start};
@@ -54,11 +54,11 @@ fn event(i: u64, orders: u64) -> (String, Vec<u8>, BasicProperties) {
 
 /// Messages per second of a plain consumer (`prefetch`, one ack per message).
 async fn ceiling(n: u64, prefetch: u16) -> f64 {
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+    let conn = Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
         .await
         .expect("connect");
     let ch = conn.create_channel().await.expect("channel");
-    let queue = testing::unique("mail_bench_ceiling");
+    let queue = outbox_testkit::unique("mail_bench_ceiling");
     let mut args = FieldTable::default();
     args.insert(
         "x-queue-type".into(),
@@ -164,7 +164,7 @@ async fn mail_svc(n: u64, orders: u64, batch_size: u16) -> f64 {
     svc.stop().await;
     names.cleanup().await;
     // The tens of thousands of mails are not worth keeping.
-    testing::drop_database(testing::database_name(&names.database_url))
+    outbox_testkit::drop_database(outbox_testkit::database_name(&names.database_url))
         .await
         .expect("drop the bench database");
     rate

@@ -9,8 +9,8 @@
 
 use std::time::{Duration, Instant};
 
-use outbox_kit::testing::{self, Proxy};
 use outbox_proto::orders::v1::OrderStatus;
+use outbox_testkit::Proxy;
 
 use crate::common::{
     self, Names, Publisher, TestMail, changed, config, created, eventually, start,
@@ -83,23 +83,27 @@ async fn assert_all_mailed_once_in_chain_order(svc: &TestMail, events: u64) {
 async fn a_silent_broker_is_noticed_within_two_heartbeats_and_the_next_address_takes_over() {
     // The reconnect counter read below is process-wide: only in a process of its own does it
     // count this test's reconnects alone.
-    if testing::run_in_own_process(concat!(
+    if outbox_testkit::run_in_own_process(concat!(
         module_path!(),
         "::a_silent_broker_is_noticed_within_two_heartbeats_and_the_next_address_takes_over"
     )) {
         return;
     }
     let names = Names::new();
-    let first = Proxy::start(&testing::amqp_addr()).await.expect("proxy");
-    let second = Proxy::start(&testing::amqp_addr()).await.expect("proxy");
+    let first = Proxy::start(&outbox_testkit::amqp_addr())
+        .await
+        .expect("proxy");
+    let second = Proxy::start(&outbox_testkit::amqp_addr())
+        .await
+        .expect("proxy");
     let mut cfg = config(&names);
     cfg.amqp_url = format!(
         "{},{}",
-        testing::amqp_url_via(first.addr()),
-        testing::amqp_url_via(second.addr())
+        outbox_testkit::amqp_url_via(first.addr()),
+        outbox_testkit::amqp_url_via(second.addr())
     )
     .into();
-    cfg.liveness.amqp_heartbeat = HEARTBEAT;
+    cfg.server.liveness.amqp_heartbeat = HEARTBEAT;
     let svc = start(cfg).await;
     assert_eq!(second.connections(), 0, "the first address is used first");
 
@@ -121,7 +125,7 @@ async fn a_silent_broker_is_noticed_within_two_heartbeats_and_the_next_address_t
         .expect("consuming again")
         .expect("consumer state");
     let resumed = silent.elapsed();
-    testing::assert_black_hole_noticed(
+    outbox_testkit::assert_black_hole_noticed(
         HEARTBEAT,
         noticed,
         "consuming from the next address",
@@ -143,15 +147,17 @@ async fn a_silent_broker_is_noticed_within_two_heartbeats_and_the_next_address_t
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_silent_database_hangs_nothing_and_every_event_is_mailed_once() {
-    let db = Proxy::start(&testing::pg_addr()).await.expect("proxy");
+    let db = Proxy::start(&outbox_testkit::pg_addr())
+        .await
+        .expect("proxy");
     let mut names = Names::new();
-    let database = testing::unique("mail_blackhole_test");
-    names.database_url = testing::pg_url_via(db.addr(), &database);
+    let database = outbox_testkit::unique("mail_blackhole_test");
+    names.database_url = outbox_testkit::pg_url_via(db.addr(), &database);
     let mut cfg = config(&names);
-    cfg.liveness.db_statement_timeout = Duration::from_secs(2);
+    cfg.server.liveness.db_statement_timeout = Duration::from_secs(2);
     let svc = start(cfg).await;
     // The test's own view of the tables, around the proxy.
-    let direct = sqlx::PgPool::connect(&format!("{}/{database}", testing::pg_server_url()))
+    let direct = sqlx::PgPool::connect(&format!("{}/{database}", outbox_testkit::pg_server_url()))
         .await
         .expect("direct connection");
 

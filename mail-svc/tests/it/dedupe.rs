@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use outbox_kit::testing::run_in_own_process;
 use outbox_proto::{mail::v1::MailState, orders::v1::OrderStatus};
+use outbox_testkit::run_in_own_process;
 
 use crate::common::{
     Names, Publisher, SmtpSink, changed, config, created, eventually, metrics_text, smtp_config,
@@ -76,7 +76,7 @@ async fn duplicate_delivery_gives_one_mail_and_counts_a_skip() {
     let metrics = metrics_text(svc.metrics_addr).await;
     // Every counter is exported at 0 from the start, and this test has the process to itself:
     // these must have counted.
-    let exposed = outbox_kit::testing::Exposition::parse(&metrics);
+    let exposed = outbox_testkit::Exposition::parse(&metrics);
     for (name, want) in [
         ("mail_processed_total", 1.0),
         ("mail_skipped_total", 3.0),

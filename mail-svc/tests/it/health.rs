@@ -5,8 +5,8 @@
 use std::{net::SocketAddr, time::Duration};
 
 use mail_svc::App;
-use outbox_kit::testing::{Proxy, health, pg_server_url, unique};
 use outbox_proto::mail::v1::{GetStatusRequest, mail_service_client::MailServiceClient};
+use outbox_testkit::{Proxy, health, pg_server_url, unique};
 use tokio_util::sync::CancellationToken;
 use tonic_health::pb::health_check_response::ServingStatus::{self, NotServing, Serving};
 
@@ -27,7 +27,7 @@ async fn wait_for(addr: SocketAddr, want: ServingStatus, what: &str) {
 /// mail-svc on `names`, reaching the broker through `broker`, once it is SERVING.
 async fn serving_via(names: &Names, broker: &Proxy) -> TestMail {
     let mut cfg = config(names);
-    cfg.amqp_url = outbox_kit::testing::amqp_url_via(broker.addr()).into();
+    cfg.amqp_url = outbox_testkit::amqp_url_via(broker.addr()).into();
     let svc = start(cfg).await;
     wait_for(svc.grpc_addr, Serving, "SERVING once consuming").await;
     svc
@@ -35,14 +35,14 @@ async fn serving_via(names: &Names, broker: &Proxy) -> TestMail {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn health_follows_the_database_and_the_broker() {
-    let db = Proxy::start(&outbox_kit::testing::pg_addr())
+    let db = Proxy::start(&outbox_testkit::pg_addr())
         .await
         .expect("db proxy");
-    let broker = Proxy::start(&outbox_kit::testing::amqp_addr())
+    let broker = Proxy::start(&outbox_testkit::amqp_addr())
         .await
         .expect("broker proxy");
     let mut names = Names::new();
-    names.database_url = outbox_kit::testing::pg_url_via(db.addr(), &unique("mail_test"));
+    names.database_url = outbox_testkit::pg_url_via(db.addr(), &unique("mail_test"));
     let svc = serving_via(&names, &broker).await;
 
     db.cut();
@@ -82,13 +82,13 @@ async fn not_serving_as_soon_as_shutdown_starts() {
 /// retries, and processes events once the database is back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn starts_while_its_database_is_down_and_catches_up() {
-    let db = Proxy::start(&outbox_kit::testing::pg_addr())
+    let db = Proxy::start(&outbox_testkit::pg_addr())
         .await
         .expect("db proxy");
     db.cut();
     let name = unique("mail_test");
     let mut names = Names::new();
-    names.database_url = outbox_kit::testing::pg_url_via(db.addr(), &name);
+    names.database_url = outbox_testkit::pg_url_via(db.addr(), &name);
     let shutdown = CancellationToken::new();
     let app = tokio::time::timeout(
         Duration::from_secs(30),
@@ -175,7 +175,7 @@ async fn healthcheck(grpc_addr: String) -> (bool, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn healthcheck_subcommand_exits_0_only_when_serving() {
-    let broker = Proxy::start(&outbox_kit::testing::amqp_addr())
+    let broker = Proxy::start(&outbox_testkit::amqp_addr())
         .await
         .expect("broker proxy");
     let names = Names::new();
@@ -208,7 +208,7 @@ async fn a_refused_login_stops_start_up() {
     names.database_url = format!(
         "postgres://no_such_role_{}@{}/{}",
         std::process::id(),
-        outbox_kit::testing::pg_addr(),
+        outbox_testkit::pg_addr(),
         unique("mail_test")
     );
     let err = tokio::time::timeout(

@@ -4,7 +4,7 @@
 
 #[test]
 fn help_is_unchanged() {
-    outbox_kit::testing::settings::assert_help_is(
+    outbox_testkit::settings::assert_help_is(
         env!("CARGO_BIN_EXE_mail-svc"),
         include_str!("help.txt"),
     );

@@ -13,7 +13,6 @@ use lapin::{
     types::{AMQPValue, FieldTable},
 };
 use mail_svc::amqp::MAX_REASON_BYTES;
-use outbox_kit::testing;
 use outbox_proto::orders::v1::OrderStatus;
 
 use crate::common::{
@@ -31,7 +30,7 @@ fn json_props(id: &str) -> BasicProperties {
 
 /// Nothing more arrives in `queue` within 2 s.
 async fn stays_empty(queue: &str) {
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+    let conn = Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
         .await
         .expect("connect");
     let ch = conn.create_channel().await.expect("channel");
@@ -211,7 +210,7 @@ async fn refused_dead_letter_publishes_do_not_end_the_session() {
     )
     .await;
     // The broker dead-lettered it (an x-death header, no x-death-reason: that is in the log).
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+    let conn = Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
         .await
         .expect("connect");
     let ch = conn.create_channel().await.expect("channel");

@@ -5,8 +5,8 @@
 //! process-wide recorder holds this service's metrics only, and no other test's mails.
 
 use mail_svc::metrics::{DEAD_LETTERED, METRICS, SENT};
-use outbox_kit::testing::{Exposition, run_in_own_process, scrape};
 use outbox_support::metrics::Kind;
+use outbox_testkit::{Exposition, run_in_own_process, scrape};
 
 use crate::common::{Names, Publisher, SmtpSink, created, eventually, smtp_config, start};
 

@@ -1,8 +1,8 @@
 //! A database outage: deliveries wait unacked (no busy loop, nothing dead-lettered, nothing lost)
 //! and are processed once the database is back. Also: health and reflection answer.
 
-use outbox_kit::testing::{Proxy, pg_server_url, unique};
 use outbox_proto::orders::v1::OrderStatus;
+use outbox_testkit::{Proxy, pg_server_url, unique};
 
 use crate::common::{Names, Publisher, changed, config, created, eventually, start};
 
@@ -10,12 +10,12 @@ const EMAIL: &str = "shiro@example.jp";
 
 #[tokio::test]
 async fn database_outage_delays_but_loses_nothing() {
-    let proxy = Proxy::start(&outbox_kit::testing::pg_addr())
+    let proxy = Proxy::start(&outbox_testkit::pg_addr())
         .await
         .expect("proxy");
     let db = unique("mail_outage_test");
     let mut names = Names::new();
-    names.database_url = outbox_kit::testing::pg_url_via(proxy.addr(), &db);
+    names.database_url = outbox_testkit::pg_url_via(proxy.addr(), &db);
     let svc = start(config(&names)).await;
     let publisher = Publisher::connect(&names.exchange).await;
     publisher.proto(&created(1, 5, EMAIL)).await;
@@ -72,7 +72,7 @@ async fn database_outage_delays_but_loses_nothing() {
 
 #[tokio::test]
 async fn health_and_reflection_answer() {
-    use outbox_kit::testing::{health, reflection};
+    use outbox_testkit::{health, reflection};
     let names = Names::new();
     let svc = start(config(&names)).await;
     for service in ["", "mail.v1.MailService"] {

@@ -6,7 +6,6 @@
 use std::str::FromStr;
 
 use lapin::uri::AMQPUri;
-use outbox_kit::testing;
 use prost::Message;
 
 use crate::common::{Names, Publisher, TestMail, config, created, start, take_dead_letters};
@@ -15,7 +14,7 @@ const EMAIL: &str = "nanako@example.jp";
 
 /// The RabbitMQ user the tests connect as (RabbitMQ accepts `user_id` only when it is this).
 fn our_user() -> String {
-    AMQPUri::from_str(&testing::amqp_url())
+    AMQPUri::from_str(&outbox_testkit::amqp_url())
         .expect("TEST_AMQP_URL")
         .authority
         .userinfo

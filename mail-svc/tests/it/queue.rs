@@ -20,7 +20,6 @@ use mail_svc::{
     mailer::{Mailer, Transport},
     process, retention,
 };
-use outbox_kit::testing;
 use outbox_proto::orders::v1::OrderStatus;
 use serde_json::Value;
 use sqlx::{Connection, PgConnection, PgPool};
@@ -37,7 +36,7 @@ const BATCH: i64 = 64;
 /// statistics, as after a burst into a fresh or just restored database (and no vacuum clears
 /// what a prune leaves behind).
 async fn database() -> (PgPool, String) {
-    let url = testing::fresh_database_url("mail_cost");
+    let url = outbox_testkit::fresh_database_url("mail_cost");
     let pool = outbox_kit::db::connect(&url, 4).await.expect("database");
     db::MIGRATOR.run(&pool).await.expect("migrations");
     sqlx::query("alter table mails set (autovacuum_enabled = off)")
@@ -613,7 +612,7 @@ async fn promoting_heads_costs_o_chains_after_the_table_grew_under_a_cached_plan
     );
     let _ = conn.close().await;
     pool.close().await;
-    testing::drop_database(testing::database_name(&url))
+    outbox_testkit::drop_database(outbox_testkit::database_name(&url))
         .await
         .expect("drop the test database");
 }

@@ -4,7 +4,7 @@
 use std::{process::Command, time::Duration};
 
 use mail_svc::{App, config::MailerKind};
-use outbox_kit::testing::{
+use outbox_testkit::{
     on_free_ports, run_for,
     secrets::{
         PASSWORD, assert_binary_refuses_each, assert_build_refuses, assert_help_hides_password,
@@ -111,7 +111,7 @@ async fn failing_over_between_brokers_never_prints_a_password() {
 
 #[test]
 fn files_with_secrets_are_never_printed() {
-    outbox_kit::testing::secrets::assert_binary_refuses_bad_secret_files(
+    outbox_testkit::secrets::assert_binary_refuses_bad_secret_files(
         env!("CARGO_BIN_EXE_mail-svc"),
         true,
         true,

@@ -3,7 +3,7 @@
 
 use std::{process::Command, time::Duration};
 
-use outbox_kit::testing::{against_absent_servers, assert_refuses, run_for};
+use outbox_testkit::{against_absent_servers, assert_refuses, run_for};
 
 fn mail() -> Command {
     // A database that is not there: mail-svc waits for it, logging, for as long as it runs.

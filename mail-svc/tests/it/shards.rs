@@ -103,7 +103,7 @@ fn authorized<T>(message: T) -> Request<T> {
 async fn the_admin_service_names_and_acts_on_shards() {
     let names = Names::new();
     let mut cfg = config(&names);
-    cfg.admin_token = AdminToken::new(Some(TOKEN.to_owned()));
+    cfg.server.admin.admin_token = AdminToken::new(Some(TOKEN.to_owned()));
     let svc = start(cfg).await;
     let publisher = Publisher::connect(&names.exchange).await;
     let mut admin = svc.admin().await;

@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use outbox_kit::testing::Proxy;
 use outbox_proto::{mail::v1::MailState, orders::v1::OrderStatus};
+use outbox_testkit::Proxy;
 
 use crate::common::{Names, Publisher, SmtpSink, changed, created, eventually, smtp_config, start};
 

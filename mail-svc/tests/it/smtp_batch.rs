@@ -2,8 +2,8 @@
 //! connection, and a server that limits mails per session (closing it with 421) gets a fresh
 //! session for the rest, without charging any mail an attempt or opening the circuit.
 
-use outbox_kit::testing::{Proxy, run_in_own_process};
 use outbox_proto::mail::v1::MailState;
+use outbox_testkit::{Proxy, run_in_own_process};
 
 use crate::common::{self, Names, Publisher, TestMail, created, eventually, smtp_config, start};
 use crate::faulty_smtp::FaultySmtp;

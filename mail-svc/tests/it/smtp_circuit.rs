@@ -10,8 +10,8 @@
 use std::time::{Duration, Instant};
 
 use mail_svc::config::MailerKind;
-use outbox_kit::testing::run_in_own_process;
 use outbox_proto::{mail::v1::MailState, orders::v1::OrderStatus};
+use outbox_testkit::run_in_own_process;
 
 use crate::common::{self, Names, Publisher, changed, config, created, eventually, start};
 use crate::faulty_smtp::FaultySmtp;

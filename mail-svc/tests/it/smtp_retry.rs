@@ -195,7 +195,7 @@ async fn a_retried_mail_goes_before_its_orders_later_mail() {
     smtp.rcpt_reply(WHO, Some("550 5.1.1 no such user"));
     let names = Names::new();
     let mut cfg = smtp_config(&names, smtp.addr);
-    cfg.admin_token = AdminToken::new(Some(TOKEN.to_owned()));
+    cfg.server.admin.admin_token = AdminToken::new(Some(TOKEN.to_owned()));
     let svc = start(cfg).await;
     let publisher = Publisher::connect(&names.exchange).await;
 

@@ -14,8 +14,8 @@ use std::{
 };
 
 use mail_svc::{App, config::MailerKind};
-use outbox_kit::testing::{pki::TestPki, run_in_own_process};
 use outbox_proto::mail::v1::MailState;
+use outbox_testkit::{pki::TestPki, run_in_own_process};
 use tokio_util::sync::CancellationToken;
 
 use crate::common::{self, Names, Publisher, config, created, eventually, start};

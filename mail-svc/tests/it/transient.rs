@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 
 use lapin::{Connection, ConnectionProperties, options::BasicGetOptions};
 use outbox_inbox::failure::{Failure, classify};
-use outbox_kit::testing;
 use outbox_proto::orders::v1::OrderStatus;
 use sqlx::{AssertSqlSafe, Connection as _, PgConnection, PgPool};
 
@@ -41,7 +40,7 @@ async fn terminate_sessions(admin: &PgPool, db: &str) {
 async fn a_read_only_database_for_10s_dead_letters_nothing_and_loses_nothing() {
     // The retry counter read below is process-wide: only in a process of its own does it count
     // this test's retries alone.
-    if testing::run_in_own_process(concat!(
+    if outbox_testkit::run_in_own_process(concat!(
         module_path!(),
         "::a_read_only_database_for_10s_dead_letters_nothing_and_loses_nothing"
     )) {
@@ -55,7 +54,7 @@ async fn a_read_only_database_for_10s_dead_letters_nothing_and_loses_nothing() {
         .expect("database name")
         .to_owned();
     let svc = start(config(&names)).await;
-    let admin = PgPool::connect(&format!("{}/postgres", testing::pg_server_url()))
+    let admin = PgPool::connect(&format!("{}/postgres", outbox_testkit::pg_server_url()))
         .await
         .expect("admin connection");
     let publisher = Publisher::connect(&names.exchange).await;
@@ -161,7 +160,7 @@ async fn a_read_only_database_for_10s_dead_letters_nothing_and_loses_nothing() {
     for order in 2..=11 {
         assert_eq!(svc.seqs(order).await.len(), 2, "order {order}");
     }
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+    let conn = Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
         .await
         .expect("connect");
     let ch = conn.create_channel().await.expect("channel");
@@ -188,7 +187,7 @@ async fn fails(conn: &mut PgConnection, sql: &str) -> sqlx::Error {
 
 #[tokio::test]
 async fn real_postgres_errors_are_classified() {
-    let url = format!("{}/postgres", testing::pg_server_url());
+    let url = format!("{}/postgres", outbox_testkit::pg_server_url());
     let mut conn = PgConnection::connect(&url).await.expect("connect");
     // The data: poison.
     for sql in [
@@ -219,7 +218,7 @@ async fn real_postgres_errors_are_classified() {
         .execute(&mut conn)
         .await
         .expect("set");
-    let table = testing::unique("never_created");
+    let table = outbox_testkit::unique("never_created");
     let e = fails(&mut conn, &format!("create table {table} (x int)")).await;
     assert_eq!(classify(&e), Failure::Reconnect, "read-only: {e}");
 

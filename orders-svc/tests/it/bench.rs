@@ -8,11 +8,11 @@
 use std::sync::Arc;
 
 use orders_svc::{batch, db, order::UpsertCommand, shard::Shard};
-use outbox_kit::testing::{
-    self, fresh_database_url,
+use outbox_proto::orders::v1::{OrderStatus, order_service_client::OrderServiceClient};
+use outbox_testkit::{
+    fresh_database_url,
     orders::{upsert_as, walk_lives},
 };
-use outbox_proto::orders::v1::{OrderStatus, order_service_client::OrderServiceClient};
 
 use crate::common::{config, start_with};
 
@@ -114,10 +114,10 @@ async fn upsert_throughput_next_to_the_sql_ceiling() {
             svc.p99_ms,
             100.0 * svc.per_sec / ceil.per_sec
         );
-        testing::drop_database(testing::database_name(&ceil_db))
+        outbox_testkit::drop_database(outbox_testkit::database_name(&ceil_db))
             .await
             .expect("drop database");
-        testing::drop_database(testing::database_name(&svc_db))
+        outbox_testkit::drop_database(outbox_testkit::database_name(&svc_db))
             .await
             .expect("drop database");
     }

@@ -11,11 +11,11 @@
 use std::time::Duration;
 
 use orders_svc::batch::WRITERS;
-use outbox_kit::testing::{Proxy, pg_server_url, unique};
 use outbox_proto::orders::{
     events::v1::OrderPayload,
     v1::{OrderStatus, UpsertOrderRequest, UpsertOrderResponse},
 };
+use outbox_testkit::{Proxy, pg_server_url, unique};
 use prost::Message;
 use sqlx::{PgPool, Postgres, Transaction};
 use tokio::task::JoinHandle;
@@ -487,9 +487,7 @@ async fn a_database_outage_mid_batch_fails_exactly_the_uncommitted_calls_and_rec
     t.shutdown.cancel();
     let _ = t.app.await;
     direct.close().await;
-    outbox_kit::testing::drop_database(&name)
-        .await
-        .expect("drop");
+    outbox_testkit::drop_database(&name).await.expect("drop");
 }
 
 /// Another writer (a second replica) creating order 9 in a transaction left open: the same two

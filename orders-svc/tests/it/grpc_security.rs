@@ -6,16 +6,11 @@
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use orders_svc::App;
-use outbox_kit::{
-    testing::{
-        self,
-        pki::{CertFiles, TestPki},
-    },
-    tls::ClientTls,
-};
+use outbox_kit::tls::ClientTls;
 use outbox_proto::orders::v1::{
     GetOrderRequest, OrderStatus, UpsertOrderRequest, order_service_client::OrderServiceClient,
 };
+use outbox_testkit::pki::{CertFiles, TestPki};
 use tokio_util::sync::CancellationToken;
 use tonic::{Code, metadata::MetadataValue, transport::Channel};
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
@@ -111,8 +106,8 @@ async fn tokens_are_required_except_for_health_and_reflection_and_reload_on_sigh
     let dir = TestPki::new("tokens");
     let tokens_file = dir.dir().join("tokens");
     std::fs::write(&tokens_file, format!("# operators\nalice {ALICE}\n")).unwrap();
-    let mut cfg = config(testing::fresh_database_url("orders_auth"));
-    cfg.grpc_security.auth_tokens_file = Some(tokens_file.clone());
+    let mut cfg = config(outbox_testkit::fresh_database_url("orders_auth"));
+    cfg.server.grpc_security.auth_tokens_file = Some(tokens_file.clone());
     let svc = start(cfg).await;
     let mut orders = OrderServiceClient::new(plain_channel(svc.addr).await);
 
@@ -142,7 +137,7 @@ async fn tokens_are_required_except_for_health_and_reflection_and_reload_on_sigh
         })
         .await;
     assert!(health.is_ok(), "{health:?}");
-    let listed = testing::reflection::services_v1(svc.addr).await;
+    let listed = outbox_testkit::reflection::services_v1(svc.addr).await;
     assert!(
         listed.iter().any(|s| s == "orders.v1.OrderService"),
         "{listed:?}"
@@ -188,9 +183,9 @@ async fn tls_and_client_certificates() {
     let other = TestPki::new("other");
 
     // TLS.
-    let mut cfg = config(testing::fresh_database_url("orders_tls"));
-    cfg.grpc_security.tls.tls_cert_file = Some(server.cert.clone());
-    cfg.grpc_security.tls.tls_key_file = Some(server.key.clone());
+    let mut cfg = config(outbox_testkit::fresh_database_url("orders_tls"));
+    cfg.server.grpc_security.tls.tls_cert_file = Some(server.cert.clone());
+    cfg.server.grpc_security.tls.tls_key_file = Some(server.key.clone());
     let svc = start(cfg.clone()).await;
     let channel = tls_channel(svc.addr, &client_tls(Some(pki.ca_file()), None))
         .await
@@ -213,8 +208,8 @@ async fn tls_and_client_certificates() {
     svc.stop().await;
 
     // Mutual TLS.
-    cfg.database_url = testing::fresh_database_url("orders_mtls").into();
-    cfg.grpc_security.tls.tls_client_ca_file = Some(pki.ca_file());
+    cfg.database_url = outbox_testkit::fresh_database_url("orders_mtls").into();
+    cfg.server.grpc_security.tls.tls_client_ca_file = Some(pki.ca_file());
     let svc = start(cfg).await;
     let with_cert = tls_channel(svc.addr, &client_tls(Some(pki.ca_file()), Some(&client)))
         .await
@@ -285,43 +280,43 @@ async fn bad_files_stop_start_up_naming_the_setting() {
         ("TLS_CERT_FILE", {
             let (m, k) = (missing.clone(), server.key.clone());
             Box::new(move |c| {
-                c.grpc_security.tls.tls_cert_file = Some(m.clone());
-                c.grpc_security.tls.tls_key_file = Some(k.clone());
+                c.server.grpc_security.tls.tls_cert_file = Some(m.clone());
+                c.server.grpc_security.tls.tls_key_file = Some(k.clone());
             })
         }),
         ("TLS_CERT_FILE", {
             let (g, k) = (garbage.clone(), server.key.clone());
             Box::new(move |c| {
-                c.grpc_security.tls.tls_cert_file = Some(g.clone());
-                c.grpc_security.tls.tls_key_file = Some(k.clone());
+                c.server.grpc_security.tls.tls_cert_file = Some(g.clone());
+                c.server.grpc_security.tls.tls_key_file = Some(k.clone());
             })
         }),
         ("TLS_KEY_FILE", {
             let (cert, g) = (server.cert.clone(), garbage.clone());
             Box::new(move |c| {
-                c.grpc_security.tls.tls_cert_file = Some(cert.clone());
-                c.grpc_security.tls.tls_key_file = Some(g.clone());
+                c.server.grpc_security.tls.tls_cert_file = Some(cert.clone());
+                c.server.grpc_security.tls.tls_key_file = Some(g.clone());
             })
         }),
         ("TLS_KEY_FILE", {
             let cert = server.cert.clone();
-            Box::new(move |c| c.grpc_security.tls.tls_cert_file = Some(cert.clone()))
+            Box::new(move |c| c.server.grpc_security.tls.tls_cert_file = Some(cert.clone()))
         }),
         ("TLS_CLIENT_CA_FILE", {
             let ca = pki.ca_file();
-            Box::new(move |c| c.grpc_security.tls.tls_client_ca_file = Some(ca.clone()))
+            Box::new(move |c| c.server.grpc_security.tls.tls_client_ca_file = Some(ca.clone()))
         }),
         ("AUTH_TOKENS_FILE", {
             let t = tokens.clone();
-            Box::new(move |c| c.grpc_security.auth_tokens_file = Some(t.clone()))
+            Box::new(move |c| c.server.grpc_security.auth_tokens_file = Some(t.clone()))
         }),
         ("AUTH_TOKENS_FILE", {
             let m = missing.clone();
-            Box::new(move |c| c.grpc_security.auth_tokens_file = Some(m.clone()))
+            Box::new(move |c| c.server.grpc_security.auth_tokens_file = Some(m.clone()))
         }),
     ];
     for (setting, edit) in cases {
-        let mut cfg = config(format!("{}/postgres", testing::pg_server_url()));
+        let mut cfg = config(format!("{}/postgres", outbox_testkit::pg_server_url()));
         edit(&mut cfg);
         let err = App::build(cfg, CancellationToken::new())
             .await

@@ -4,7 +4,7 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use outbox_kit::testing::{Proxy, health, unique};
+use outbox_testkit::{Proxy, health, unique};
 use tonic_health::pb::health_check_response::ServingStatus;
 
 use crate::common::{self, config, start_with};
@@ -34,11 +34,11 @@ async fn wait_for(addr: SocketAddr, want: ServingStatus, within: Duration) -> Du
 
 #[tokio::test]
 async fn health_follows_the_database() {
-    let proxy = Proxy::start(&outbox_kit::testing::pg_addr())
+    let proxy = Proxy::start(&outbox_testkit::pg_addr())
         .await
         .expect("proxy");
     let name = unique("orders_health_test");
-    let t = start_with(config(outbox_kit::testing::pg_url_via(proxy.addr(), &name))).await;
+    let t = start_with(config(outbox_testkit::pg_url_via(proxy.addr(), &name))).await;
     for service in SERVICES {
         assert_eq!(
             status(t.grpc_addr, service).await,
@@ -96,11 +96,11 @@ async fn healthcheck(grpc_addr: String) -> (bool, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthcheck_subcommand_exits_0_only_when_serving() {
-    let proxy = Proxy::start(&outbox_kit::testing::pg_addr())
+    let proxy = Proxy::start(&outbox_testkit::pg_addr())
         .await
         .expect("proxy");
     let name = unique("orders_healthcheck_test");
-    let t = start_with(config(outbox_kit::testing::pg_url_via(proxy.addr(), &name))).await;
+    let t = start_with(config(outbox_testkit::pg_url_via(proxy.addr(), &name))).await;
     // 0.0.0.0 means "this host": the check goes to loopback.
     let any = format!("0.0.0.0:{}", t.grpc_addr.port());
     let (ok, line) = healthcheck(any).await;

@@ -4,8 +4,8 @@
 //! process-wide recorder holds this service's metrics only, and no other test's calls.
 
 use orders_svc::metrics::{METRICS, OUTCOMES, UPSERTS};
-use outbox_kit::testing::{Exposition, run_in_own_process, scrape};
 use outbox_proto::orders::v1::OrderStatus;
+use outbox_testkit::{Exposition, run_in_own_process, scrape};
 
 use crate::common::{req, start};
 

@@ -1,19 +1,19 @@
 //! A database outage: Upsert answers UNAVAILABLE (no panic, no SQL text), writes nothing, and the
 //! service recovers by itself when the database is back.
 
-use outbox_kit::testing::{Proxy, pg_server_url, unique};
 use outbox_proto::orders::v1::OrderStatus;
+use outbox_testkit::{Proxy, pg_server_url, unique};
 use tonic::Code;
 
 use crate::common::{config, count, start_with, upsert};
 
 #[tokio::test]
 async fn database_outage_test_is_unavailable_then_recovers() {
-    let proxy = Proxy::start(&outbox_kit::testing::pg_addr())
+    let proxy = Proxy::start(&outbox_testkit::pg_addr())
         .await
         .expect("proxy");
     let name = unique("orders_outage_test");
-    let via_proxy = outbox_kit::testing::pg_url_via(proxy.addr(), &name);
+    let via_proxy = outbox_testkit::pg_url_via(proxy.addr(), &name);
     let t = start_with(config(via_proxy)).await;
     upsert(&t, 1, OrderStatus::Pending, "a@example.com")
         .await

@@ -1,6 +1,6 @@
 //! What an outside client without proto files sees: health, and reflection in v1 and v1alpha.
 
-use outbox_kit::testing::{health, reflection};
+use outbox_testkit::{health, reflection};
 use tonic_health::pb::health_check_response::ServingStatus;
 
 use crate::common;

@@ -4,7 +4,7 @@
 use std::process::Command;
 
 use orders_svc::{App, Config};
-use outbox_kit::testing::{
+use outbox_testkit::{
     on_free_ports,
     secrets::{PASSWORD, assert_binary_refuses, assert_build_refuses, assert_help_hides_password},
 };
@@ -54,7 +54,7 @@ fn the_binary_never_prints_the_password() {
 
 #[test]
 fn files_with_secrets_are_never_printed() {
-    outbox_kit::testing::secrets::assert_binary_refuses_bad_secret_files(
+    outbox_testkit::secrets::assert_binary_refuses_bad_secret_files(
         env!("CARGO_BIN_EXE_orders-svc"),
         false,
         false,

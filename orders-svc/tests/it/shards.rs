@@ -3,11 +3,11 @@
 //! naming the setting without showing a password.
 
 use orders_svc::{App, shard};
-use outbox_kit::testing::{
-    self, on_free_ports,
+use outbox_proto::orders::v1::{GetOrderRequest, OrderStatus};
+use outbox_testkit::{
+    on_free_ports,
     secrets::{PASSWORD, assert_binary_refuses, assert_error_names_setting},
 };
-use outbox_proto::orders::v1::{GetOrderRequest, OrderStatus};
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
@@ -24,10 +24,10 @@ async fn outbox_rows(pool: &PgPool) -> Vec<(i64, i64, Option<String>)> {
 #[tokio::test]
 async fn each_order_is_written_and_read_in_its_own_shard_only() {
     let urls = [
-        testing::fresh_database_url("orders_shard"),
-        testing::fresh_database_url("orders_shard"),
+        outbox_testkit::fresh_database_url("orders_shard"),
+        outbox_testkit::fresh_database_url("orders_shard"),
     ];
-    let mut cfg = common::config(testing::fresh_database_url("orders_unused"));
+    let mut cfg = common::config(outbox_testkit::fresh_database_url("orders_unused"));
     cfg.shards = Some(urls.join(",").into());
     let t = common::start_with(cfg).await;
     let pools = [
@@ -101,7 +101,7 @@ async fn one_shard_writes_the_events_of_today() {
 
 #[tokio::test]
 async fn a_bad_shard_list_names_the_setting_and_hides_the_password() {
-    let good = testing::fresh_database_url("orders_shard");
+    let good = outbox_testkit::fresh_database_url("orders_shard");
     let bad = [
         format!("{good},postgres://app:{PASSWORD}@127.0.0.1:notaport/orders"),
         format!("{good},postgres://app:{PASSWORD}@127.0.0.1:1/orders"),

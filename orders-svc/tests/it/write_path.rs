@@ -12,7 +12,6 @@ use orders_svc::{
     shard::Shard,
 };
 use outbox::trace::TraceHeaders;
-use outbox_kit::testing;
 use outbox_proto::orders::events::v1::OrderPayload;
 use prost::Message;
 use sqlx::PgPool;
@@ -24,7 +23,7 @@ const EMAIL: &str = "path@example.com";
 const SHARD: Shard = Shard { index: 1, count: 2 };
 
 async fn fresh_pool(prefix: &str) -> PgPool {
-    let url = testing::fresh_database_url(prefix);
+    let url = outbox_testkit::fresh_database_url(prefix);
     let pool = outbox_kit::db::connect(&url, 4).await.expect("pool");
     db::MIGRATOR.run(&pool).await.expect("migrate");
     pool
@@ -36,7 +35,9 @@ async fn drop_database(pool: PgPool) {
         .await
         .expect("database name");
     pool.close().await;
-    testing::drop_database(&name).await.expect("drop database");
+    outbox_testkit::drop_database(&name)
+        .await
+        .expect("drop database");
 }
 
 fn cmd(id: i64, status: Status, email: Option<&str>) -> UpsertCommand {

@@ -8,7 +8,6 @@
 use std::time::Duration;
 
 use lapin::{Connection, ConnectionProperties};
-use outbox_kit::testing;
 use outbox_proto::orders::v1::OrderStatus;
 use serde_json::Value;
 
@@ -62,11 +61,11 @@ async fn stopped_at(ctl: &Ctl, order: i64) -> Vec<(i64, String)> {
 }
 
 async fn queued(queue: &str) -> u32 {
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+    let conn = Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
         .await
         .expect("broker");
     let ch = conn.create_channel().await.expect("channel");
-    let ready = testing::ready_messages(&ch, queue).await;
+    let ready = outbox_testkit::ready_messages(&ch, queue).await;
     let _ = conn.close(200, "counted".into()).await;
     ready
 }
@@ -337,7 +336,7 @@ impl Watch {
     /// Waits until its /metrics has the line `line`.
     async fn wait_for(&self, line: &str) {
         wait_until(line, || async {
-            testing::scrape(self.addr)
+            outbox_testkit::scrape(self.addr)
                 .await
                 .is_ok_and(|text| text.lines().any(|l| l == line))
         })

@@ -3,8 +3,8 @@
 //! unreachable service each get a clear error and an exit code, and nothing changes (no audit
 //! row, no row moved, no message moved). Also: the admin services are listed by reflection.
 
-use outbox_kit::testing::orders::payload;
 use outbox_proto::orders::v1::OrderStatus;
+use outbox_testkit::orders::payload;
 
 use crate::common::{Ctl, Run, Stack, TOKEN, audit, start_relay, wait_until};
 
@@ -217,7 +217,7 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing() {
         4,
         "nothing in the retention window: no published event of order 424242",
     );
-    let missing = outbox_kit::testing::unique("mail_ctl_missing_q");
+    let missing = outbox_testkit::unique("mail_ctl_missing_q");
     let r = ctl
         .run(
             Some(TOKEN),
@@ -289,9 +289,9 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing() {
         (stack.relay.grpc_addr, "relay.admin.v1.RelayAdmin"),
         (stack.mail.grpc_addr, "mail.admin.v1.MailAdmin"),
     ] {
-        let names = outbox_kit::testing::reflection::services_v1(addr).await;
+        let names = outbox_testkit::reflection::services_v1(addr).await;
         assert!(names.iter().any(|s| s == name), "{names:?}");
-        let names = outbox_kit::testing::reflection::services_v1alpha(addr).await;
+        let names = outbox_testkit::reflection::services_v1alpha(addr).await;
         assert!(names.iter().any(|s| s == name), "{names:?}");
     }
 

@@ -13,8 +13,8 @@
 //! a message lost from mail-svc's queue (a purge) is replayed from the published rows: the held
 //! chain flows, and a replay of what mail-svc already handled sends no mail twice.
 
-use outbox_kit::testing::orders::payload;
 use outbox_proto::orders::v1::OrderStatus;
+use outbox_testkit::orders::payload;
 
 use crate::common::{Stack, audit, wait_until};
 
@@ -460,7 +460,7 @@ async fn a_redriven_message_keeps_its_properties_and_counts_redrives() {
     };
     let stack = Stack::start().await;
     let ctl = stack.ctl();
-    let (conn, ch) = outbox_kit::testing::confirming_channel().await;
+    let (conn, ch) = outbox_testkit::confirming_channel().await;
     let mut headers = FieldTable::default();
     headers.insert("x-custom".into(), AMQPValue::LongString("kept".into()));
     ch.basic_publish(

@@ -49,7 +49,6 @@ pub const SHARD_READ_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct RelayAdminGrpc {
     /// Each shard's pool, shard 0 first (one without `RELAY_SHARDS`).
     shards: Vec<PgPool>,
-    queries: outbox_relay::db::Queries,
     operator: Operator,
     token: AdminToken,
     broker: Arc<replay::Broker>,
@@ -62,7 +61,6 @@ impl RelayAdminGrpc {
         assert!(!shards.is_empty(), "the admin service needs shard 0");
         Self {
             shards,
-            queries: outbox_relay::db::Queries::new(&settings.table),
             operator: Operator::new(&settings.table),
             token,
             broker: Arc::new(replay::Broker::new(settings)),
@@ -364,7 +362,7 @@ struct BacklogPart {
 
 impl RelayAdminGrpc {
     async fn backlog_of(&self, pool: &PgPool, limit: i64) -> Result<BacklogPart, Error> {
-        let backlog = outbox_relay::db::backlog(&self.queries, pool).await?;
+        let backlog = self.operator.backlog(pool).await?;
         let oldest = self.operator.oldest_unsent(pool, limit).await?;
         let (quarantined, held_back) = self.operator.quarantine_counts(pool).await?;
         Ok(BacklogPart {

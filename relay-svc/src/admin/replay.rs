@@ -8,7 +8,7 @@
 
 use outbox_kit::admin as kit;
 use outbox_proto::relay::admin::v1::ReplayRequest;
-use outbox_relay::{EnvelopeEncoder, Replay, Settings, error::Error, publisher::Publisher};
+use outbox_relay::{EnvelopeEncoder, Publisher, Replay, Settings, error::Error};
 use outbox_support::failover::Failover;
 use serde_json::json;
 use sqlx::PgPool;

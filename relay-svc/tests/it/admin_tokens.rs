@@ -2,7 +2,7 @@
 //! the admin service's reads take an ordinary or an admin token, its mutations only an admin
 //! token (of the file or ADMIN_TOKEN); an admin token opens nothing outside the admin service.
 
-use outbox_kit::{admin::AdminToken, testing};
+use outbox_kit::admin::AdminToken;
 use outbox_proto::relay::{
     admin::v1::{
         ListQuarantinedRequest, QuarantineSelector, RequeueQuarantinedRequest,
@@ -36,7 +36,7 @@ fn code<T>(r: Result<T, tonic::Status>) -> Code {
 #[tokio::test]
 async fn admin_tokens_of_the_file_and_admin_token_guard_mutations() {
     let orders = Orders::start().await;
-    let dir = std::env::temp_dir().join(testing::unique("relay_tokens"));
+    let dir = std::env::temp_dir().join(outbox_testkit::unique("relay_tokens"));
     std::fs::create_dir_all(&dir).unwrap();
     let auth = dir.join("auth");
     let admin = dir.join("admin");
@@ -44,12 +44,12 @@ async fn admin_tokens_of_the_file_and_admin_token_guard_mutations() {
     std::fs::write(&admin, format!("# operators\nops {OPERATOR}\n")).unwrap();
     let mut cfg = relay_config(
         &orders.database_url,
-        &testing::amqp_url(),
-        &testing::unique("relay_tokens_ex"),
+        &outbox_testkit::amqp_url(),
+        &outbox_testkit::unique("relay_tokens_ex"),
     );
-    cfg.grpc_security.auth_tokens_file = Some(auth);
-    cfg.admin_tokens_file = Some(admin);
-    cfg.admin_token = AdminToken::new(Some(LEGACY.into()));
+    cfg.server.grpc_security.auth_tokens_file = Some(auth);
+    cfg.server.admin.admin_tokens_file = Some(admin);
+    cfg.server.admin.admin_token = AdminToken::new(Some(LEGACY.into()));
     let mut relay = Relay::start(cfg).await;
     let mut c = RelayAdminClient::connect(format!("http://{}", relay.grpc_addr))
         .await

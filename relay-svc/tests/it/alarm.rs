@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use outbox_kit::testing::{self, Exposition, rabbit_node::RabbitNode, scrape};
+use outbox_testkit::{Exposition, rabbit_node::RabbitNode, scrape};
 use tokio_util::sync::CancellationToken;
 
 use crate::common::*;
@@ -35,7 +35,7 @@ fn memory_alarm(node: &RabbitNode, on: bool) {
 async fn a_memory_alarm_is_visible_blocks_sending_and_loses_nothing() {
     // The broker-blocked gauge read below is process-wide: every relay of the process sets it, so
     // only in a process of its own is it this test's relay's.
-    if testing::run_in_own_process(concat!(
+    if outbox_testkit::run_in_own_process(concat!(
         module_path!(),
         "::a_memory_alarm_is_visible_blocks_sending_and_loses_nothing"
     )) {
@@ -47,7 +47,7 @@ async fn a_memory_alarm_is_visible_blocks_sending_and_loses_nothing() {
             .expect("node");
     let amqp_url = node.url();
     let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
+    let exchange = outbox_testkit::unique("relay_ex");
     let consumer = Consumer::start_at(&amqp_url, &exchange, Some("#")).await;
     let cfg = relay_config(&orders.database_url, &amqp_url, &exchange);
     let confirm_timeout = cfg.confirm_timeout.expect("set by the test config");

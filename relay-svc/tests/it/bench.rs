@@ -14,7 +14,6 @@ use lapin::{
     },
     types::FieldTable,
 };
-use outbox_kit::testing;
 use outbox_proto::orders::{
     events::v1::{ORDER_STATUS_CHANGED, OrderEvent, ROUTING_KEY_STATUS_CHANGED},
     v1::OrderStatus,
@@ -38,10 +37,10 @@ async fn xact_count(orders: &Orders) -> i64 {
 #[ignore = "prints figures"]
 async fn idle_load_and_latency() {
     let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
+    let exchange = outbox_testkit::unique("relay_ex");
     let consumer = Consumer::start(&exchange, Some("#")).await;
     let cfg = || {
-        let mut c = relay_config(&orders.database_url, &testing::amqp_url(), &exchange);
+        let mut c = relay_config(&orders.database_url, &outbox_testkit::amqp_url(), &exchange);
         // The shipped defaults, not the test ones.
         c.poll_interval = Some(Duration::from_secs(1));
         c.standby_retry = Some(Duration::from_secs(1));
@@ -132,11 +131,12 @@ struct BenchQueue {
 
 impl BenchQueue {
     async fn declare() -> Self {
-        let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-            .await
-            .expect("connect");
+        let conn =
+            Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
+                .await
+                .expect("connect");
         let ch = conn.create_channel().await.expect("channel");
-        let name = testing::unique("relay_bench_q");
+        let name = outbox_testkit::unique("relay_bench_q");
         ch.queue_declare(
             name.as_str().into(),
             QueueDeclareOptions {
@@ -232,11 +232,11 @@ async fn publish_ceiling(events: i64, window: usize) -> (f64, f64) {
 /// headers, in waves of `window`. Events/s. Tells the broker's cost of the relay's messages
 /// apart from the relay's database work.
 async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
-    let exchange = testing::unique("relay_ex");
+    let exchange = outbox_testkit::unique("relay_ex");
     let consumer = Consumer::start(&exchange, None).await;
     let queue = BenchQueue::bound_to(&exchange).await;
     let publisher = outbox_relay::publisher::Publisher::connect(
-        &testing::amqp_url(),
+        &outbox_testkit::amqp_url(),
         &Default::default(),
         outbox_support::amqp::DEFAULT_HEARTBEAT,
         &exchange,
@@ -289,10 +289,10 @@ async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
 /// relay; orders-svc idles) per 1,000 events.
 async fn relay_drain(events: i64, batch: u32) -> (f64, f64) {
     let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
+    let exchange = outbox_testkit::unique("relay_ex");
     let consumer = Consumer::start(&exchange, None).await;
     let queue = BenchQueue::bound_to(&exchange).await;
-    let mut cfg = relay_config(&orders.database_url, &testing::amqp_url(), &exchange);
+    let mut cfg = relay_config(&orders.database_url, &outbox_testkit::amqp_url(), &exchange);
     cfg.batch_size = batch;
     let relay = Relay::start(cfg).await;
     wait_until("the relay leads", || async { relay.status().await.active }).await;

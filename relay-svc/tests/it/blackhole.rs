@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use outbox_kit::testing::{self, Proxy};
+use outbox_testkit::Proxy;
 
 use crate::common::*;
 
@@ -36,15 +36,19 @@ where
 async fn a_silent_broker_is_noticed_within_two_heartbeats_and_the_next_address_takes_over() {
     let (orders, exchange, consumer) = orders_and_consumer().await;
     // Two addresses of the one broker: the first goes silent, the second stays.
-    let first = Proxy::start(&testing::amqp_addr()).await.expect("proxy");
-    let second = Proxy::start(&testing::amqp_addr()).await.expect("proxy");
+    let first = Proxy::start(&outbox_testkit::amqp_addr())
+        .await
+        .expect("proxy");
+    let second = Proxy::start(&outbox_testkit::amqp_addr())
+        .await
+        .expect("proxy");
     let amqp_url = format!(
         "{},{}",
-        testing::amqp_url_via(first.addr()),
-        testing::amqp_url_via(second.addr())
+        outbox_testkit::amqp_url_via(first.addr()),
+        outbox_testkit::amqp_url_via(second.addr())
     );
     let mut cfg = relay_config(&orders.database_url, &amqp_url, &exchange);
-    cfg.liveness.amqp_heartbeat = HEARTBEAT;
+    cfg.server.liveness.amqp_heartbeat = HEARTBEAT;
     // Long enough that only the heartbeat can tell (the issue: a 15 s confirm time-out did).
     cfg.confirm_timeout = Some(Duration::from_secs(60));
     let relay = Relay::start(cfg).await;
@@ -69,7 +73,7 @@ async fn a_silent_broker_is_noticed_within_two_heartbeats_and_the_next_address_t
     })
     .await;
     let resumed = silent.elapsed();
-    testing::assert_black_hole_noticed(
+    outbox_testkit::assert_black_hole_noticed(
         HEARTBEAT,
         noticed,
         "publishing on the next address",
@@ -99,10 +103,12 @@ async fn a_silent_broker_is_noticed_within_two_heartbeats_and_the_next_address_t
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_silent_database_hangs_no_cycle_and_publishing_resumes() {
     let (orders, exchange, consumer) = orders_and_consumer().await;
-    let db = Proxy::start(&testing::pg_addr()).await.expect("proxy");
-    let via_proxy = testing::pg_url_via(db.addr(), &orders.database);
-    let mut cfg = relay_config(&via_proxy, &testing::amqp_url(), &exchange);
-    cfg.liveness.db_statement_timeout = Duration::from_secs(2);
+    let db = Proxy::start(&outbox_testkit::pg_addr())
+        .await
+        .expect("proxy");
+    let via_proxy = outbox_testkit::pg_url_via(db.addr(), &orders.database);
+    let mut cfg = relay_config(&via_proxy, &outbox_testkit::amqp_url(), &exchange);
+    cfg.server.liveness.db_statement_timeout = Duration::from_secs(2);
     // The swallowed lock session holds the lock until a standby's lease check ends it.
     cfg.leader_lease = Duration::from_secs(4);
     let relay = Relay::start(cfg).await;

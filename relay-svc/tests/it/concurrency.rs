@@ -2,14 +2,12 @@
 
 use std::time::Duration;
 
-use outbox_kit::testing;
-
 use crate::common::{self, *};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_committed_event_arrives_in_chain_order_under_concurrent_writers() {
     let (orders, exchange, consumer) = orders_and_consumer().await;
-    let mut cfg = relay_config(&orders.database_url, &testing::amqp_url(), &exchange);
+    let mut cfg = relay_config(&orders.database_url, &outbox_testkit::amqp_url(), &exchange);
     // Small batches: many cycles, several waves per batch, rows committing mid-read.
     cfg.batch_size = 16;
     let relay = Relay::start(cfg).await;
@@ -50,7 +48,7 @@ async fn the_active_one(a: &Relay, b: &Relay) -> bool {
 async fn a_standby_takes_over_when_the_active_relay_is_killed_mid_stream() {
     let (orders, exchange, consumer) = orders_and_consumer().await;
     let cfg = || {
-        let mut c = relay_config(&orders.database_url, &testing::amqp_url(), &exchange);
+        let mut c = relay_config(&orders.database_url, &outbox_testkit::amqp_url(), &exchange);
         c.batch_size = 8;
         c
     };
@@ -82,7 +80,7 @@ async fn a_standby_takes_over_when_the_active_relay_is_killed_mid_stream() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_graceful_shutdown_hands_over_to_the_standby() {
     let (orders, exchange, consumer) = orders_and_consumer().await;
-    let cfg = || relay_config(&orders.database_url, &testing::amqp_url(), &exchange);
+    let cfg = || relay_config(&orders.database_url, &outbox_testkit::amqp_url(), &exchange);
     let a = Relay::start(cfg()).await;
     let b = Relay::start(cfg()).await;
     let (active, standby) = if the_active_one(&a, &b).await {

@@ -11,7 +11,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-use outbox_kit::testing;
 use outbox_proto::{
     orders::v1::order_service_client::OrderServiceClient,
     relay::v1::{GetStatusRequest, RelayStatus, relay_service_client::RelayServiceClient},
@@ -32,7 +31,7 @@ impl Process {
     async fn spawn(database_url: &str, exchange: &str) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_relay-svc"))
             .env("DATABASE_URL", database_url)
-            .env("AMQP_URL", testing::amqp_url())
+            .env("AMQP_URL", outbox_testkit::amqp_url())
             .env("AMQP_EXCHANGE", exchange)
             .env("GRPC_ADDR", "127.0.0.1:0")
             .env("METRICS_ADDR", "127.0.0.1:0")
@@ -106,7 +105,7 @@ fn writers_until(
     writers: i64,
     stop: CancellationToken,
 ) -> tokio::task::JoinHandle<Vec<(i64, u64)>> {
-    testing::spawn_gathered((0..writers).map(|w| {
+    outbox_testkit::spawn_gathered((0..writers).map(|w| {
         let (client, stop) = (client.clone(), stop.clone());
         async move {
             let mut events = Vec::new();

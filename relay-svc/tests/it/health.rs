@@ -4,8 +4,8 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use outbox_kit::testing::{self, Proxy, health};
 use outbox_proto::orders::v1::OrderStatus;
+use outbox_testkit::{Proxy, health};
 use tonic_health::pb::health_check_response::ServingStatus;
 
 use crate::common::*;
@@ -19,12 +19,17 @@ async fn is(addr: SocketAddr, want: ServingStatus) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn starts_with_the_database_down_and_health_follows_it() {
     let (orders, exchange, consumer) = orders_and_consumer().await;
-    let db = Proxy::start(&outbox_kit::testing::pg_addr())
+    let db = Proxy::start(&outbox_testkit::pg_addr())
         .await
         .expect("proxy");
     db.cut();
-    let via_proxy = outbox_kit::testing::pg_url_via(db.addr(), &orders.database);
-    let relay = Relay::start(relay_config(&via_proxy, &testing::amqp_url(), &exchange)).await;
+    let via_proxy = outbox_testkit::pg_url_via(db.addr(), &orders.database);
+    let relay = Relay::start(relay_config(
+        &via_proxy,
+        &outbox_testkit::amqp_url(),
+        &exchange,
+    ))
+    .await;
     assert!(
         is(relay.grpc_addr, ServingStatus::NotServing).await,
         "NOT_SERVING while its database is down"
@@ -63,7 +68,7 @@ async fn starts_with_the_database_down_and_health_follows_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_standby_is_serving() {
     let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
+    let exchange = outbox_testkit::unique("relay_ex");
     let first = Relay::start_for(&orders, &exchange).await;
     wait_until("the first relay leads", || async {
         first.status().await.active
@@ -82,7 +87,7 @@ async fn a_standby_is_serving() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn not_serving_as_soon_as_shutdown_starts() {
     let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
+    let exchange = outbox_testkit::unique("relay_ex");
     let mut relay = Relay::start_for(&orders, &exchange).await;
     health::assert_not_serving_once_shutdown_starts(
         relay.grpc_addr,
@@ -116,12 +121,17 @@ async fn healthcheck(grpc_addr: String) -> (bool, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn healthcheck_subcommand_exits_0_only_when_serving() {
     let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let db = Proxy::start(&outbox_kit::testing::pg_addr())
+    let exchange = outbox_testkit::unique("relay_ex");
+    let db = Proxy::start(&outbox_testkit::pg_addr())
         .await
         .expect("proxy");
-    let via_proxy = outbox_kit::testing::pg_url_via(db.addr(), &orders.database);
-    let mut relay = Relay::start(relay_config(&via_proxy, &testing::amqp_url(), &exchange)).await;
+    let via_proxy = outbox_testkit::pg_url_via(db.addr(), &orders.database);
+    let mut relay = Relay::start(relay_config(
+        &via_proxy,
+        &outbox_testkit::amqp_url(),
+        &exchange,
+    ))
+    .await;
 
     let any = format!("0.0.0.0:{}", relay.grpc_addr.port());
     let (ok, line) = healthcheck(any).await;

@@ -5,9 +5,9 @@
 //! service's metrics (and those of the orders-svc that writes the outbox) only, and no other
 //! test's failures.
 
-use outbox_kit::testing::{self, Exposition, run_in_own_process, scrape};
 use outbox_proto::orders::v1::OrderStatus;
 use outbox_relay::status::{FAILED_REASONS, METRICS, names};
+use outbox_testkit::{Exposition, run_in_own_process, scrape};
 
 use crate::common::*;
 
@@ -18,7 +18,7 @@ async fn every_metric_exported_with_help() {
         return;
     }
     let orders = Orders::start().await;
-    let exchange = testing::unique("relay_metrics_ex");
+    let exchange = outbox_testkit::unique("relay_metrics_ex");
     let consumer = Consumer::start(&exchange, Some("#")).await;
     let relay = Relay::start_for(&orders, &exchange).await;
 

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use outbox_kit::testing::{self, Proxy};
 use outbox_proto::orders::v1::OrderStatus;
+use outbox_testkit::Proxy;
 use relay_svc::hook::BeforeDelete;
 
 use crate::common::*;
@@ -12,10 +12,10 @@ use crate::common::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_broker_outage_mid_stream_loses_nothing_and_shows_the_backlog() {
     let (orders, exchange, consumer) = orders_and_consumer().await;
-    let broker = Proxy::start(&outbox_kit::testing::amqp_addr())
+    let broker = Proxy::start(&outbox_testkit::amqp_addr())
         .await
         .expect("proxy");
-    let amqp_url = outbox_kit::testing::amqp_url_via(broker.addr());
+    let amqp_url = outbox_testkit::amqp_url_via(broker.addr());
     let relay = Relay::start(relay_config(&orders.database_url, &amqp_url, &exchange)).await;
 
     // Writers run through the outage; the cut lands while the relay is publishing.
@@ -59,11 +59,16 @@ async fn a_broker_outage_mid_stream_loses_nothing_and_shows_the_backlog() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_database_outage_is_survived_and_publishing_resumes() {
     let (orders, exchange, consumer) = orders_and_consumer().await;
-    let db = Proxy::start(&outbox_kit::testing::pg_addr())
+    let db = Proxy::start(&outbox_testkit::pg_addr())
         .await
         .expect("proxy");
-    let via_proxy = outbox_kit::testing::pg_url_via(db.addr(), &orders.database);
-    let relay = Relay::start(relay_config(&via_proxy, &testing::amqp_url(), &exchange)).await;
+    let via_proxy = outbox_testkit::pg_url_via(db.addr(), &orders.database);
+    let relay = Relay::start(relay_config(
+        &via_proxy,
+        &outbox_testkit::amqp_url(),
+        &exchange,
+    ))
+    .await;
 
     let mut events = vec![(1, orders.upsert(1, OrderStatus::Pending).await)];
     wait_until("published before the outage", || async {
@@ -118,7 +123,7 @@ async fn a_relay_killed_between_confirm_and_delete_republishes_on_restart() {
     }
 
     let (hook, mut reached) = BeforeDelete::new();
-    let mut cfg = relay_config(&orders.database_url, &testing::amqp_url(), &exchange);
+    let mut cfg = relay_config(&orders.database_url, &outbox_testkit::amqp_url(), &exchange);
     cfg.before_delete = Some(hook);
     let doomed = Relay::start(cfg).await;
     let confirmed = tokio::time::timeout(PATIENCE, reached.wait_for(|s| !s.is_empty()))

@@ -3,7 +3,6 @@
 use chrono::{DateTime, Utc};
 use lapin::types::AMQPValue;
 use outbox::trace::TraceHeaders;
-use outbox_kit::testing;
 use outbox_proto::orders::{events::v1::OrderEvent, v1::OrderStatus};
 use relay_svc::App;
 use tokio_util::sync::CancellationToken;
@@ -62,7 +61,7 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
             r#type: "OrderCreated".into(),
             aggregate_id: 42,
             prev_seq: None,
-            payload: Some(testing::orders::order_payload(
+            payload: Some(outbox_testkit::orders::order_payload(
                 42,
                 OrderStatus::Pending,
                 OrderStatus::Unspecified
@@ -77,7 +76,7 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
             r#type: "OrderStatusChanged".into(),
             aggregate_id: 42,
             prev_seq: Some(created),
-            payload: Some(testing::orders::order_payload(
+            payload: Some(outbox_testkit::orders::order_payload(
                 42,
                 OrderStatus::Paid,
                 OrderStatus::Pending
@@ -95,7 +94,8 @@ async fn publishes_the_event_with_every_property_then_deletes_the_row() {
         let p = &msg.properties;
         assert_published_properties(p, row.seq, kind, row.created_at);
         // The broker checked it against the connection's user: who published is proven.
-        let user = outbox_relay::publisher::url_user(&testing::amqp_url()).expect("test AMQP URL");
+        let user =
+            outbox_relay::publisher::url_user(&outbox_testkit::amqp_url()).expect("test AMQP URL");
         assert!(user.is_some(), "the test URL names its user");
         assert_eq!(
             p.user_id().as_ref().map(|s| s.to_string()),
@@ -222,14 +222,14 @@ async fn an_event_committed_after_a_later_seq_was_published_is_still_published()
 async fn unroutable_events_stay_in_the_outbox_until_a_queue_is_bound() {
     // The counter read below is process-wide: only in a process of its own does it count this
     // test's returns alone.
-    if testing::run_in_own_process(concat!(
+    if outbox_testkit::run_in_own_process(concat!(
         module_path!(),
         "::unroutable_events_stay_in_the_outbox_until_a_queue_is_bound"
     )) {
         return;
     }
     let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
+    let exchange = outbox_testkit::unique("relay_ex");
     let consumer = Consumer::start(&exchange, None).await;
     let relay = Relay::start_for(&orders, &exchange).await;
 
@@ -253,7 +253,7 @@ async fn unroutable_events_stay_in_the_outbox_until_a_queue_is_bound() {
     assert_eq!(s.consecutive_failures, 0, "{s:?}");
     let metrics = relay.metrics().await;
     // Every counter is exported at 0 from the start: the returns must have counted.
-    let returned = outbox_kit::testing::Exposition::parse(&metrics)
+    let returned = outbox_testkit::Exposition::parse(&metrics)
         .value("relay_publish_failed_total{reason=\"returned\"}");
     assert!(returned.is_some_and(|v| v >= 1.0), "{metrics}");
     assert!(metrics.contains("relay_outbox_backlog"), "{metrics}");
@@ -282,7 +282,7 @@ async fn unroutable_events_stay_in_the_outbox_until_a_queue_is_bound() {
 #[tokio::test]
 async fn a_returned_event_holds_back_the_rest_of_its_order() {
     let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
+    let exchange = outbox_testkit::unique("relay_ex");
     let consumer = Consumer::start(&exchange, Some("order.status_changed")).await;
     let relay = Relay::start_for(&orders, &exchange).await;
     let created = orders.upsert(7, OrderStatus::Pending).await;
@@ -303,7 +303,7 @@ async fn a_returned_event_holds_back_the_rest_of_its_order() {
 async fn bad_urls_fail_startup_naming_the_setting() {
     let base = relay_config(
         "postgres://postgres@127.0.0.1:5432/x",
-        &testing::amqp_url(),
+        &outbox_testkit::amqp_url(),
         "x",
     );
     let mut cfg = base.clone();

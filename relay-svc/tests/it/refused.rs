@@ -3,8 +3,8 @@
 //! encoding refuses in the orders outbox, and the figures it exports. Each test runs in a process
 //! of its own: the counters read are process-wide.
 
-use outbox_kit::testing::{self, Exposition, RefusingQueue};
 use outbox_proto::orders::v1::OrderStatus;
+use outbox_testkit::{Exposition, RefusingQueue};
 
 use crate::common::*;
 
@@ -14,7 +14,7 @@ use crate::common::*;
 /// figures and the metrics, and other orders flow.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn rows_the_encoding_refuses_are_quarantined_and_counted() {
-    if testing::run_in_own_process(concat!(
+    if outbox_testkit::run_in_own_process(concat!(
         module_path!(),
         "::rows_the_encoding_refuses_are_quarantined_and_counted"
     )) {
@@ -80,7 +80,7 @@ async fn rows_the_encoding_refuses_are_quarantined_and_counted() {
 /// `relay_publish_failed_total{reason="nacked"}`, and delivered once the queue is gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_nacked_event_is_counted_in_the_metrics() {
-    if testing::run_in_own_process(concat!(
+    if outbox_testkit::run_in_own_process(concat!(
         module_path!(),
         "::a_nacked_event_is_counted_in_the_metrics"
     )) {

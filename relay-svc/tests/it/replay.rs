@@ -3,7 +3,7 @@
 //! `admin_actions` row with the reason, the operator and the seqs sent; a missing queue, an
 //! order with nothing kept and an unreachable broker each get their own code and send nothing.
 
-use outbox_kit::{admin::AdminToken, testing};
+use outbox_kit::admin::AdminToken;
 use outbox_proto::relay::admin::v1::{ReplayRequest, relay_admin_client::RelayAdminClient};
 use serde_json::Value;
 use tonic::{Code, Request, metadata::MetadataValue, transport::Channel};
@@ -33,7 +33,7 @@ async fn admin_of(relay: &Relay) -> RelayAdminClient<Channel> {
 
 async fn relay_with_token(orders: &Orders, amqp_url: &str, exchange: &str) -> Relay {
     let mut cfg = relay_config(&orders.database_url, amqp_url, exchange);
-    cfg.admin_token = AdminToken::new(Some(TOKEN.into()));
+    cfg.server.admin.admin_token = AdminToken::new(Some(TOKEN.into()));
     Relay::start(cfg).await
 }
 
@@ -50,7 +50,7 @@ async fn audit(orders: &Orders) -> Vec<Audit> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replay_is_guarded_checked_audited_and_reaches_the_queue() {
     let (orders, exchange, consumer) = orders_and_consumer().await;
-    let mut relay = relay_with_token(&orders, &testing::amqp_url(), &exchange).await;
+    let mut relay = relay_with_token(&orders, &outbox_testkit::amqp_url(), &exchange).await;
     let order = 7101;
     let mut events = Vec::new();
     for status in LIFECYCLE {
@@ -119,7 +119,7 @@ async fn replay_is_guarded_checked_audited_and_reaches_the_queue() {
         .await
         .expect_err("nothing kept in the range");
     assert_eq!(e.code(), Code::NotFound, "{e:?}");
-    let missing = testing::unique("relay_replay_missing");
+    let missing = outbox_testkit::unique("relay_replay_missing");
     let e = admin
         .replay(with_token(request(order, 0, 0, &missing, "x"), Some(TOKEN)))
         .await
@@ -128,8 +128,12 @@ async fn replay_is_guarded_checked_audited_and_reaches_the_queue() {
     assert!(e.message().contains(&missing), "{e:?}");
 
     // The broker unreachable (a relay whose AMQP_URL leads nowhere, on the same database).
-    let mut away =
-        relay_with_token(&orders, &testing::amqp_url_via("127.0.0.1:1"), &exchange).await;
+    let mut away = relay_with_token(
+        &orders,
+        &outbox_testkit::amqp_url_via("127.0.0.1:1"),
+        &exchange,
+    )
+    .await;
     let e = admin_of(&away)
         .await
         .replay(with_token(request(order, 0, 0, &queue, "x"), Some(TOKEN)))
@@ -159,7 +163,7 @@ async fn replay_is_guarded_checked_audited_and_reaches_the_queue() {
         .into_inner();
     assert_eq!(sent.seqs, seqs[1..3]);
     assert_eq!(sent.queue, queue);
-    testing::wait_until("the replayed events", || async {
+    outbox_testkit::wait_until("the replayed events", || async {
         consumer.snapshot().len() == first_publishes + 2
     })
     .await;

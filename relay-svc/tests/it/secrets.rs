@@ -3,7 +3,7 @@
 
 use std::{process::Command, time::Duration};
 
-use outbox_kit::testing::{
+use outbox_testkit::{
     on_free_ports, run_for,
     secrets::{
         PASSWORD, assert_binary_refuses_each, assert_build_refuses, assert_help_hides_password,
@@ -67,7 +67,7 @@ fn the_binary_never_prints_the_password() {
 
 #[test]
 fn files_with_secrets_are_never_printed() {
-    outbox_kit::testing::secrets::assert_binary_refuses_bad_secret_files(
+    outbox_testkit::secrets::assert_binary_refuses_bad_secret_files(
         env!("CARGO_BIN_EXE_relay-svc"),
         true,
         true,

@@ -4,7 +4,7 @@
 
 use std::{process::Command, time::Duration};
 
-use outbox_kit::testing::{against_absent_servers, assert_refuses, run_for};
+use outbox_testkit::{against_absent_servers, assert_refuses, run_for};
 
 fn relay() -> Command {
     // The relay keeps retrying, so it logs for as long as it runs.

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use lapin::types::AMQPValue;
-use outbox_kit::{admin::AdminToken, telemetry::LogFormat, testing};
+use outbox_kit::admin::AdminToken;
 use outbox_proto::{
     orders::v1::{OrderStatus, order_service_client::OrderServiceClient},
     relay::admin::v1::{
@@ -34,23 +34,20 @@ fn shard_of(r: &Received) -> String {
 async fn one_leader_per_shard_and_every_event_of_both_shards_once() {
     init_logs();
     let urls = [
-        testing::fresh_database_url("relay_shard"),
-        testing::fresh_database_url("relay_shard"),
+        outbox_testkit::fresh_database_url("relay_shard"),
+        outbox_testkit::fresh_database_url("relay_shard"),
     ];
-    let unused = testing::fresh_database_url("relay_unused");
+    let unused = outbox_testkit::fresh_database_url("relay_unused");
     let _databases =
-        testing::DropDatabasesOnPass(vec![urls[0].clone(), urls[1].clone(), unused.clone()]);
+        outbox_testkit::DropDatabasesOnPass(vec![urls[0].clone(), urls[1].clone(), unused.clone()]);
     let list = urls.join(",");
     let orders_stop = CancellationToken::new();
     let orders = orders_svc::App::build(
         orders_svc::Config {
-            grpc_addr: "127.0.0.1:0".parse().expect("addr"),
-            metrics_addr: "127.0.0.1:0".parse().expect("addr"),
             database_url: unused.into(),
             shards: Some(list.as_str().into()),
             db_max_connections: 8,
-            grpc_security: Default::default(),
-            log_format: LogFormat::Text,
+            server: outbox_kit::settings::ServerSettings::on_free_ports(),
         },
         orders_stop.clone(),
     )
@@ -61,11 +58,11 @@ async fn one_leader_per_shard_and_every_event_of_both_shards_once() {
         .expect("orders client");
     let orders_task = tokio::spawn(orders.run());
 
-    let exchange = testing::unique("relay_shards_x");
+    let exchange = outbox_testkit::unique("relay_shards_x");
     let consumer = Consumer::start(&exchange, Some("order.#")).await;
     let mut relays = Vec::new();
     for _ in 0..2 {
-        let mut cfg = relay_config(&urls[0], &testing::amqp_url(), &exchange);
+        let mut cfg = relay_config(&urls[0], &outbox_testkit::amqp_url(), &exchange);
         cfg.relay_shards = Some(list.as_str().into());
         let stop = CancellationToken::new();
         let app = App::build(cfg, stop.clone()).await.expect("relay starts");
@@ -225,11 +222,11 @@ async fn admin_lists_every_shard_and_moves_rows_of_the_named_shard_only() {
     quarantine(p1, 8, 201, "one more").await;
 
     let no_broker = "amqp://guest:guest@127.0.0.1:1/%2f";
-    let exchange = testing::unique("relay_shards_admin_x");
+    let exchange = outbox_testkit::unique("relay_shards_admin_x");
     let mut cfg = relay_config(&shard0.database_url, no_broker, &exchange);
     let list = format!("{},{}", shard0.database_url, shard1.database_url);
     cfg.relay_shards = Some(list.as_str().into());
-    cfg.admin_token = AdminToken::new(Some(TOKEN.into()));
+    cfg.server.admin.admin_token = AdminToken::new(Some(TOKEN.into()));
     let relay = Relay::start(cfg).await;
     let mut c = admin_client(&relay).await;
 
@@ -344,7 +341,7 @@ async fn admin_lists_every_shard_and_moves_rows_of_the_named_shard_only() {
 
     // Unsharded, on shard 0's database: shard 0 only, every row shard 0.
     let mut cfg = relay_config(&shard0.database_url, no_broker, &exchange);
-    cfg.admin_token = AdminToken::new(Some(TOKEN.into()));
+    cfg.server.admin.admin_token = AdminToken::new(Some(TOKEN.into()));
     let single = Relay::start(cfg).await;
     let mut c = admin_client(&single).await;
     let e = c
@@ -366,7 +363,7 @@ async fn admin_lists_every_shard_and_moves_rows_of_the_named_shard_only() {
 /// Closes a shard's database as for maintenance (`allow_connections false`, its sessions ended),
 /// or opens it again.
 async fn set_open(database: &str, open: bool) {
-    let admin = PgPool::connect(&format!("{}/postgres", testing::pg_server_url()))
+    let admin = PgPool::connect(&format!("{}/postgres", outbox_testkit::pg_server_url()))
         .await
         .expect("maintenance connection");
     sqlx::query(sqlx::AssertSqlSafe(format!(
@@ -426,7 +423,7 @@ async fn admin_listings_answer_from_the_shards_that_answer() {
     quarantine(&shard1.pool, 7, 200, "one").await;
 
     let no_broker = "amqp://guest:guest@127.0.0.1:1/%2f";
-    let exchange = testing::unique("relay_shards_down_x");
+    let exchange = outbox_testkit::unique("relay_shards_down_x");
     let mut cfg = relay_config(&shard0.database_url, no_broker, &exchange);
     cfg.relay_shards = Some(format!("{},{}", shard0.database_url, shard1.database_url).into());
     let relay = Relay::start(cfg).await;

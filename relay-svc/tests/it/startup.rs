@@ -2,11 +2,11 @@
 //! orders-svc has migrated its database, and catches up once they are there. It starts relaying
 //! a database only once orders-svc's migration 0006 is applied (see `relay_svc::schema`).
 
-use outbox_kit::testing::{self, Proxy, health, reflection};
 use outbox_proto::orders::{
     events::v1::{ORDER_CREATED, ORDER_STATUS_CHANGED},
     v1::OrderStatus,
 };
+use outbox_testkit::{Proxy, health, reflection};
 use relay_svc::schema::Schema;
 use tonic_health::pb::health_check_response::ServingStatus;
 
@@ -22,12 +22,12 @@ async fn quarantined(pool: &sqlx::PgPool) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn serves_health_reflection_and_status_while_the_broker_is_unreachable() {
     let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
-    let broker = Proxy::start(&outbox_kit::testing::amqp_addr())
+    let exchange = outbox_testkit::unique("relay_ex");
+    let broker = Proxy::start(&outbox_testkit::amqp_addr())
         .await
         .expect("proxy");
     broker.cut();
-    let amqp_url = outbox_kit::testing::amqp_url_via(broker.addr());
+    let amqp_url = outbox_testkit::amqp_url_via(broker.addr());
     let relay = Relay::start(relay_config(&orders.database_url, &amqp_url, &exchange)).await;
     let seq = orders.upsert(1, OrderStatus::Pending).await;
 
@@ -76,12 +76,17 @@ async fn serves_health_reflection_and_status_while_the_broker_is_unreachable() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn waits_for_orders_svc_to_create_the_outbox() {
-    let exchange = testing::unique("relay_ex");
+    let exchange = outbox_testkit::unique("relay_ex");
     let consumer = Consumer::start(&exchange, Some("#")).await;
     // The database exists, its outbox table does not yet (orders-svc has not migrated it).
     let (database, pool) = orders_database_at(0).await;
-    let database_url = format!("{}/{database}", testing::pg_server_url());
-    let relay = Relay::start(relay_config(&database_url, &testing::amqp_url(), &exchange)).await;
+    let database_url = format!("{}/{database}", outbox_testkit::pg_server_url());
+    let relay = Relay::start(relay_config(
+        &database_url,
+        &outbox_testkit::amqp_url(),
+        &exchange,
+    ))
+    .await;
     wait_until("the relay reports it is waiting", || async {
         relay.schema() == Schema::Behind(0)
     })
@@ -117,7 +122,7 @@ async fn waits_for_orders_svc_to_create_the_outbox() {
 /// quarantines nothing and publishes every event, the earlier rows and the later ones.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_relay_started_before_the_migrations_waits_for_0006_and_quarantines_nothing() {
-    let exchange = testing::unique("relay_ex");
+    let exchange = outbox_testkit::unique("relay_ex");
     let consumer = Consumer::start(&exchange, Some("#")).await;
     let (database, pool) = orders_database_at(1).await;
     let created = insert_first_format(
@@ -148,8 +153,13 @@ async fn a_relay_started_before_the_migrations_waits_for_0006_and_quarantines_no
     )
     .await;
 
-    let database_url = format!("{}/{database}", testing::pg_server_url());
-    let relay = Relay::start(relay_config(&database_url, &testing::amqp_url(), &exchange)).await;
+    let database_url = format!("{}/{database}", outbox_testkit::pg_server_url());
+    let relay = Relay::start(relay_config(
+        &database_url,
+        &outbox_testkit::amqp_url(),
+        &exchange,
+    ))
+    .await;
     wait_until("the relay read migration 1 (or leads)", || async {
         relay.schema() == Schema::Behind(1) || relay.status().await.active
     })

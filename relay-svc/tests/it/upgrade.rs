@@ -7,7 +7,6 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
 use lapin::types::AMQPValue;
-use outbox_kit::testing;
 use outbox_proto::orders::{
     events::v1::{self as events, ORDER_CREATED, ORDER_STATUS_CHANGED, OrderEvent, OrderPayload},
     v1::OrderStatus,
@@ -130,11 +129,11 @@ async fn first_format_rows_are_published_after_migration_0006_as_before() {
         ]
     );
 
-    let exchange = testing::unique("relay_ex");
+    let exchange = outbox_testkit::unique("relay_ex");
     let consumer = Consumer::start(&exchange, Some("#")).await;
     let relay = Relay::start(relay_config(
         &orders.database_url,
-        &testing::amqp_url(),
+        &outbox_testkit::amqp_url(),
         &exchange,
     ))
     .await;

@@ -28,7 +28,6 @@ use outbox_inbox::{
         ORIGINAL_ROUTING_KEY_HEADER, Topology, Unsettled, ack_together,
     },
 };
-use outbox_kit::testing;
 use prost::Message;
 use sqlx::PgConnection;
 
@@ -44,10 +43,10 @@ impl Broker {
     pub(crate) async fn start() -> Self {
         // Confirmed publishes: once one returns, the queue holds the message, and a test that
         // waits for the queue to drain does not see it empty before the message got there.
-        let (conn, ch) = testing::confirming_channel().await;
+        let (conn, ch) = outbox_testkit::confirming_channel().await;
         let topology = Topology::new(
-            &testing::unique("inbox_x"),
-            &testing::unique("inbox_q"),
+            &outbox_testkit::unique("inbox_x"),
+            &outbox_testkit::unique("inbox_q"),
             "invoice.#",
         );
         topology.declare(&ch).await.expect("declare");
@@ -109,7 +108,7 @@ impl Broker {
     /// Messages ready in `queue` (passive declare on a fresh channel).
     pub(crate) async fn ready(&self, queue: &str) -> u32 {
         let ch = self.conn.create_channel().await.expect("channel");
-        let ready = testing::ready_messages(&ch, queue).await;
+        let ready = outbox_testkit::ready_messages(&ch, queue).await;
         let _ = ch.close(200, "bye".into()).await;
         ready
     }

@@ -17,7 +17,6 @@ use outbox_inbox::{
     Envelope, Handler, Inbox,
     amqp::{Consumer, Counts, DEATH_REASON_HEADER, Failover},
 };
-use outbox_kit::testing;
 use sqlx::{PgConnection, PgPool};
 
 use crate::{
@@ -263,7 +262,7 @@ fn connection_pid(name: &str) -> Option<String> {
 #[tokio::test]
 async fn the_consumer_reconnects_after_the_broker_closes_its_connection() {
     let (b, pool, inbox) = setup().await;
-    let name = testing::unique("inbox_consumer");
+    let name = outbox_testkit::unique("inbox_consumer");
     let consumer = Consumer::new(b.topology.clone())
         .with_batch(
             NonZeroUsize::new(8).expect("non-zero"),
@@ -273,7 +272,7 @@ async fn the_consumer_reconnects_after_the_broker_closes_its_connection() {
     // A dead address first: each (re)connect tries it, is refused, and takes the next.
     let brokers = Failover::new(format!(
         "amqp://guest:guest@127.0.0.1:1/%2f,{}",
-        testing::amqp_url()
+        outbox_testkit::amqp_url()
     ));
     let log = Log::default();
     log.gate.store(true, Ordering::SeqCst);

@@ -367,7 +367,7 @@ async fn a_database_outage_is_tried_again_until_it_commits() {
     let (b, pool, inbox) = setup_tables().await;
     // Every insert into `handled` fails with 55P03 (lock not available: the database's trouble,
     // not the events') while `fault` says so.
-    outbox_kit::testing::install_fault(
+    outbox_testkit::install_fault(
         &mut pool.acquire().await.expect("connection"),
         "insert on handled",
         "55P03",
@@ -423,7 +423,7 @@ async fn a_handler_that_breaks_after_the_commit_stops_the_consumer_leaving_its_d
     log.gate.store(true, Ordering::SeqCst);
     let consumer = consumer(&b, &seen, 1);
     publish_chain(&b, 3).await;
-    let brokers = outbox_inbox::amqp::Failover::new(outbox_kit::testing::amqp_url());
+    let brokers = outbox_inbox::amqp::Failover::new(outbox_testkit::amqp_url());
     tokio::time::timeout(
         Duration::from_secs(60),
         consumer.run_reconnecting(

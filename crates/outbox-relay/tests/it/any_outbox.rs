@@ -5,7 +5,6 @@ use std::{sync::Arc, time::Duration};
 
 use futures::StreamExt;
 use outbox::{NewEvent, wire::Envelope};
-use outbox_kit::testing;
 use outbox_relay::{Relay, Settings, Status};
 use prost::Message;
 use tokio_util::sync::CancellationToken;
@@ -15,7 +14,7 @@ use crate::support::db::Db;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_named_outbox_is_relayed_in_chain_order_and_emptied() {
     let db = Db::at(
-        testing::fresh_database_url("outbox_relay"),
+        outbox_testkit::fresh_database_url("outbox_relay"),
         "billing.events",
     )
     .await;
@@ -40,7 +39,7 @@ async fn a_named_outbox_is_relayed_in_chain_order_and_emptied() {
     let appended = outbox.append_all(&mut tx, &events).await.expect("append");
     tx.commit().await.expect("commit");
 
-    let mut settings = Settings::new(testing::amqp_url(), exchange);
+    let mut settings = Settings::new(outbox_testkit::amqp_url(), exchange);
     settings.table = outbox.table().clone();
     settings.leader_lock_key = 0x696e_766f_6963_6573; // "invoices"
     let status = Arc::new(Status::default());

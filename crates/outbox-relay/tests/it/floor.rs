@@ -8,7 +8,6 @@ use std::{collections::HashSet, sync::Arc, time::Duration};
 use futures::StreamExt;
 use lapin::Connection;
 use outbox::{NewEvent, Outbox, wire::Envelope};
-use outbox_kit::testing;
 use outbox_relay::{Relay, Settings, Status, db::Queries};
 use prost::Message;
 use sqlx::{Connection as _, PgConnection, PgPool};
@@ -84,7 +83,7 @@ impl Setup {
     }
 
     fn start_relay(&self) -> (Arc<Status>, CancellationToken, JoinHandle<()>) {
-        let mut settings = Settings::new(testing::amqp_url(), self.exchange.clone());
+        let mut settings = Settings::new(outbox_testkit::amqp_url(), self.exchange.clone());
         settings.table = self.outbox.table().clone();
         settings.batch_size = 500;
         let status = Arc::new(Status::default());
@@ -195,7 +194,7 @@ async fn pin_horizon(database_url: &str) -> PgConnection {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_and_figures_cost_a_batch_not_the_dead_rows_behind_a_pinned_horizon() {
-    let mut s = Setup::new(testing::fresh_database_url("outbox_floor")).await;
+    let mut s = Setup::new(outbox_testkit::fresh_database_url("outbox_floor")).await;
     let mut pin = pin_horizon(&s.database_url).await;
     let seqs = s.append(1, 2_000, 10).await;
     let (status, shutdown, relay) = s.start_relay();
@@ -251,7 +250,7 @@ async fn reads_and_figures_cost_a_batch_not_the_dead_rows_behind_a_pinned_horizo
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_writer_left_open_holds_back_only_the_floor_and_is_named() {
-    let mut s = Setup::new(testing::fresh_database_url("outbox_floor")).await;
+    let mut s = Setup::new(outbox_testkit::fresh_database_url("outbox_floor")).await;
     let (status, shutdown, relay) = s.start_relay();
     let early = s.append(1, 5, 1).await;
     s.receive(early.len()).await;
@@ -307,13 +306,13 @@ async fn a_writer_left_open_holds_back_only_the_floor_and_is_named() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_restored_from_a_dump_is_relayed_without_a_skip_or_a_stall() {
     // The source: unsent rows, some already behind a floor a relay reached there.
-    let source = Setup::new(testing::fresh_database_url("outbox_floor")).await;
+    let source = Setup::new(outbox_testkit::fresh_database_url("outbox_floor")).await;
     let unsent = source.append(1, 100, 3).await;
 
     // `pg_dump | psql` into a fresh database (new transaction ids for its writers).
-    let target_url = testing::fresh_database_url("outbox_floor");
+    let target_url = outbox_testkit::fresh_database_url("outbox_floor");
     let target_db = target_url.rsplit('/').next().expect("db name").to_owned();
-    let mut admin = PgConnection::connect(&testing::pg_server_url())
+    let mut admin = PgConnection::connect(&outbox_testkit::pg_server_url())
         .await
         .expect("server");
     sqlx::query(sqlx::AssertSqlSafe(format!("create database {target_db}")))

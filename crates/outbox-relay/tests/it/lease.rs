@@ -4,7 +4,6 @@
 
 use std::time::{Duration, Instant};
 
-use outbox_kit::testing;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{
@@ -39,11 +38,16 @@ async fn max_committed_seq(db: &Db) -> i64 {
 async fn a_frozen_leader_is_replaced_and_stands_by_when_it_thaws() {
     let db = Db::fresh("outbox_lease").await;
     let consumer = Consumer::start("#").await;
-    let pg = StallProxy::start(&testing::pg_addr()).await;
-    let amqp = StallProxy::start(&testing::amqp_addr()).await;
-    let via_pg = testing::pg_url_via(pg.addr(), testing::database_name(&db.database_url));
+    let pg = StallProxy::start(&outbox_testkit::pg_addr()).await;
+    let amqp = StallProxy::start(&outbox_testkit::amqp_addr()).await;
+    let via_pg =
+        outbox_testkit::pg_url_via(pg.addr(), outbox_testkit::database_name(&db.database_url));
     let frozen_pool = outbox_kit::db::connect(&via_pg, 4).await.expect("database");
-    let mut s = settings_via(&db, &testing::amqp_url_via(amqp.addr()), &consumer.exchange);
+    let mut s = settings_via(
+        &db,
+        &outbox_testkit::amqp_url_via(amqp.addr()),
+        &consumer.exchange,
+    );
     s.leader_lease = LEASE;
     let frozen = Running::start(s, frozen_pool);
     wait_until("the first relay leads", || async {
@@ -104,9 +108,10 @@ async fn a_frozen_leader_is_replaced_and_stands_by_when_it_thaws() {
 #[tokio::test]
 async fn the_lock_connection_sends_tcp_keepalives() {
     use sqlx::Connection;
-    let pg: sqlx::postgres::PgConnectOptions = format!("{}/postgres", testing::pg_server_url())
-        .parse()
-        .expect("url");
+    let pg: sqlx::postgres::PgConnectOptions =
+        format!("{}/postgres", outbox_testkit::pg_server_url())
+            .parse()
+            .expect("url");
     let mut conn = sqlx::PgConnection::connect_with(&outbox_relay::db::lock_options(&pg))
         .await
         .expect("connect");

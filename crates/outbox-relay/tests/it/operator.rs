@@ -3,7 +3,6 @@
 //! tables is what the test put there.
 
 use outbox::{NewEvent, Outbox};
-use outbox_kit::testing;
 use outbox_relay::operator::Operator;
 use sqlx::PgPool;
 
@@ -40,7 +39,7 @@ async fn present(pool: &PgPool, table: &str, seq: i64) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn listings_and_moves_work_on_a_named_outbox() {
     let db = Db::at(
-        testing::fresh_database_url("outbox_operator"),
+        outbox_testkit::fresh_database_url("outbox_operator"),
         "billing.events",
     )
     .await;

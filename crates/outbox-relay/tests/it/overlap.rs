@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use outbox_kit::testing::{self, Proxy};
+use outbox_testkit::Proxy;
 
 use crate::support::{
     all_arrive, assert_complete_and_ordered,
@@ -177,9 +177,11 @@ async fn a_broker_cut_mid_pipeline_loses_and_reorders_nothing() {
     let db = Db::fresh("outbox_overlap").await;
     let consumer = Consumer::start("#").await;
     let events = db.preload(6_000, 100).await;
-    let broker = Proxy::start(&testing::amqp_addr()).await.expect("proxy");
+    let broker = Proxy::start(&outbox_testkit::amqp_addr())
+        .await
+        .expect("proxy");
     let stall = StallProxy::start(&broker.addr().to_string()).await;
-    let amqp_url = testing::amqp_url_via(stall.addr());
+    let amqp_url = outbox_testkit::amqp_url_via(stall.addr());
     let relay = Running::start(
         settings_via(&db, &amqp_url, &consumer.exchange),
         db.pool.clone(),

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use lapin::types::AMQPValue;
 use outbox::wire::HEADER_REPLAY;
-use outbox_kit::testing;
 use outbox_relay::{
     EnvelopeEncoder, Error, Replay,
     publisher::{Outcome, Publisher},
@@ -22,7 +21,7 @@ use crate::support::{
 
 async fn publisher(exchange: &str) -> Publisher {
     Publisher::connect(
-        &testing::amqp_url(),
+        &outbox_testkit::amqp_url(),
         &outbox_support::amqp::Tls::default(),
         outbox_support::amqp::DEFAULT_HEARTBEAT,
         exchange,
@@ -141,7 +140,7 @@ async fn a_missing_queue_or_nothing_kept_is_an_error_and_sends_nothing() {
         }
     };
 
-    let missing = testing::unique("outbox_relay_replay_missing");
+    let missing = outbox_testkit::unique("outbox_relay_replay_missing");
     let e = run(Replay::new("parcel", 1, missing.as_str()))
         .await
         .expect_err("no such queue");

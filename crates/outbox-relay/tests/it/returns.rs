@@ -5,7 +5,7 @@
 
 use std::{collections::HashSet, time::Duration};
 
-use outbox_kit::testing::RefusingQueue;
+use outbox_testkit::RefusingQueue;
 
 use crate::support::{
     all_arrive, assert_complete_and_ordered,

@@ -4,7 +4,6 @@
 use std::time::{Duration, Instant};
 
 use outbox::NewEvent;
-use outbox_kit::testing;
 
 use crate::support::{
     broker::Consumer,
@@ -33,10 +32,10 @@ fn big_events(first_parcel: i64) -> Vec<NewEvent> {
 async fn a_broker_that_stops_reading_neither_hangs_the_leader_nor_its_shutdown() {
     let db = Db::fresh("outbox_stall").await;
     let consumer = Consumer::start("#").await;
-    let broker = StallProxy::start(&testing::amqp_addr()).await;
+    let broker = StallProxy::start(&outbox_testkit::amqp_addr()).await;
     let mut s = settings_via(
         &db,
-        &testing::amqp_url_via(broker.addr()),
+        &outbox_testkit::amqp_url_via(broker.addr()),
         &consumer.exchange,
     );
     s.confirm_timeout = Duration::from_secs(2);

@@ -18,13 +18,12 @@ use lapin::{
 };
 use outbox::wire;
 use outbox_inbox::amqp::{DEATH_REASON_HEADER, Topology};
-use outbox_kit::testing;
 use prost::Message;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
 async fn billing() -> (PgPool, Billing) {
-    let database_url = testing::fresh_database_url("outbox_invoices");
+    let database_url = outbox_testkit::fresh_database_url("outbox_invoices");
     let pool = outbox_kit::db::connect(&database_url, 8)
         .await
         .expect("a fresh database");
@@ -154,13 +153,13 @@ async fn ledger(pool: &PgPool) -> Vec<(i64, i64, String, i64)> {
 async fn each_event_reaches_the_ledger_once_in_chain_order_through_duplicates_reordering_and_poison()
  {
     let (pool, billing) = billing().await;
-    let exchange = testing::unique("outbox_invoices_x");
+    let exchange = outbox_testkit::unique("outbox_invoices_x");
     let topology = Topology::new(
         &exchange,
-        &testing::unique("outbox_invoices_q"),
+        &outbox_testkit::unique("outbox_invoices_q"),
         "invoice.#",
     );
-    let amqp = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+    let amqp = Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
         .await
         .expect("broker");
     let ch = amqp.create_channel().await.expect("channel");
@@ -206,7 +205,7 @@ async fn each_event_reaches_the_ledger_once_in_chain_order_through_duplicates_re
 
     // The relay publishes them all and empties the outbox.
     let stop_relay = CancellationToken::new();
-    let relay = billing.relay(&testing::amqp_url(), &exchange, stop_relay.clone());
+    let relay = billing.relay(&outbox_testkit::amqp_url(), &exchange, stop_relay.clone());
     let relay = tokio::spawn(relay.run());
     eventually("the outbox emptied", async || {
         count(&pool, OUTBOX_TABLE).await == 0

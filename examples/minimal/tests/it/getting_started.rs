@@ -11,20 +11,19 @@ use outbox_inbox::lapin::{
     options::{ExchangeDeleteOptions, QueueDeclareOptions, QueueDeleteOptions},
     types::FieldTable,
 };
-use outbox_kit::testing;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_event_is_applied_once_in_chain_order_and_shutdown_leaves_nothing_behind() {
-    let database_url = testing::fresh_database_url("minimal");
+    let database_url = outbox_testkit::fresh_database_url("minimal");
     // The example expects its database to exist, as a service's does.
     let pool = outbox_kit::db::connect(&database_url, 2)
         .await
         .expect("a fresh database");
     let setup = Setup {
         database_url,
-        amqp_url: testing::amqp_url(),
-        exchange: testing::unique("minimal_x"),
-        queue: testing::unique("minimal_q"),
+        amqp_url: outbox_testkit::amqp_url(),
+        exchange: outbox_testkit::unique("minimal_x"),
+        queue: outbox_testkit::unique("minimal_q"),
     };
 
     let log = tokio::time::timeout(Duration::from_secs(60), minimal::run(&setup))

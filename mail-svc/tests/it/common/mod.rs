@@ -20,7 +20,6 @@ use mail_svc::{
     App, Config,
     config::{Hooks, MailerKind},
 };
-use outbox_kit::{telemetry::LogFormat, testing};
 use outbox_proto::{
     mail::{
         admin::v1::mail_admin_client::MailAdminClient,
@@ -54,9 +53,9 @@ pub struct Names {
 impl Names {
     pub fn new() -> Self {
         Self {
-            database_url: testing::fresh_database_url("mail_test"),
-            exchange: testing::unique("mail_test_ex"),
-            queue: testing::unique("mail_test_q"),
+            database_url: outbox_testkit::fresh_database_url("mail_test"),
+            exchange: outbox_testkit::unique("mail_test_ex"),
+            queue: outbox_testkit::unique("mail_test_q"),
         }
     }
 
@@ -67,9 +66,10 @@ impl Names {
     /// Declares mail-svc's topology for these names before any instance runs (so that the
     /// queue fills before one consumes), on a connection returned for more work.
     pub async fn declare(&self) -> (Connection, Channel) {
-        let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-            .await
-            .expect("connect");
+        let conn =
+            Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
+                .await
+                .expect("connect");
         let ch = conn.create_channel().await.expect("channel");
         mail_svc::amqp::topology(&self.exchange, &self.queue)
             .declare(&ch)
@@ -81,9 +81,10 @@ impl Names {
     /// Deletes the test's queues and exchanges from the shared broker (called at the end of a
     /// passing test; a failing one leaves them for inspection).
     pub async fn cleanup(&self) {
-        let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-            .await
-            .expect("connect");
+        let conn =
+            Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
+                .await
+                .expect("connect");
         let ch = conn.create_channel().await.expect("channel");
         for q in [self.queue.clone(), self.dead_letter_queue()] {
             ch.queue_delete(q.as_str().into(), QueueDeleteOptions::default())
@@ -101,15 +102,10 @@ impl Names {
 
 pub fn config(names: &Names) -> Config {
     Config {
-        grpc_addr: "127.0.0.1:0".parse().expect("addr"),
-        metrics_addr: "127.0.0.1:0".parse().expect("addr"),
         database_url: names.database_url.clone().into(),
         db_max_connections: 8,
-        grpc_security: Default::default(),
-        admin_tokens_file: None,
-        amqp_url: testing::amqp_url().into(),
+        amqp_url: outbox_testkit::amqp_url().into(),
         amqp_tls: Default::default(),
-        liveness: Default::default(),
         amqp_exchange: names.exchange.clone(),
         mail_queue: names.queue.clone(),
         prefetch: 64,
@@ -125,9 +121,8 @@ pub fn config(names: &Names) -> Config {
         mail_retention: Duration::from_secs(30 * 86_400),
         admin_actions_retention: Duration::from_secs(365 * 86_400),
         trusted_publishers: Vec::new(),
-        admin_token: Default::default(),
-        log_format: LogFormat::Text,
         hooks: Hooks::default(),
+        server: outbox_kit::settings::ServerSettings::on_free_ports(),
     }
 }
 
@@ -151,7 +146,7 @@ pub struct TestMail {
 
 /// Starts mail-svc and waits until its consumer is consuming (so the queue exists and is bound).
 pub async fn start(cfg: Config) -> TestMail {
-    outbox_kit::testing::init_tracing();
+    outbox_testkit::init_tracing();
     let shutdown = CancellationToken::new();
     let app = App::build(cfg, shutdown.clone())
         .await
@@ -265,7 +260,7 @@ impl TestMail {
 
 /// The body of the service's `GET /metrics` answer.
 pub async fn metrics_text(addr: std::net::SocketAddr) -> String {
-    testing::scrape(addr).await.expect("GET /metrics")
+    outbox_testkit::scrape(addr).await.expect("GET /metrics")
 }
 
 /// Polls `check` every 50 ms until it returns `Some`, for at most `secs` seconds.
@@ -328,7 +323,7 @@ pub struct Publisher {
 
 impl Publisher {
     pub async fn connect(exchange: &str) -> Self {
-        let (conn, ch) = testing::confirming_channel().await;
+        let (conn, ch) = outbox_testkit::confirming_channel().await;
         outbox_relay::publisher::declare_exchange(&ch, exchange)
             .await
             .expect("declare exchange");
@@ -483,7 +478,7 @@ pub struct DeadLetter {
 
 /// Takes (and acks) everything in `queue` until `n` messages were read, within 60 s.
 pub async fn take_dead_letters(queue: &str, n: usize) -> Vec<DeadLetter> {
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+    let conn = Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
         .await
         .expect("connect");
     let ch = conn.create_channel().await.expect("channel");

@@ -8,7 +8,7 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use outbox_kit::testing::pki::CertFiles;
+use outbox_testkit::pki::CertFiles;
 use tokio::{
     io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader},
     net::{TcpListener, TcpStream},

@@ -1,7 +1,6 @@
 //! Starts a real orders-svc on port 0 against a fresh database and connects the generated client.
 
 use orders_svc::{App, Config};
-use outbox_kit::{telemetry::LogFormat, testing};
 use outbox_proto::orders::v1::{
     GetOrderRequest, Order, OrderStatus, UpsertOrderRequest, UpsertOrderResponse,
     order_service_client::OrderServiceClient,
@@ -21,22 +20,19 @@ pub struct TestOrders {
 
 pub fn config(database_url: String) -> Config {
     Config {
-        grpc_addr: "127.0.0.1:0".parse().expect("addr"),
-        metrics_addr: "127.0.0.1:0".parse().expect("addr"),
         database_url: database_url.into(),
         shards: None,
         db_max_connections: 16,
-        grpc_security: Default::default(),
-        log_format: LogFormat::Text,
+        server: outbox_kit::settings::ServerSettings::on_free_ports(),
     }
 }
 
 pub async fn start() -> TestOrders {
-    start_with(config(testing::fresh_database_url("orders_test"))).await
+    start_with(config(outbox_testkit::fresh_database_url("orders_test"))).await
 }
 
 pub async fn start_with(cfg: Config) -> TestOrders {
-    outbox_kit::testing::init_tracing();
+    outbox_testkit::init_tracing();
     let shutdown = CancellationToken::new();
     let app = App::build(cfg, shutdown.clone())
         .await

@@ -8,7 +8,7 @@ use lapin::{
     Connection, ConnectionProperties,
     options::{ExchangeDeleteOptions, QueueDeleteOptions},
 };
-use outbox_kit::{telemetry::LogFormat, testing};
+use outbox_kit::telemetry::LogFormat;
 use outbox_proto::orders::v1::{OrderStatus, order_service_client::OrderServiceClient};
 use serde_json::Value;
 use sqlx::PgPool;
@@ -28,17 +28,17 @@ pub struct Names {
 impl Names {
     pub fn new() -> Self {
         Self {
-            orders_db: testing::fresh_database_url("relay_ctl_orders"),
-            mail_db: testing::fresh_database_url("mail_ctl"),
-            exchange: testing::unique("mail_ctl_ex"),
-            queue: testing::unique("mail_ctl_q"),
+            orders_db: outbox_testkit::fresh_database_url("relay_ctl_orders"),
+            mail_db: outbox_testkit::fresh_database_url("mail_ctl"),
+            exchange: outbox_testkit::unique("mail_ctl_ex"),
+            queue: outbox_testkit::unique("mail_ctl_q"),
         }
     }
 
     /// Removes the queues, exchanges and databases (called by a test that passed).
     pub async fn cleanup(&self) {
         let Ok(conn) =
-            Connection::connect(&testing::amqp_url(), ConnectionProperties::default()).await
+            Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default()).await
         else {
             return;
         };
@@ -60,7 +60,7 @@ impl Names {
         }
         let _ = conn.close(200, "bye".into()).await;
         for url in [&self.orders_db, &self.mail_db] {
-            let _ = testing::drop_database(testing::database_name(url)).await;
+            let _ = outbox_testkit::drop_database(outbox_testkit::database_name(url)).await;
         }
     }
 }
@@ -141,7 +141,7 @@ pub async fn start_relay(names: &Names, token: Option<&str>) -> Running {
         "--grpc-addr=127.0.0.1:0".into(),
         "--metrics-addr=127.0.0.1:0".into(),
         format!("--database-url={}", names.orders_db),
-        format!("--amqp-url={}", testing::amqp_url()),
+        format!("--amqp-url={}", outbox_testkit::amqp_url()),
         format!("--amqp-exchange={}", names.exchange),
         "--poll-interval=200ms".into(),
         "--backoff-min=50ms".into(),
@@ -173,7 +173,7 @@ pub async fn start_mail(names: &Names, trusted: &str, token: Option<&str>) -> (R
         "--grpc-addr=127.0.0.1:0".into(),
         "--metrics-addr=127.0.0.1:0".into(),
         format!("--database-url={}", names.mail_db),
-        format!("--amqp-url={}", testing::amqp_url()),
+        format!("--amqp-url={}", outbox_testkit::amqp_url()),
         format!("--amqp-exchange={}", names.exchange),
         format!("--mail-queue={}", names.queue),
         format!("--trusted-publishers={trusted}"),
@@ -182,7 +182,7 @@ pub async fn start_mail(names: &Names, trusted: &str, token: Option<&str>) -> (R
         args.push(format!("--admin-token={t}"));
     }
     let mut cfg = mail_svc::Config::try_parse_from(args).expect("mail config");
-    cfg.log_format = LogFormat::Text;
+    cfg.server.log_format = LogFormat::Text;
     let shutdown = CancellationToken::new();
     let app = mail_svc::App::build(cfg, shutdown.clone())
         .await
@@ -268,7 +268,7 @@ impl Stack {
 
     /// Upserts through gRPC; the seq of the appended event.
     pub async fn upsert(&self, id: i64, status: OrderStatus) -> i64 {
-        let seq = testing::orders::upsert(&self.orders_client, id, status).await;
+        let seq = outbox_testkit::orders::upsert(&self.orders_client, id, status).await;
         i64::try_from(seq).expect("seq")
     }
 
@@ -281,7 +281,7 @@ impl Stack {
              values ($1, 'OrderCreatd', null, $2) returning seq",
         )
         .bind(id)
-        .bind(testing::orders::payload(
+        .bind(outbox_testkit::orders::payload(
             id,
             OrderStatus::Pending,
             OrderStatus::Unspecified,
@@ -432,7 +432,7 @@ pub async fn audit(pool: &PgPool) -> Vec<(String, Vec<i64>, String, Option<Strin
 
 /// Empties `queue` (an operator's mistake); how many messages it held.
 pub async fn purge(queue: &str) -> u32 {
-    let conn = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
+    let conn = Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
         .await
         .expect("broker");
     let ch = conn.create_channel().await.expect("channel");

@@ -13,14 +13,6 @@ use lapin::{
     options::{BasicConsumeOptions, ExchangeDeleteOptions, QueueBindOptions, QueueDeclareOptions},
     types::{AMQPValue, FieldTable, ShortString},
 };
-use outbox_kit::{
-    telemetry::LogFormat,
-    testing::{
-        self,
-        chains::{self, Link},
-        orders,
-    },
-};
 use outbox_proto::{
     orders::{
         events::v1::OrderEvent,
@@ -28,13 +20,17 @@ use outbox_proto::{
     },
     relay::v1::{GetStatusRequest, RelayStatus, relay_service_client::RelayServiceClient},
 };
+use outbox_testkit::{
+    chains::{self, Link},
+    orders,
+};
 use prost::Message;
 use relay_svc::{App, Config, CrashHandle};
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::Channel;
 
-pub use outbox_kit::testing::{PATIENCE, chains::chains_of, wait_until};
+pub use outbox_testkit::{PATIENCE, chains::chains_of, wait_until};
 
 /// The properties every event the relay publishes carries: protobuf, persistent, the row's `seq`
 /// as message id, its event type (`kind`) as type, its creation time as timestamp, and
@@ -60,7 +56,7 @@ pub fn assert_published_properties(
 }
 
 pub fn init_logs() {
-    outbox_kit::testing::init_tracing();
+    outbox_testkit::init_tracing();
 }
 
 /// A running orders-svc on a fresh database.
@@ -74,23 +70,20 @@ pub struct Orders {
 
 impl Orders {
     pub async fn start() -> Self {
-        Self::start_on(testing::unique("relay_test")).await
+        Self::start_on(outbox_testkit::unique("relay_test")).await
     }
 
     /// Starts orders-svc on the database named `database` (created and migrated if missing).
     pub async fn start_on(database: String) -> Self {
         init_logs();
-        let database_url = format!("{}/{database}", testing::pg_server_url());
+        let database_url = format!("{}/{database}", outbox_testkit::pg_server_url());
         let shutdown = CancellationToken::new();
         let app = orders_svc::App::build(
             orders_svc::Config {
-                grpc_addr: "127.0.0.1:0".parse().expect("addr"),
-                metrics_addr: "127.0.0.1:0".parse().expect("addr"),
                 database_url: database_url.clone().into(),
                 shards: None,
                 db_max_connections: 16,
-                grpc_security: Default::default(),
-                log_format: LogFormat::Text,
+                server: outbox_kit::settings::ServerSettings::on_free_ports(),
             },
             shutdown.clone(),
         )
@@ -150,7 +143,7 @@ impl Drop for Orders {
         // A passing test leaves no database behind; a failing one keeps it to look at. The
         // drop ends the relays and orders-svc of the test that still use it.
         if !std::thread::panicking() {
-            testing::drop_database_blocking(self.database.clone());
+            outbox_testkit::drop_database_blocking(self.database.clone());
         }
     }
 }
@@ -159,7 +152,7 @@ impl Drop for Orders {
 /// of everything published to it.
 pub async fn orders_and_consumer() -> (Orders, String, Consumer) {
     let orders = Orders::start().await;
-    let exchange = testing::unique("relay_ex");
+    let exchange = outbox_testkit::unique("relay_ex");
     let consumer = Consumer::start(&exchange, Some("#")).await;
     (orders, exchange, consumer)
 }
@@ -178,10 +171,7 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         database_url: database_url.into(),
         amqp_url: amqp_url.into(),
         amqp_tls: Default::default(),
-        liveness: Default::default(),
         amqp_exchange: exchange.to_owned(),
-        grpc_addr: "127.0.0.1:0".parse().expect("addr"),
-        metrics_addr: "127.0.0.1:0".parse().expect("addr"),
         batch_size: 64,
         backoff_min: Some(Duration::from_millis(50)),
         backoff_max: Some(Duration::from_secs(1)),
@@ -189,13 +179,10 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         standby_retry: Some(Duration::from_millis(200)),
         confirm_timeout: Some(Duration::from_secs(5)),
         leader_lease: Duration::from_secs(10),
-        published_retention: Duration::from_secs(7 * 24 * 3600),
-        log_format: LogFormat::Text,
-        admin_token: Default::default(),
-        admin_tokens_file: None,
+        published_retention: outbox_relay::DEFAULT_PUBLISHED_RETENTION,
         relay_shards: None,
-        grpc_security: Default::default(),
         before_delete: None,
+        server: outbox_kit::settings::ServerSettings::on_free_ports(),
     }
 }
 
@@ -249,7 +236,7 @@ impl Relay {
     pub async fn start_for(orders: &Orders, exchange: &str) -> Self {
         Self::start(relay_config(
             &orders.database_url,
-            &testing::amqp_url(),
+            &outbox_testkit::amqp_url(),
             exchange,
         ))
         .await
@@ -336,7 +323,7 @@ pub struct Consumer {
 impl Consumer {
     /// Declares `exchange` (as the relay does) and, with `binding`, a queue bound to it.
     pub async fn start(exchange: &str, binding: Option<&str>) -> Self {
-        Self::start_at(&testing::amqp_url(), exchange, binding).await
+        Self::start_at(&outbox_testkit::amqp_url(), exchange, binding).await
     }
 
     /// [`Consumer::start`] on the broker at `amqp_url` (a node of the test's own).
@@ -348,7 +335,7 @@ impl Consumer {
         outbox_relay::publisher::declare_exchange(&channel, exchange)
             .await
             .expect("declare exchange");
-        let queue = testing::unique("relay_q");
+        let queue = outbox_testkit::unique("relay_q");
         let c = Self {
             received: Arc::default(),
             channel,
@@ -457,17 +444,18 @@ pub fn assert_complete_and_ordered(received: &[Received], chains: &BTreeMap<i64,
 /// [`Orders::start_on`] to migrate the rest (and drop it with the test).
 pub async fn orders_database_at(version: i64) -> (String, PgPool) {
     use sqlx::Connection;
-    let database = testing::unique("relay_test");
-    let mut admin = sqlx::PgConnection::connect(&format!("{}/postgres", testing::pg_server_url()))
-        .await
-        .expect("admin connection");
+    let database = outbox_testkit::unique("relay_test");
+    let mut admin =
+        sqlx::PgConnection::connect(&format!("{}/postgres", outbox_testkit::pg_server_url()))
+            .await
+            .expect("admin connection");
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "create database \"{database}\""
     )))
     .execute(&mut admin)
     .await
     .expect("create database");
-    let pool = PgPool::connect(&format!("{}/{database}", testing::pg_server_url()))
+    let pool = PgPool::connect(&format!("{}/{database}", outbox_testkit::pg_server_url()))
         .await
         .expect("pool");
     if version > 0 {
@@ -505,7 +493,7 @@ pub async fn insert_first_format(
 }
 
 /// Raw outbox rows' payloads, and writes through a client clone (for concurrent writers).
-pub use outbox_kit::testing::orders::{payload, upsert};
+pub use outbox_testkit::orders::{payload, upsert};
 
 /// `writers` concurrent writers, each walking `orders_each` orders through [`LIFECYCLE`]
 /// (interleaved across its orders, pausing `pause` between calls). Returns (order, seq) pairs.
@@ -515,7 +503,7 @@ pub fn spawn_writers(
     orders_each: i64,
     pause: Duration,
 ) -> tokio::task::JoinHandle<Vec<(i64, u64)>> {
-    testing::spawn_gathered((0..writers).map(|w| {
+    outbox_testkit::spawn_gathered((0..writers).map(|w| {
         let client = client.clone();
         async move {
             let mut events = Vec::new();

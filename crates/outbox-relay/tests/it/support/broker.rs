@@ -19,7 +19,6 @@ use lapin::{
     types::FieldTable,
 };
 use outbox::wire::Envelope;
-use outbox_kit::testing;
 use prost::Message;
 
 /// Declares a fresh exchange (`<prefix>_ex`) as the relay does and a queue bound to it under
@@ -47,12 +46,15 @@ impl Queue {
     /// `exclusive`: the broker drops the queue with the connection; otherwise it is auto-delete
     /// (dropped once its consumer is gone) and other connections may declare it too.
     async fn declare(prefix: &str, exchange: Option<&str>, exclusive: bool) -> Self {
-        let exchange =
-            exchange.map_or_else(|| testing::unique(&format!("{prefix}_ex")), Into::into);
-        let name = testing::unique(&format!("{prefix}_q"));
-        let connection = Connection::connect(&testing::amqp_url(), ConnectionProperties::default())
-            .await
-            .expect("broker");
+        let exchange = exchange.map_or_else(
+            || outbox_testkit::unique(&format!("{prefix}_ex")),
+            Into::into,
+        );
+        let name = outbox_testkit::unique(&format!("{prefix}_q"));
+        let connection =
+            Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
+                .await
+                .expect("broker");
         let channel = connection.create_channel().await.expect("channel");
         outbox_relay::publisher::declare_exchange(&channel, &exchange)
             .await
@@ -199,7 +201,7 @@ impl Consumer {
             )
             .await
             .expect("marker");
-        testing::wait_until("the marker arrives", || async {
+        outbox_testkit::wait_until("the marker arrives", || async {
             self.markers.load(Ordering::SeqCst) > before
         })
         .await;

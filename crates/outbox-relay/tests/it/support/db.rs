@@ -4,7 +4,6 @@
 use std::{future::Future, time::Duration};
 
 use outbox::{NewEvent, Outbox};
-use outbox_kit::testing;
 use sqlx::PgPool;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -46,12 +45,12 @@ pub struct Db {
 impl Db {
     /// A fresh database with [`TABLE`].
     pub async fn fresh(prefix: &str) -> Self {
-        Self::at(testing::fresh_database_url(prefix), TABLE).await
+        Self::at(outbox_testkit::fresh_database_url(prefix), TABLE).await
     }
 
     /// The database at `database_url` (created if missing) with the outbox `table` migrated.
     pub async fn at(database_url: String, table: &str) -> Self {
-        testing::init_tracing();
+        outbox_testkit::init_tracing();
         let pool = outbox_kit::db::connect(&database_url, 8)
             .await
             .expect("database");
@@ -218,7 +217,7 @@ impl Db {
         F: Fn(i64, PgPool, Outbox) -> Fut,
         Fut: Future<Output = Vec<(i64, i64)>> + Send + 'static,
     {
-        testing::spawn_gathered(
+        outbox_testkit::spawn_gathered(
             (0..writers).map(|w| write(w, self.pool.clone(), self.outbox.clone())),
         )
     }
@@ -229,6 +228,8 @@ impl Drop for Db {
         if std::thread::panicking() {
             return;
         }
-        testing::drop_database_blocking(testing::database_name(&self.database_url).to_owned());
+        outbox_testkit::drop_database_blocking(
+            outbox_testkit::database_name(&self.database_url).to_owned(),
+        );
     }
 }

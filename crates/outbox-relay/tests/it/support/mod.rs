@@ -11,8 +11,8 @@ pub mod stall;
 use std::collections::BTreeMap;
 
 use outbox::wire::Envelope;
-use outbox_kit::testing::chains::{self, Link};
-pub use outbox_kit::testing::{chains::chains_of, wait_until};
+use outbox_testkit::chains::{self, Link};
+pub use outbox_testkit::{chains::chains_of, wait_until};
 
 /// Waits until every one of `events` (aggregate, seq) reached `consumer` and `db`'s outbox is
 /// empty (`what`: the moment, for the failure message).

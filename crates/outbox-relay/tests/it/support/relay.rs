@@ -3,7 +3,6 @@
 
 use std::{sync::Arc, time::Duration};
 
-use outbox_kit::testing;
 use outbox_relay::{Relay, Settings, Snapshot, Status};
 use sqlx::PgPool;
 use tokio::task::JoinHandle;
@@ -14,7 +13,7 @@ use super::db::Db;
 /// Settings for tests of `db`'s outbox, publishing to `exchange` of the machine's broker: short
 /// backoff, quick poll and takeover, small batches.
 pub fn settings(db: &Db, exchange: &str) -> Settings {
-    settings_via(db, &testing::amqp_url(), exchange)
+    settings_via(db, &outbox_testkit::amqp_url(), exchange)
 }
 
 /// [`settings`] with the broker at `amqp_url` (a proxy of the test's own).

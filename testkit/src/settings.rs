@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-/// The liveness settings `AMQP_HEARTBEAT` ([`crate::broker::parse_heartbeat`]) and
-/// `DB_STATEMENT_TIMEOUT` ([`crate::db::parse_statement_timeout`]) of `binary`'s config `C`
+/// The liveness settings `AMQP_HEARTBEAT` ([`outbox_kit::broker::parse_heartbeat`]) and
+/// `DB_STATEMENT_TIMEOUT` ([`outbox_kit::db::parse_statement_timeout`]) of `binary`'s config `C`
 /// (`read` gives the two values): defaults 10 s and 30 s, durations accepted, and a value out of
 /// range refused with an error that names the flag and the value.
 #[track_caller]
