@@ -51,7 +51,7 @@ impl Circuit {
                 open: false,
                 until: Instant::now(),
                 probing: false,
-                backoff: Backoff::new(Duration::from_millis(200), Duration::from_secs(30)),
+                backoff: super::retry_backoff(),
             }),
         }
     }

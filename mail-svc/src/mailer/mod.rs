@@ -61,6 +61,12 @@ pub use self::{
 /// second when idle).
 const IDLE_POLL: Duration = Duration::from_secs(1);
 
+/// The mailer's retry schedule, 200 ms doubling up to 30 s (jittered): a loop's database
+/// failures and the SMTP circuit's probes.
+fn retry_backoff() -> Backoff {
+    Backoff::new(Duration::from_millis(200), Duration::from_secs(30))
+}
+
 /// The delivery loop.
 #[derive(Debug)]
 pub struct Mailer {
@@ -112,7 +118,7 @@ impl Mailer {
     /// order's mails out of order, exactly as for several instances.
     pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
         // For the database only; the SMTP server's failures go through the circuit.
-        let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(30));
+        let mut backoff = retry_backoff();
         while !shutdown.is_cancelled() {
             let probe = match self.circuit.admit() {
                 Admit::Go { probe } => probe,
