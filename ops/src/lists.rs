@@ -256,3 +256,22 @@ pub async fn dead_letter_count(mail: &PgPool) -> Result<i64, sqlx::Error> {
     dead_filter(&mut q, &Filter::default());
     q.build_query_scalar().fetch_one(mail).await
 }
+
+/// Which of `seqs` (or, without seqs, which rows of order `order`) are in one shard's
+/// quarantine now: what a requeue or a drop would move, shown before it runs.
+pub async fn quarantined_seqs(
+    orders: &PgPool,
+    seqs: &[i64],
+    order: Option<i64>,
+) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar(
+        "select seq from outbox_quarantine
+          where (cardinality($1::bigint[]) > 0 and seq = any($1))
+             or (cardinality($1::bigint[]) = 0 and aggregate_id = $2)
+          order by seq limit 10000",
+    )
+    .bind(seqs)
+    .bind(order.unwrap_or(0))
+    .fetch_all(orders)
+    .await
+}

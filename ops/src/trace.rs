@@ -244,3 +244,19 @@ async fn consumed(
         mail: mails.iter().find(|m| m.seq == seq).cloned(),
     })
 }
+
+/// The order whose event `seq` is, wherever the orders database has it (`None`: no such event,
+/// or published before the retention window).
+pub async fn order_of(orders: &PgPool, seq: i64) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar(
+        "select aggregate_id from outbox_published where seq = $1 and aggregate_type = 'order'
+         union all
+         select aggregate_id from outbox where seq = $1 and aggregate_type = 'order'
+         union all
+         select aggregate_id from outbox_quarantine where seq = $1 and aggregate_type = 'order'
+         limit 1",
+    )
+    .bind(seq)
+    .fetch_optional(orders)
+    .await
+}
