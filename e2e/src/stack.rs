@@ -129,6 +129,13 @@ impl ServiceProc {
         self.wait_ready(Duration::from_secs(60)).await
     }
 
+    /// Sets `key` to `value` in the environment of the next [`ServiceProc::start`] (a redeploy
+    /// with another setting).
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_owned(), value.to_owned()));
+    }
+
     /// The running process's pid.
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().and_then(|c| c.id())
