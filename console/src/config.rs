@@ -83,9 +83,18 @@ pub struct Config {
     #[arg(long, env = "CONSOLE_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
 
+    /// A file in the services' ADMIN_TOKENS_FILE format (`<name> <token>` lines): its first
+    /// token is used as CONSOLE_ADMIN_TOKEN (compose mounts the services' own file).
+    #[arg(long, env = "CONSOLE_ADMIN_TOKEN_FILE", conflicts_with = "admin_token")]
+    pub admin_token_file: Option<PathBuf>,
+
     /// A token of the services' AUTH_TOKENS_FILE, sent with the calls that change nothing.
     #[arg(long, env = "CONSOLE_AUTH_TOKEN", hide_env_values = true)]
     pub auth_token: Option<String>,
+
+    /// A file in the AUTH_TOKENS_FILE format: its first token is used as CONSOLE_AUTH_TOKEN.
+    #[arg(long, env = "CONSOLE_AUTH_TOKEN_FILE", conflicts_with = "auth_token")]
+    pub auth_token_file: Option<PathBuf>,
 
     #[command(flatten)]
     pub grpc_tls: outbox_kit::tls::ClientTls,
@@ -173,8 +182,55 @@ impl Config {
         Ok(())
     }
 
+    /// The services' admin token: CONSOLE_ADMIN_TOKEN, else CONSOLE_ADMIN_TOKEN_FILE's first.
+    pub fn admin_token(&self) -> anyhow::Result<Option<String>> {
+        token(
+            &self.admin_token,
+            &self.admin_token_file,
+            "CONSOLE_ADMIN_TOKEN_FILE",
+        )
+    }
+
+    /// The services' read token: CONSOLE_AUTH_TOKEN, else CONSOLE_AUTH_TOKEN_FILE's first.
+    pub fn auth_token(&self) -> anyhow::Result<Option<String>> {
+        token(
+            &self.auth_token,
+            &self.auth_token_file,
+            "CONSOLE_AUTH_TOKEN_FILE",
+        )
+    }
+
     /// True when the console serves HTTPS (cookies are then `Secure`).
     pub fn tls_on(&self) -> bool {
         self.tls.tls_cert_file.is_some()
     }
+}
+
+/// `value`, else the first token of the `<name> <token>` file `file` of `setting`; the error names
+/// the setting and never quotes the file.
+fn token(
+    value: &Option<String>,
+    file: &Option<PathBuf>,
+    setting: &str,
+) -> anyhow::Result<Option<String>> {
+    if let Some(v) = value.as_ref().filter(|v| !v.is_empty()) {
+        return Ok(Some(v.clone()));
+    }
+    let Some(path) = file else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("{setting}: cannot read {}: {e}", path.display()))?;
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{setting}: {} holds no `<name> <token>` line",
+                path.display()
+            )
+        })?;
+    Ok(Some(first.to_owned()))
 }

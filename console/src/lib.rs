@@ -141,16 +141,14 @@ impl App {
         let sources = Sources::connect(&cfg.orders_db, &cfg.mail_db)
             .await
             .map_err(|e| anyhow::anyhow!("{e} (see CONSOLE_ORDERS_DB, CONSOLE_MAIL_DB)"))?;
+        let admin_token = cfg.admin_token()?;
+        let auth_token = cfg.auth_token()?;
         let admin = Admin {
             orders: cfg.orders_addr.trim().to_owned(),
             relays: clean(&cfg.relay_addr),
             mails: clean(&cfg.mail_addr),
-            token: cfg.admin_token.clone().filter(|t| !t.is_empty()),
-            read_token: cfg
-                .auth_token
-                .clone()
-                .or_else(|| cfg.admin_token.clone())
-                .filter(|t| !t.is_empty()),
+            read_token: auth_token.or_else(|| admin_token.clone()),
+            token: admin_token,
             tls: cfg.grpc_tls.clone(),
             operator: None,
             timeout: cfg.timeout,
