@@ -250,7 +250,20 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .fallback(|| async { Error::NotFound("no such page".into()) })
         .layer(axum::middleware::map_response(security_headers))
+        .layer(axum::middleware::from_fn(server_timing))
         .with_state(state)
+}
+
+/// `Server-Timing: app;dur=<ms>` on every answer: the time the console took to make it (the
+/// browser's developer tools show it; bench section 9 reads it).
+async fn server_timing(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let started = std::time::Instant::now();
+    let mut r = next.run(request).await;
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    if let Ok(v) = HeaderValue::from_str(&format!("app;dur={ms:.2}")) {
+        r.headers_mut().insert("server-timing", v);
+    }
+    r
 }
 
 /// Headers every answer carries: no framing by other sites, no sniffing, no referrer leaving

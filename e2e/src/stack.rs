@@ -634,7 +634,7 @@ impl Stack {
     }
 }
 
-/// Builds the three service binaries and outboxctl (the audit) in the profile of the running executable, so that
+/// Builds the three service binaries, outboxctl (the audit) and outbox-console in the profile of the running executable, so that
 /// `cargo run -p e2e --bin …` never runs stale services. Does nothing outside `cargo run` (no
 /// `CARGO` in the environment), e.g. for a copied binary.
 pub fn build_services() -> anyhow::Result<()> {
@@ -654,6 +654,8 @@ pub fn build_services() -> anyhow::Result<()> {
         "mail-svc",
         "-p",
         "outboxctl",
+        "-p",
+        "outbox-console",
     ]);
     if release {
         cmd.arg("--release");
