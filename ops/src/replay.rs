@@ -1,6 +1,6 @@
 //! A replay's dry run: for an order's published events in a range, what the consumer would do
 //! with each if they were sent again now, in seq order. The consumer's own rule decides
-//! ([`outbox_inbox::decide`]), fed with mail-svc's watermark and the events before it in the
+//! ([`outbox_inbox::decide()`]), fed with mail-svc's watermark and the events before it in the
 //! replay, so the preview cannot disagree with what mail-svc does.
 
 use outbox_inbox::{Decision, decide};
