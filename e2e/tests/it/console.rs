@@ -89,11 +89,45 @@ async fn start_console(stack: &Stack, dir: &std::path::Path) -> (Proc, String) {
     (Proc { child }, format!("http://{addr}"))
 }
 
-/// chromedriver, and a headless chromium session through it.
-async fn start_browser() -> (Proc, Client) {
+/// Ends every chromium process of this test's profile directory when dropped, also after a
+/// failed assertion (chromedriver killed first would leave its browser running). Only processes
+/// whose binary is chromium and whose command line names the directory are signalled.
+struct ChromiumGuard(std::path::PathBuf);
+
+impl Drop for ChromiumGuard {
+    fn drop(&mut self) {
+        let Ok(procs) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        let dir = self.0.to_string_lossy().into_owned();
+        for p in procs.flatten() {
+            let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
+            let exe = std::fs::read_link(p.path().join("exe")).unwrap_or_default();
+            let cmdline = std::fs::read(p.path().join("cmdline")).unwrap_or_default();
+            if exe.to_string_lossy().starts_with("/usr/lib/chromium/")
+                && String::from_utf8_lossy(&cmdline).contains(&dir)
+            {
+                let _ = std::process::Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// chromedriver, and a headless chromium session through it (its profile in `dir`).
+async fn start_browser(dir: &std::path::Path) -> (Proc, Client, ChromiumGuard) {
+    let profile = dir.join("chromium-profile");
+    let guard = ChromiumGuard(profile.clone());
     let port = free_addr().expect("port").port();
+    std::fs::create_dir_all(&profile).expect("profile dir");
     let mut child = Command::new("chromedriver")
         .arg(format!("--port={port}"))
+        // chromedriver's and chromium's temporary files, removed with the guard's directory.
+        .env("TMPDIR", &profile)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -110,7 +144,8 @@ async fn start_browser() -> (Proc, Client) {
         "goog:chromeOptions": {
             "binary": "/usr/bin/chromium",
             "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1280,1000", "--no-first-run"],
+                     "--window-size=1280,1000", "--no-first-run",
+                     format!("--user-data-dir={}", profile.display())],
         }
     });
     let serde_json::Value::Object(caps) = caps else {
@@ -122,13 +157,24 @@ async fn start_browser() -> (Proc, Client) {
         .connect(&format!("http://127.0.0.1:{port}"))
         .await
         .expect("a chromium session");
-    (Proc { child }, client)
+    (Proc { child }, client, guard)
+}
+
+/// The element `css` finds once the page that has it is loaded (30 s).
+async fn el(b: &Client, css: &str) -> Element {
+    b.wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("no {css} on the page: {e}"))
 }
 
 /// The field whose `<label>` says `label`, as a user finds it.
 async fn field(b: &Client, label: &str) -> Element {
     let label = b
-        .find(Locator::XPath(&format!(
+        .wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(Locator::XPath(&format!(
             "//label[normalize-space(.)={}]",
             xpath_literal(label)
         )))
@@ -250,7 +296,7 @@ async fn an_operator_replays_a_purged_queue_and_redrives_a_burst_through_the_con
         .expect("orders db");
     let mail = PgPool::connect(&stack.mail_db_url).await.expect("mail db");
     let (console, base) = start_console(&stack, &dir).await;
-    let (driver, b) = start_browser().await;
+    let (driver, b, _chromium) = start_browser(&dir).await;
 
     // Sign in: the token typed into its labelled field, Enter submits.
     b.goto(&format!("{base}/")).await.expect("open the console");
@@ -326,34 +372,23 @@ async fn an_operator_replays_a_purged_queue_and_redrives_a_burst_through_the_con
     for (order, seq) in lost {
         b.goto(&format!("{base}/")).await.expect("overview");
         click(&b, "[data-figure='lagging-not_applied']").await;
-        b.find(Locator::Css(&format!(
-            "a[href='/where?shard=0&order={order}']"
-        )))
-        .await
-        .expect("the lagging order is listed")
-        .click()
-        .await
-        .expect("open the order");
-        let stopped = b
-            .find(Locator::Css("[data-stopped]"))
+        el(&b, &format!("a[href='/where?shard=0&order={order}']"))
             .await
-            .expect("where it stopped");
+            .click()
+            .await
+            .expect("open the order");
+        let stopped = el(&b, "[data-stopped]").await;
         assert_eq!(
             stopped.attr("data-stopped").await.unwrap().as_deref(),
             Some("published, never applied")
         );
-        b.find(Locator::XPath(
-            "//a[starts-with(normalize-space(.), 'Replay from seq')]",
-        ))
-        .await
-        .expect("the next step")
-        .click()
-        .await
-        .expect("dry run");
-        let apply = b
-            .find(Locator::Css("[data-verdict='apply']"))
+        el(&b, "a[href^='/replay?']")
             .await
-            .expect("the dry run")
+            .click()
+            .await
+            .expect("dry run");
+        let apply = el(&b, "[data-verdict='apply']")
+            .await
             .text()
             .await
             .expect("text");
@@ -403,19 +438,16 @@ async fn an_operator_replays_a_purged_queue_and_redrives_a_burst_through_the_con
     stack.mails[0].set_env("TRUSTED_PUBLISHERS", "guest");
     stack.mails[0].start().await.expect("mail-svc fixed");
     click(&b, "[data-figure='dead-letters']").await;
-    let all = b
-        .find(Locator::XPath(
-            "//button[normalize-space(.)='Redrive all matching…']",
-        ))
-        .await
-        .expect("redrive all");
+    let all = el(&b, "button[name='action'][value='matching']").await;
+    assert_eq!(
+        all.text().await.expect("text"),
+        "Redrive all matching…",
+        "the button says what it does"
+    );
     all.send_keys(ENTER)
         .await
         .expect("press it with the keyboard");
-    let preview = b
-        .find(Locator::Css("[data-count]"))
-        .await
-        .expect("the preview");
+    let preview = el(&b, "[data-count]").await;
     assert_eq!(
         preview.attr("data-count").await.unwrap().as_deref(),
         Some("10")
