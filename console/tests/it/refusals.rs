@@ -291,7 +291,92 @@ async fn pages_answer_and_refused_requests_change_nothing() {
     assert!(stack.mails(2).await.is_empty());
 
     console.stop().await;
+    tls_sign_in_sets_a_secure_host_cookie(&stack).await;
     stack.cleanup().await;
+}
+
+/// Under TLS (TLS_CERT_FILE, TLS_KEY_FILE as the services), the session cookie is `Secure` and
+/// `__Host-` prefixed, and plaintext HTTP gets no page.
+async fn tls_sign_in_sets_a_secure_host_cookie(stack: &crate::common::Stack) {
+    use std::sync::Arc;
+
+    use rustls_pki_types::{CertificateDer, ServerName, pem::PemObject};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let pki = outbox_kit::testing::pki::TestPki::new("console");
+    let server = pki.server("console");
+    let console = Console::start(
+        stack,
+        "1h",
+        &[
+            &format!("--tls-cert-file={}", server.cert.display()),
+            &format!("--tls-key-file={}", server.key.display()),
+        ],
+    )
+    .await;
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_file_iter(pki.ca_file()).expect("CA") {
+        roots.add(c.expect("CA certificate")).expect("trust the CA");
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("TLS versions")
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(console.addr)
+        .await
+        .expect("connect");
+    let mut tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("localhost").expect("name"), tcp)
+        .await
+        .expect("a TLS handshake with the console");
+    let host = format!("localhost:{}", console.addr.port());
+    let body = format!("token={VIEWER}");
+    tls.write_all(
+        format!(
+            "POST /sign-in HTTP/1.1\r\nHost: {host}\r\nOrigin: https://{host}\r\n\
+             Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .await
+    .expect("send");
+    let mut answer = Vec::new();
+    let _ = tls.read_to_end(&mut answer).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 303"), "{answer}");
+    let cookie = answer
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("set-cookie:"))
+        .expect("a session cookie");
+    assert!(cookie.contains("__Host-outbox-console="), "{cookie}");
+    assert!(
+        cookie.contains("; Secure") && cookie.contains("HttpOnly"),
+        "{cookie}"
+    );
+    assert!(
+        cookie.contains("SameSite=Strict") && !cookie.contains(VIEWER),
+        "{cookie}"
+    );
+    // Plaintext to the TLS port: no page.
+    let mut plain = tokio::net::TcpStream::connect(console.addr)
+        .await
+        .expect("connect");
+    plain
+        .write_all(format!("GET /sign-in HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes())
+        .await
+        .expect("send");
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), plain.read_to_end(&mut answer)).await;
+    assert!(
+        !String::from_utf8_lossy(&answer).contains("200 OK"),
+        "no page over plaintext"
+    );
+    console.stop().await;
 }
 
 async fn post(
