@@ -6,6 +6,9 @@
 #                                    127.0.0.1, ::1 and every gRPC service name of compose.yaml
 #   DIR/grpc/auth-tokens             AUTH_TOKENS_FILE: `operator <random token>`
 #   DIR/grpc/admin-tokens            ADMIN_TOKENS_FILE: `operator <another random token>`
+#   DIR/console/viewer-tokens        outbox-console's CONSOLE_VIEWER_TOKENS_FILE: `viewer <token>`
+#   DIR/console/operator-tokens      its CONSOLE_OPERATOR_TOKENS_FILE: `operator <token>` (sign in
+#                                    at https://localhost:8080 with the token of the file)
 #   DIR/rabbitmq/definitions.json    RabbitMQ's users, vhost and permissions: rabbitmq/definitions.json
 #                                    with each user's password (RABBITMQ_<USER>_PASSWORD) as a salted
 #                                    SHA-256 hash, the form RabbitMQ stores
@@ -57,9 +60,9 @@ fi
 [ -r "$template" ] || die "$template is missing"
 
 umask 077
-mkdir -p "$dir/grpc" "$dir/rabbitmq"
+mkdir -p "$dir/grpc" "$dir/rabbitmq" "$dir/console"
 # Readers of one file need to pass through the folders; each secret file keeps its own mode.
-chmod 755 "$dir" "$dir/grpc" "$dir/rabbitmq"
+chmod 755 "$dir" "$dir/grpc" "$dir/rabbitmq" "$dir/console"
 grpc="$dir/grpc"
 
 if [ ! -s "$grpc/ca.pem" ] || [ ! -s "$grpc/ca.key" ]; then
@@ -93,6 +96,17 @@ for file in auth-tokens admin-tokens; do
     printf '# <name> <token>, one a line (kit/src/auth.rs); re-read on SIGHUP\noperator %s\n' \
       "$(openssl rand -hex 24)" >"$grpc/$file.tmp"
     mv "$grpc/$file.tmp" "$grpc/$file"
+  fi
+done
+
+# The console's sign-in tokens, one per role (a person signs in by pasting the token).
+for role in viewer operator; do
+  file="$dir/console/$role-tokens"
+  if [ ! -s "$file" ]; then
+    log "creating console/$role-tokens (one token, named $role)"
+    printf '# <name> <token>, one a line (kit/src/auth.rs); re-read on SIGHUP\n%s %s\n' \
+      "$role" "$(openssl rand -hex 24)" >"$file.tmp"
+    mv "$file.tmp" "$file"
   fi
 done
 

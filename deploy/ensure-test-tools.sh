@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Makes sure the tools some tests run are installed, installing them with apt-get when absent:
 # spin and gcc (the protocol model, e2e/tests/it/model.rs), openssl (deploy/dev-secrets.sh, run by
-# e2e/tests/it/scripts.rs) and promtool (the alert rules, e2e/tests/it/alerts.rs). Used by deploy/test.sh, so the README's test command works on a fresh
+# e2e/tests/it/scripts.rs), promtool (the alert rules, e2e/tests/it/alerts.rs) and Debian's
+# chromium with chromium-driver (the console's browser stories, e2e/tests/it/console.rs; no
+# browser is ever downloaded from anywhere else). Used by deploy/test.sh, so the README's test command works on a fresh
 # machine; those tests fail with an install hint where this could not install them.
 set -euo pipefail
 
@@ -11,7 +13,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 if ! command -v apt-get >/dev/null 2>&1; then
-  for tool in spin gcc openssl promtool pgbench; do
+  for tool in spin gcc openssl promtool pgbench chromium chromedriver; do
     command -v "$tool" >/dev/null 2>&1 || log "$tool is missing and apt-get is not available: install it"
   done
   exit 0
@@ -21,6 +23,8 @@ missing=()
 command -v spin >/dev/null 2>&1 || missing+=(spin)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "installing ${missing[*]} with apt-get"
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq

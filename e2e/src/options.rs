@@ -69,8 +69,11 @@ pub struct BenchOptions {
     /// Orders the audit section (8) measures one pass at.
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(i64).range(1_000..))]
     pub audit_aggregates: i64,
-    /// Sections to run (1-8; 7, cost vs work done, and 8, the audit's cost, take the longest and
-    /// are not in the default).
+    /// Orders the console section (9) fills (a tenth dead-lettered, a hundredth held).
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(i64).range(1_000..))]
+    pub console_orders: i64,
+    /// Sections to run (1-9; 7, cost vs work done, 8, the audit's cost, and 9, the console at
+    /// scale, take the longest and are not in the default).
     #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,5,6")]
     pub sections: Vec<u8>,
     /// Where to write the JSON results.
@@ -100,6 +103,7 @@ impl BenchOptions {
         self.probe_secs = 1.0;
         self.mail_backlog = 2_000;
         self.audit_aggregates = 20_000;
+        self.console_orders = 20_000;
         self
     }
 }

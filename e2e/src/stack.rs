@@ -129,6 +129,13 @@ impl ServiceProc {
         self.wait_ready(Duration::from_secs(60)).await
     }
 
+    /// Sets `key` to `value` in the environment of the next [`ServiceProc::start`] (a redeploy
+    /// with another setting).
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_owned(), value.to_owned()));
+    }
+
     /// The running process's pid.
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().and_then(|c| c.id())
@@ -627,7 +634,7 @@ impl Stack {
     }
 }
 
-/// Builds the three service binaries and outboxctl (the audit) in the profile of the running executable, so that
+/// Builds the three service binaries, outboxctl (the audit) and outbox-console in the profile of the running executable, so that
 /// `cargo run -p e2e --bin …` never runs stale services. Does nothing outside `cargo run` (no
 /// `CARGO` in the environment), e.g. for a copied binary.
 pub fn build_services() -> anyhow::Result<()> {
@@ -647,6 +654,8 @@ pub fn build_services() -> anyhow::Result<()> {
         "mail-svc",
         "-p",
         "outboxctl",
+        "-p",
+        "outbox-console",
     ]);
     if release {
         cmd.arg("--release");

@@ -6,26 +6,22 @@
 //!
 //! Layout: [`cli`] (the commands and their `--help` examples), [`table`] (plain text tables),
 //! [`commands`] (one function per command), and here: connecting ([`Services`]) and the error
-//! mapping.
+//! mapping. The audit, the trace and the admin calls themselves are `outbox-ops`'s, shared with
+//! outbox-console; this crate words and prints them.
 
-pub mod audit;
 pub mod cli;
 pub mod commands;
 pub mod table;
 
-use std::{fmt, process::ExitCode, time::Duration};
+use std::{fmt, process::ExitCode};
 
+use outbox_ops::admin::{Admin, Error as AdminError};
 use serde_json::{Value, json};
-use tonic::{
-    Code, Request, Status,
-    metadata::MetadataValue,
-    transport::{Channel, Endpoint},
-};
+use tonic::{Code, Request, Status, transport::Channel};
 
 pub use cli::Cli;
-
-/// How long connecting to one service may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// The completeness audit, shared with outbox-console (see [`outbox_ops::audit`]).
+pub use outbox_ops::audit;
 
 /// A failed command: what to print, and the exit code.
 #[derive(Debug)]
@@ -135,18 +131,14 @@ pub struct Output {
     pub exit: u8,
 }
 
-/// The addresses and credentials every command uses.
+/// The addresses and credentials every command uses: the shared admin client
+/// ([`outbox_ops::admin::Admin`]), its failures in outboxctl's words.
 #[derive(Debug)]
 pub struct Services {
+    admin: Admin,
     pub(crate) orders: String,
     pub(crate) relays: Vec<String>,
     pub(crate) mails: Vec<String>,
-    token: Option<String>,
-    /// Sent with the calls that change nothing.
-    read_token: Option<String>,
-    tls: outbox_kit::tls::ClientTls,
-    operator: Option<String>,
-    timeout: Duration,
     pub(crate) json: bool,
 }
 
@@ -158,7 +150,7 @@ impl Services {
                 .filter(|s| !s.is_empty())
                 .collect()
         };
-        Self {
+        let admin = Admin {
             orders: cli.orders_addr.trim().to_owned(),
             relays: clean(&cli.relay_addr),
             mails: clean(&cli.mail_addr),
@@ -171,103 +163,71 @@ impl Services {
             tls: cli.tls.clone(),
             operator: cli.operator.clone().filter(|o| !o.is_empty()),
             timeout: cli.timeout,
+        };
+        Self {
+            orders: admin.orders.clone(),
+            relays: admin.relays.clone(),
+            mails: admin.mails.clone(),
+            admin,
             json: cli.json,
         }
     }
 
+    /// The shared admin client.
+    pub(crate) fn admin(&self) -> &Admin {
+        &self.admin
+    }
+
     pub(crate) async fn channel(&self, service: &str, addr: &str) -> Result<Channel> {
-        let uri = if addr.contains("://") {
-            addr.to_owned()
-        } else {
-            format!("{}://{addr}", self.tls.scheme())
-        };
-        let mut endpoint = Endpoint::from_shared(uri).map_err(|e| {
-            Failure::new(
-                Failure::FAILED,
-                format!("{service} address {addr:?} is not an address: {e}"),
-            )
-        })?;
-        let tls = self
-            .tls
-            .load()
-            .map_err(|e| Failure::new(Failure::FAILED, format!("{e:#}")))?;
-        if let Some(config) = tls {
-            endpoint = endpoint
-                .tls_config(config)
-                .map_err(|e| Failure::new(Failure::FAILED, format!("TLS: {e}")))?;
-        }
-        endpoint
-            .connect_timeout(CONNECT_TIMEOUT)
-            .timeout(self.timeout)
-            .connect()
+        self.admin
+            .channel(service, addr)
             .await
-            .map_err(|e| {
-                // The innermost cause says it best ("Connection refused (os error 111)").
-                let mut cause: &dyn std::error::Error = &e;
-                while let Some(next) = cause.source() {
-                    cause = next;
-                }
-                unreachable(service, addr, &cause.to_string())
-            })
+            .map_err(Failure::from)
     }
 
     /// The first address of `addrs` that accepts a connection.
     pub(crate) async fn first(&self, service: &str, addrs: &[String]) -> Result<(String, Channel)> {
-        let mut last = None;
-        for addr in addrs {
-            match self.channel(service, addr).await {
-                Ok(ch) => return Ok((addr.clone(), ch)),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| {
-            Failure::new(Failure::FAILED, format!("no address given for {service}"))
-        }))
+        self.admin
+            .first(service, addrs)
+            .await
+            .map_err(Failure::from)
     }
 
     /// A request that carries the operator's name, and the token when `mutating` (an error
     /// before anything is sent when there is none).
     pub(crate) fn request<T>(&self, msg: T, mutating: bool) -> Result<Request<T>> {
-        let mut r = if mutating {
-            Request::new(msg)
-        } else {
-            self.authed(msg)
-        };
-        if let Some(op) = &self.operator
-            && let Ok(v) = MetadataValue::try_from(op.as_str())
-        {
-            r.metadata_mut().insert("x-operator", v);
-        }
-        if mutating {
-            let Some(token) = &self.token else {
-                return Err(Failure::new(
-                    Failure::AUTH,
-                    "this command changes something and needs the admin token: pass --token or \
-                     set OUTBOXCTL_ADMIN_TOKEN (the services' ADMIN_TOKEN)",
-                ));
-            };
-            let v = MetadataValue::try_from(format!("Bearer {token}")).map_err(|_| {
-                Failure::new(
-                    Failure::AUTH,
-                    "the admin token must be printable ASCII without spaces",
-                )
-            })?;
-            r.metadata_mut().insert("authorization", v);
-        }
-        Ok(r)
+        self.admin.request(msg, mutating).map_err(Failure::from)
     }
 
     /// A request that changes nothing, with the read token (`--auth-token`, else `--token`)
     /// when there is one.
     pub(crate) fn authed<T>(&self, msg: T) -> Request<T> {
-        let mut r = Request::new(msg);
-        if let Some(v) = self
-            .read_token
-            .as_ref()
-            .and_then(|t| MetadataValue::try_from(format!("Bearer {t}")).ok())
-        {
-            r.metadata_mut().insert("authorization", v);
+        self.admin.authed(msg)
+    }
+}
+
+impl From<AdminError> for Failure {
+    fn from(e: AdminError) -> Self {
+        match e {
+            AdminError::BadAddress { .. } | AdminError::Tls(_) | AdminError::NoAddress { .. } => {
+                Failure::new(Failure::FAILED, e.to_string())
+            }
+            AdminError::Unreachable {
+                service,
+                addr,
+                detail,
+            } => unreachable(&service, &addr, &detail),
+            AdminError::NoToken => Failure::new(
+                Failure::AUTH,
+                "this command changes something and needs the admin token: pass --token or \
+                 set OUTBOXCTL_ADMIN_TOKEN (the services' ADMIN_TOKEN)",
+            ),
+            AdminError::BadToken => Failure::new(Failure::AUTH, e.to_string()),
+            AdminError::Status {
+                service,
+                addr,
+                status,
+            } => Failure::from_status(&service, &addr, &status),
         }
-        r
     }
 }

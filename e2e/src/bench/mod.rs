@@ -11,7 +11,9 @@
 //!    (`crate::scaling`);
 //! 7. cost vs work done (`crate::cost`);
 //! 8. the completeness audit: section 4's maximum with and without `outboxctl audit --watch`,
-//!    and an audit pass at 1,000,000 orders next to the raw reads it is made of.
+//!    and an audit pass at 1,000,000 orders next to the raw reads it is made of;
+//! 9. the operator console at 1,000,000 orders, 100,000 dead letters and 10,000 held chains:
+//!    each page's server time next to the time of its own reads.
 //!
 //! Layout: [`run`] (the sections in order), one module a section (`write`, `drain`, `consume`,
 //! `end_to_end`, `idle`; 6 is [`crate::scaling`], 7 [`crate::cost`]), `report` (what was
@@ -21,6 +23,7 @@
 
 mod audit;
 pub mod compare;
+mod console;
 mod consume;
 mod drain;
 mod end_to_end;
@@ -33,6 +36,7 @@ mod write;
 
 pub use audit::AuditCost;
 pub use compare::{Baseline, Comparison, compare, figures, render};
+pub use console::ConsoleCost;
 pub use report::{
     BenchReport, EndToEnd, EndToEndRun, Idle, Machine, Pair, Runs, WritePath, ratio_spread,
 };

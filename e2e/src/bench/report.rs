@@ -22,6 +22,7 @@ pub struct BenchReport {
     pub scaling: Option<Scaling>,
     pub cost: Option<Cost>,
     pub audit: Option<super::AuditCost>,
+    pub console: Option<super::ConsoleCost>,
     /// This run against the last recorded revision (set by the bench binary).
     pub comparison: Option<super::Comparison>,
 }

@@ -176,10 +176,46 @@ pub fn table(r: &BenchReport) -> String {
     if let Some(a) = &r.audit {
         audit_table(&mut out, a, runs);
     }
+    if let Some(c) = &r.console {
+        console_table(&mut out, c);
+    }
     if let Some(c) = &r.comparison {
         out.push_str(&super::compare::render(c));
     }
     out
+}
+
+/// Section 9: each console page's server time next to its reads' time (median and range of the
+/// rounds), against the 100 ms target.
+fn console_table(out: &mut String, c: &super::ConsoleCost) {
+    use std::fmt::Write;
+    let _ = writeln!(
+        out,
+        "\n9. the console at {} orders, {} dead letters, {} held chains, {} quarantined\n   \
+         page                                  server ms            its reads ms",
+        c.orders, c.dead_letters, c.held_chains, c.quarantined
+    );
+    for p in &c.pages {
+        let server = Spread::of(p.server_ms.clone());
+        let reads = Spread::of(p.queries_ms.clone());
+        let _ = writeln!(
+            out,
+            "   {:<37} {:<20} {}{}",
+            p.page,
+            figure(server, p.server_ms.len() as u32, 1),
+            figure(reads, p.queries_ms.len() as u32, 1),
+            if server.median > 100.0 {
+                "   over 100 ms"
+            } else {
+                ""
+            }
+        );
+    }
+    let _ = writeln!(
+        out,
+        "   (`/` shows the sampler's last figures: its reads run once per CONSOLE_REFRESH, however \
+         many browsers watch; `/audit` shows the last audit pass)"
+    );
 }
 
 /// Section 8: the maximum with and without the audit beside it, and a pass at N orders next to

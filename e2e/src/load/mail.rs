@@ -113,7 +113,9 @@ pub async fn mail_consume_until(
         }
         if last_report.elapsed() > Duration::from_secs(2) {
             last_report = Instant::now();
-            progress(format!("   {finished} of {orders} orders processed, {unsent} mails unsent"));
+            progress(format!(
+                "   {finished} of {orders} orders processed, {unsent} mails unsent"
+            ));
         }
         anyhow::ensure!(
             started.elapsed() < Duration::from_secs(900),

@@ -29,6 +29,7 @@ async fn every_section_runs_with_tiny_sizes() {
         probe_secs: 0.3,
         mail_backlog: 300,
         audit_aggregates: 2_000,
+        console_orders: 2_000,
         sections: vec![1, 2, 3, 4, 5, 6, 7, 8],
         json: std::env::temp_dir().join("unused.json"),
     };

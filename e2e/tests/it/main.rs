@@ -13,6 +13,7 @@ mod chaos_cluster;
 mod chaos_shards;
 mod cluster;
 mod compose;
+mod console;
 mod dashboard;
 mod demo;
 mod end_to_end;

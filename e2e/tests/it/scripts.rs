@@ -228,9 +228,10 @@ async fn local_sh_starts_reports_and_stops_only_its_own_processes() {
             .env_remove("AMQP_URL");
         cmd
     };
-    let (orders, relay, mail) = (free(), free(), free());
+    let (orders, relay, mail, console) = (free(), free(), free(), free());
     let configure = |cmd: &mut Command| {
         cmd.env("ORDERS_GRPC_ADDR", &orders)
+            .env("CONSOLE_ADDR", &console)
             .env("RELAY_GRPC_ADDR", &relay)
             .env("MAIL_GRPC_ADDR", &mail)
             .env("ORDERS_METRICS_ADDR", free())
@@ -265,6 +266,10 @@ async fn local_sh_starts_reports_and_stops_only_its_own_processes() {
     let out = start.output().expect("local.sh start runs");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "start: {out:?}");
+    assert!(
+        stdout.contains(&format!("outbox-console up on http://{console}")),
+        "{stdout}"
+    );
     for addr in [&orders, &relay, &mail] {
         assert!(stdout.contains(&format!("up on {addr}")), "{stdout}");
     }
@@ -323,7 +328,7 @@ async fn local_sh_starts_reports_and_stops_only_its_own_processes() {
         out.success(),
         "orders-svc was left running, as its pid file no longer named it"
     );
-    for addr in [&relay, &mail] {
+    for addr in [&relay, &mail, &console] {
         assert!(
             tokio::net::TcpStream::connect(addr.as_str()).await.is_err(),
             "{addr} closed after stop"
@@ -568,6 +573,30 @@ async fn dev_secrets_are_what_the_services_accept_and_are_kept_on_rerun() {
     outbox_kit::auth::Tokens::load("AUTH_TOKENS_FILE", &grpc.join("auth-tokens")).expect("tokens");
     outbox_kit::auth::Tokens::load("ADMIN_TOKENS_FILE", &grpc.join("admin-tokens"))
         .expect("admin tokens");
+    // The console's sign-in tokens: one per role, secret, as the console reads them.
+    let mut console_tokens = Vec::new();
+    for (role, setting) in [
+        ("viewer", "CONSOLE_VIEWER_TOKENS_FILE"),
+        ("operator", "CONSOLE_OPERATOR_TOKENS_FILE"),
+    ] {
+        let file = dir.join("console").join(format!("{role}-tokens"));
+        let meta = std::fs::metadata(&file).unwrap_or_else(|e| panic!("{role}-tokens: {e}"));
+        assert_eq!(
+            meta.permissions().mode() & 0o777,
+            0o600,
+            "{role}-tokens mode"
+        );
+        let tokens = outbox_kit::auth::Tokens::load(setting, &file).expect("console tokens");
+        assert_eq!(tokens.names(), [role]);
+        let text = std::fs::read_to_string(&file).expect("console tokens");
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(role))
+            .expect("a token line");
+        console_tokens.push(line.split_once(' ').expect("<name> <token>").1.to_owned());
+    }
+    assert_ne!(console_tokens[0], console_tokens[1], "two different tokens");
+    assert!(!console_tokens.contains(&admin) && !console_tokens.contains(&auth));
 
     // orders-svc with compose's settings (its own addresses and database, the rest as compose).
     let mut args = vec!["orders-svc".to_owned()];

@@ -1,20 +1,20 @@
 //! `outboxctl dead-letters`: list and redrive mail-svc's dead letters.
 
-use outbox_proto::mail::admin::v1::{
-    DeadLetterFilter, ListDeadLettersRequest, RedriveDeadLettersRequest,
-};
+use std::time::Duration;
+
+use outbox_proto::mail::admin::v1::{DeadLetterFilter, ListDeadLettersRequest};
 use serde_json::json;
-use tonic::{Code, Status};
+use tonic::Status;
 
 use super::{listing::ShardTable, mail_admin, seq_list, u};
 use crate::{Failure, Output, Result, Services, cli::DeadLetters};
 
 /// `outboxctl dead-letters ...`.
 pub(super) async fn dead_letters(s: &Services, d: &DeadLetters) -> Result<Output> {
-    let (addr, mut c) = mail_admin(s).await?;
-    let fail = |e: Status| Failure::from_status("mail-svc", &addr, &e);
     match d {
         DeadLetters::List { order, limit } => {
+            let (addr, mut c) = mail_admin(s).await?;
+            let fail = |e: Status| Failure::from_status("mail-svc", &addr, &e);
             let request = ListDeadLettersRequest {
                 limit: *limit,
                 order_id: order.unwrap_or_default(),
@@ -82,42 +82,34 @@ pub(super) async fn dead_letters(s: &Services, d: &DeadLetters) -> Result<Output
                 all: select.all,
                 shard: shard.shard,
             };
-            let mut moved: Vec<u64> = Vec::new();
-            // What matched at the first call: a message that dies again while we go on comes
-            // back to the queue and matches again; it is not redriven twice by one command.
-            let mut target: Option<usize> = None;
-            loop {
-                let request = RedriveDeadLettersRequest {
-                    filter: Some(filter.clone()),
-                    reason: reason.reason.clone(),
-                    limit: *batch,
-                };
-                let r = match c.redrive_dead_letters(s.request(request, true)?).await {
-                    Ok(r) => r.into_inner(),
-                    // Someone else took the rest meanwhile: what we moved is the answer.
-                    Err(e) if e.code() == Code::NotFound && !moved.is_empty() => break,
-                    Err(e) => {
-                        let mut f = fail(e);
-                        if !moved.is_empty() {
-                            f.message = format!(
-                                "{} (redriven before the failure: {})",
-                                f.message,
-                                seq_list(&moved)
-                            );
+            let json = s.json;
+            let moved = s
+                .admin()
+                .redrive(
+                    filter,
+                    &reason.reason,
+                    *batch,
+                    Duration::ZERO,
+                    |moved, this_call, target| {
+                        let left = target.saturating_sub(moved.len());
+                        // When more calls follow, or after the first.
+                        if !json && (left > 0 || moved.len() > this_call) {
+                            eprintln!("redriven {} of {target}, {left} left", moved.len());
                         }
-                        return Err(f);
+                    },
+                )
+                .await
+                .map_err(|e| {
+                    let mut f = Failure::from(e.error);
+                    if !e.moved.is_empty() {
+                        f.message = format!(
+                            "{} (redriven before the failure: {})",
+                            f.message,
+                            seq_list(&e.moved)
+                        );
                     }
-                };
-                let target = *target.get_or_insert(r.redriven.len() + r.remaining as usize);
-                moved.extend(&r.redriven);
-                let left = target.saturating_sub(moved.len());
-                if !s.json && (left > 0 || moved.len() > r.redriven.len()) {
-                    eprintln!("redriven {} of {target}, {left} left", moved.len());
-                }
-                if left == 0 || r.remaining == 0 || r.redriven.is_empty() {
-                    break;
-                }
-            }
+                    f
+                })?;
             Ok(Output {
                 exit: 0,
                 human: format!(

@@ -1,6 +1,6 @@
 //! `outboxctl held`: the orders mail-svc holds back, and the advice for each.
 
-use outbox_proto::mail::admin::v1::{self as mail_admin, ListHeldRequest, ReleaseHeldRequest};
+use outbox_proto::mail::admin::v1::{self as mail_admin, ListHeldRequest};
 use serde_json::{Value, json};
 use tonic::Status;
 
@@ -112,15 +112,7 @@ pub(super) async fn held(s: &Services, h: &Held) -> Result<Output> {
             })
         }
         Held::Release { order, reason } => {
-            let request = ReleaseHeldRequest {
-                order_id: *order,
-                reason: reason.reason.clone(),
-            };
-            let r = c
-                .release_held(s.request(request, true)?)
-                .await
-                .map_err(fail)?
-                .into_inner();
+            let r = s.admin().release_held(*order, &reason.reason).await?;
             let human = if r.already_released {
                 format!("order {order}: released before, nothing held now (nothing changed)\n")
             } else {

@@ -1,8 +1,6 @@
 //! `outboxctl quarantine`: list, requeue and drop the rows the relay could not publish.
 
-use outbox_proto::relay::admin::v1::{
-    DropQuarantinedRequest, ListQuarantinedRequest, QuarantineSelector, RequeueQuarantinedRequest,
-};
+use outbox_proto::relay::admin::v1::{ListQuarantinedRequest, QuarantineSelector};
 use serde_json::json;
 use tonic::Status;
 
@@ -25,10 +23,10 @@ fn quarantine_selector(sel: &cli::QuarantineSelect) -> QuarantineSelector {
 
 /// `outboxctl quarantine ...`.
 pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
-    let (addr, mut c) = relay_admin(s).await?;
-    let fail = |e: Status| Failure::from_status("relay-svc", &addr, &e);
     match q {
         Quarantine::List { order, limit } => {
+            let (addr, mut c) = relay_admin(s).await?;
+            let fail = |e: Status| Failure::from_status("relay-svc", &addr, &e);
             let request = ListQuarantinedRequest {
                 limit: *limit,
                 order_id: order.unwrap_or_default(),
@@ -87,16 +85,10 @@ pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
             shard,
             reason,
         } => {
-            let request = RequeueQuarantinedRequest {
-                select: Some(quarantine_selector(select)),
-                reason: reason.reason.clone(),
-                shard: shard.shard,
-            };
-            let r = c
-                .requeue_quarantined(s.request(request, true)?)
-                .await
-                .map_err(fail)?
-                .into_inner();
+            let r = s
+                .admin()
+                .requeue_quarantined(quarantine_selector(select), shard.shard, &reason.reason)
+                .await?;
             Ok(Output {
                 exit: 0,
                 human: format!(
@@ -115,16 +107,10 @@ pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
             shard,
             reason,
         } => {
-            let request = DropQuarantinedRequest {
-                select: Some(quarantine_selector(select)),
-                reason: reason.reason.clone(),
-                shard: shard.shard,
-            };
-            let r = c
-                .drop_quarantined(s.request(request, true)?)
-                .await
-                .map_err(fail)?
-                .into_inner();
+            let r = s
+                .admin()
+                .drop_quarantined(quarantine_selector(select), shard.shard, &reason.reason)
+                .await?;
             Ok(Output {
                 exit: 0,
                 human: format!(

@@ -2,15 +2,12 @@
 
 use outbox_proto::relay::admin::v1::ReplayRequest;
 use serde_json::json;
-use tonic::Status;
 
-use super::{listing::shard_prefix, relay_admin};
-use crate::{Failure, Output, Result, Services, cli};
+use super::listing::shard_prefix;
+use crate::{Output, Result, Services, cli};
 
 /// `outboxctl replay ...`.
 pub(super) async fn replay(s: &Services, args: &cli::Replay) -> Result<Output> {
-    let (addr, mut c) = relay_admin(s).await?;
-    let fail = |e: Status| Failure::from_status("relay-svc", &addr, &e);
     let (order_id, shard) = (args.order, args.shard.shard);
     let request = ReplayRequest {
         order_id,
@@ -21,11 +18,7 @@ pub(super) async fn replay(s: &Services, args: &cli::Replay) -> Result<Output> {
         queue: args.queue.clone(),
         reason: args.reason.reason.clone(),
     };
-    let r = c
-        .replay(s.request(request, true)?)
-        .await
-        .map_err(fail)?
-        .into_inner();
+    let r = s.admin().replay(request).await?;
     let seqs: Vec<String> = r.seqs.iter().map(i64::to_string).collect();
     Ok(Output {
         exit: 0,

@@ -241,7 +241,7 @@ fn every_service_exports_spans_to_jaeger() {
     }
     assert_eq!(
         exporting.len(),
-        6,
-        "all five service containers and the audit: {exporting:?}"
+        7,
+        "all five service containers, the audit and the console: {exporting:?}"
     );
 }

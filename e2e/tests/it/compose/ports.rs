@@ -20,13 +20,14 @@ fn published_ports_are_loopback_fixed_and_unique() {
             }
         }
     }
-    // The gRPC ports the README promises.
+    // The gRPC ports and the console's, as the README promises them.
     for (port, name) in [
         ("50051", "orders-svc"),
         ("50152", "relay-svc-1"),
         ("50153", "relay-svc-2"),
         ("50253", "mail-svc-1"),
         ("50254", "mail-svc-2"),
+        ("8080", "outbox-console"),
     ] {
         assert_eq!(
             seen.get(port).map(String::as_str),

@@ -239,8 +239,9 @@ fn every_grpc_port_is_behind_tls_with_tokens_from_the_secrets_service() {
             continue;
         }
         let binary = svc["command"][0].as_str().expect("command");
-        // The audit (`outboxctl audit --watch`) serves no gRPC: it only reads the databases.
-        if binary == "outboxctl" {
+        // The audit (`outboxctl audit --watch`) serves no gRPC: it only reads the databases;
+        // the console serves HTTPS (checked below).
+        if binary == "outboxctl" || binary == "outbox-console" {
             continue;
         }
         let env = env_of(svc);
@@ -275,6 +276,31 @@ fn every_grpc_port_is_behind_tls_with_tokens_from_the_secrets_service() {
         grpc_services.push(name);
     }
     assert_eq!(grpc_services.len(), 5, "{grpc_services:?}");
+
+    // The console: HTTPS with the same certificate, sign-in tokens of its own from `secrets`,
+    // the services' CA and tokens to call them.
+    let console = env_of(service(&compose, "outbox-console"));
+    for (key, file) in [
+        ("TLS_CERT_FILE", "grpc/server.pem"),
+        ("TLS_KEY_FILE", "grpc/server.key"),
+        ("CONSOLE_VIEWER_TOKENS_FILE", "console/viewer-tokens"),
+        ("CONSOLE_OPERATOR_TOKENS_FILE", "console/operator-tokens"),
+        ("GRPC_CA_FILE", "grpc/ca.pem"),
+        ("CONSOLE_AUTH_TOKEN_FILE", "grpc/auth-tokens"),
+        ("CONSOLE_ADMIN_TOKEN_FILE", "grpc/admin-tokens"),
+    ] {
+        assert_eq!(
+            console.get(key).map(String::as_str),
+            Some(format!("{SECRETS}/{file}").as_str()),
+            "outbox-console: {key}"
+        );
+    }
+    assert!(
+        !console.contains_key("CONSOLE_ADMIN_TOKEN"),
+        "no token in compose"
+    );
+    assert!(reads_secrets_read_only("outbox-console"));
+    assert!(waits_for_secrets("outbox-console"));
 
     // RabbitMQ loads the definitions `secrets` wrote.
     let rabbitmq = service(&compose, "rabbitmq");

@@ -1,0 +1,240 @@
+//! The console's settings: flags and environment variables, with defaults that work on a local
+//! machine (`deploy/local.sh`'s services and databases), checked at start-up with a message that
+//! names the bad setting.
+
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
+
+use anyhow::bail;
+use clap::Parser;
+use outbox_kit::{config::parse_duration, settings, telemetry::LogFormat};
+
+/// The address the console serves on unless `CONSOLE_ADDR` says otherwise.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
+
+/// The slowest the overview's live figures may refresh.
+pub const MAX_REFRESH: Duration = Duration::from_secs(2);
+
+/// The operator console: a web page on CONSOLE_ADDR.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "outbox-console",
+    version,
+    after_help = "Sign in with a token of CONSOLE_VIEWER_TOKENS_FILE (read-only) or \
+CONSOLE_OPERATOR_TOKENS_FILE (may act); both files have the `<name> <token>` lines of the \
+services' AUTH_TOKENS_FILE and are re-read on SIGHUP. The name is recorded with every action \
+(admin_actions.operator)."
+)]
+pub struct Config {
+    /// The address the console serves HTTP (HTTPS with TLS_CERT_FILE) on.
+    #[arg(long, env = "CONSOLE_ADDR", default_value = DEFAULT_ADDR)]
+    pub addr: SocketAddr,
+
+    /// File of viewer tokens (`<name> <token>` lines): read-only sign-in.
+    #[arg(long, env = "CONSOLE_VIEWER_TOKENS_FILE")]
+    pub viewer_tokens_file: Option<PathBuf>,
+
+    /// File of operator tokens (`<name> <token>` lines): sign-in that may act.
+    #[arg(long, env = "CONSOLE_OPERATOR_TOKENS_FILE")]
+    pub operator_tokens_file: Option<PathBuf>,
+
+    /// The orders databases, shard 0 first, comma-separated (read-only access is enough).
+    #[arg(
+        long,
+        env = "CONSOLE_ORDERS_DB",
+        default_value = "postgres://postgres@127.0.0.1:5432/orders",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub orders_db: Vec<String>,
+
+    /// mail-svc's database (its inbox and mails; read-only access is enough).
+    #[arg(
+        long,
+        env = "CONSOLE_MAIL_DB",
+        default_value = "postgres://postgres@127.0.0.1:5432/mail",
+        hide_env_values = true
+    )]
+    pub mail_db: String,
+
+    /// orders-svc's gRPC address.
+    #[arg(
+        long,
+        env = "CONSOLE_ORDERS_ADDR",
+        default_value = settings::default_addr(settings::ORDERS_PORTS.grpc_local())
+    )]
+    pub orders_addr: String,
+
+    /// relay-svc's gRPC addresses, comma-separated (the overview shows each).
+    #[arg(
+        long,
+        env = "CONSOLE_RELAY_ADDR",
+        default_value = settings::default_addr(settings::RELAY_PORTS.grpc_local()),
+        value_delimiter = ','
+    )]
+    pub relay_addr: Vec<String>,
+
+    /// mail-svc's gRPC addresses, comma-separated.
+    #[arg(
+        long,
+        env = "CONSOLE_MAIL_ADDR",
+        default_value = settings::default_addr(settings::MAIL_PORTS.grpc_local()),
+        value_delimiter = ','
+    )]
+    pub mail_addr: Vec<String>,
+
+    /// The services' ADMIN_TOKEN: the console's actions are the services' admin calls. Unset:
+    /// every action fails with the services' refusal.
+    #[arg(long, env = "CONSOLE_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+
+    /// A file in the services' ADMIN_TOKENS_FILE format (`<name> <token>` lines): its first
+    /// token is used as CONSOLE_ADMIN_TOKEN (compose mounts the services' own file).
+    #[arg(long, env = "CONSOLE_ADMIN_TOKEN_FILE", conflicts_with = "admin_token")]
+    pub admin_token_file: Option<PathBuf>,
+
+    /// A token of the services' AUTH_TOKENS_FILE, sent with the calls that change nothing.
+    #[arg(long, env = "CONSOLE_AUTH_TOKEN", hide_env_values = true)]
+    pub auth_token: Option<String>,
+
+    /// A file in the AUTH_TOKENS_FILE format: its first token is used as CONSOLE_AUTH_TOKEN.
+    #[arg(long, env = "CONSOLE_AUTH_TOKEN_FILE", conflicts_with = "auth_token")]
+    pub auth_token_file: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub grpc_tls: outbox_kit::tls::ClientTls,
+
+    #[command(flatten)]
+    pub tls: outbox_kit::tls::ServerTls,
+
+    /// How often the live figures refresh (at most 2s).
+    #[arg(long, env = "CONSOLE_REFRESH", default_value = "1s", value_parser = parse_duration)]
+    pub refresh: Duration,
+
+    /// An order lags once the event its consumer waits for is older than this.
+    #[arg(long, env = "CONSOLE_AUDIT_GRACE", default_value = "1m", value_parser = parse_duration)]
+    pub audit_grace: Duration,
+
+    /// Order heads the live audit reads per shard and pass, besides the orders that moved.
+    #[arg(long, env = "CONSOLE_AUDIT_SLICE", default_value_t = 10_000)]
+    pub audit_slice: i64,
+
+    /// A bulk redrive moves at most this many dead letters per second.
+    #[arg(long, env = "CONSOLE_REDRIVE_RATE", default_value_t = 200)]
+    pub redrive_rate: u32,
+
+    /// A replay sends at most this many events per second.
+    #[arg(long, env = "CONSOLE_REPLAY_RATE", default_value_t = 50)]
+    pub replay_rate: u32,
+
+    /// The queue a replay sends to (mail-svc's).
+    #[arg(
+        long,
+        env = "CONSOLE_REPLAY_QUEUE",
+        default_value = "mail-svc.order-events"
+    )]
+    pub replay_queue: String,
+
+    /// A session ends this long after sign-in.
+    #[arg(long, env = "CONSOLE_SESSION_TTL", default_value = "8h", value_parser = parse_duration)]
+    pub session_ttl: Duration,
+
+    /// How long one call to a service may take.
+    #[arg(long, env = "CONSOLE_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    pub timeout: Duration,
+
+    /// Log output: human-readable text or JSON lines. Filter with RUST_LOG.
+    #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+impl Config {
+    /// Checks what clap cannot; the error names the setting.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        if self.viewer_tokens_file.is_none() && self.operator_tokens_file.is_none() {
+            bail!(
+                "set CONSOLE_VIEWER_TOKENS_FILE or CONSOLE_OPERATOR_TOKENS_FILE (or both): \
+                 without a token nobody can sign in"
+            );
+        }
+        if self.refresh.is_zero() || self.refresh > MAX_REFRESH {
+            bail!(
+                "CONSOLE_REFRESH must be between 1ms and 2s, not {:?}",
+                self.refresh
+            );
+        }
+        if self.audit_slice < 1 {
+            bail!("CONSOLE_AUDIT_SLICE must be at least 1");
+        }
+        if self.redrive_rate == 0 {
+            bail!("CONSOLE_REDRIVE_RATE must be at least 1 per second");
+        }
+        if self.replay_rate == 0 {
+            bail!("CONSOLE_REPLAY_RATE must be at least 1 per second");
+        }
+        if self.orders_db.iter().all(|u| u.trim().is_empty()) {
+            bail!("CONSOLE_ORDERS_DB names no database");
+        }
+        if self.tls.tls_client_ca_file.is_some() {
+            bail!(
+                "TLS_CLIENT_CA_FILE: the console does not ask browsers for client certificates; \
+                 unset it for the console"
+            );
+        }
+        if self.tls.tls_cert_file.is_some() != self.tls.tls_key_file.is_some() {
+            bail!("TLS_CERT_FILE and TLS_KEY_FILE go together: set both or neither");
+        }
+        Ok(())
+    }
+
+    /// The services' admin token: CONSOLE_ADMIN_TOKEN, else CONSOLE_ADMIN_TOKEN_FILE's first.
+    pub fn admin_token(&self) -> anyhow::Result<Option<String>> {
+        token(
+            &self.admin_token,
+            &self.admin_token_file,
+            "CONSOLE_ADMIN_TOKEN_FILE",
+        )
+    }
+
+    /// The services' read token: CONSOLE_AUTH_TOKEN, else CONSOLE_AUTH_TOKEN_FILE's first.
+    pub fn auth_token(&self) -> anyhow::Result<Option<String>> {
+        token(
+            &self.auth_token,
+            &self.auth_token_file,
+            "CONSOLE_AUTH_TOKEN_FILE",
+        )
+    }
+
+    /// True when the console serves HTTPS (cookies are then `Secure`).
+    pub fn tls_on(&self) -> bool {
+        self.tls.tls_cert_file.is_some()
+    }
+}
+
+/// `value`, else the first token of the `<name> <token>` file `file` of `setting`; the error names
+/// the setting and never quotes the file.
+fn token(
+    value: &Option<String>,
+    file: &Option<PathBuf>,
+    setting: &str,
+) -> anyhow::Result<Option<String>> {
+    if let Some(v) = value.as_ref().filter(|v| !v.is_empty()) {
+        return Ok(Some(v.clone()));
+    }
+    let Some(path) = file else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("{setting}: cannot read {}: {e}", path.display()))?;
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{setting}: {} holds no `<name> <token>` line",
+                path.display()
+            )
+        })?;
+    Ok(Some(first.to_owned()))
+}

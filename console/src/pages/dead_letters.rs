@@ -1,0 +1,283 @@
+//! Dead letters: events mail-svc dead-lettered and has not applied since, keyset-paginated by
+//! record, filtered; redrive one, the selected ones, or all matching the filter, after a
+//! preview, as a rate-limited job with its progress, through mail-svc's admin API
+//! (`RedriveDeadLetters`, the loop outboxctl runs).
+
+use std::{collections::BTreeMap, time::Duration};
+
+use axum::{
+    body::Bytes,
+    extract::{RawQuery, State},
+    http::HeaderMap,
+    response::{Html, Response},
+};
+use maud::html;
+use outbox_ops::{
+    lists::{self, Filter},
+    proto::mail::admin::v1::DeadLetterFilter,
+};
+
+use super::{
+    csrf,
+    quarantine::{filter_form, filter_query},
+    reason_and_confirm, seq_list, write_fields,
+};
+use crate::{
+    AppState, Signed,
+    error::{Error, Result},
+    form::{Fields, shard_seq},
+    see_other,
+    views::fragments::age_ms,
+};
+
+const PAGE: i64 = 50;
+/// The most dead letters one "redrive all matching" a filter moves (an unfiltered "all" has
+/// no bound: mail-svc takes them in queue order).
+pub const MAX_MATCHING: i64 = 10_000;
+
+fn filter(f: &Fields) -> Result<Filter> {
+    Ok(Filter {
+        order_id: f.positive("order")?,
+        event_type: None,
+        reason: f.get("reason").map(str::to_owned),
+        min_age_secs: f.age("min_age")?,
+    })
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    signed: Signed,
+    RawQuery(q): RawQuery,
+) -> Result<Html<String>> {
+    let f = Fields::parse(q.unwrap_or_default().as_bytes());
+    let filter = filter(&f)?;
+    let after = f.i64("after")?;
+    let page = lists::dead_letters(&state.sources.mail, &filter, after, PAGE).await?;
+    let act = signed.session.may_write();
+    let now = chrono::Utc::now();
+    let query = filter_query(&f, &["order", "reason", "min_age"]);
+    let next = page
+        .next
+        .map(|k| format!("/dead-letters?{query}&after={k}"));
+    Ok(state.page(
+        "Dead letters",
+        &signed,
+        html! {
+            (filter_form("/dead-letters", &f, false, None))
+            @if page.rows.is_empty() {
+                p { "No dead letter matches." }
+            } @else {
+                form method="post" action="/dead-letters/preview" {
+                    (csrf(&signed, "/dead-letters/preview"))
+                    @for k in ["order", "reason", "min_age"] {
+                        @if let Some(v) = f.get(k) { input type="hidden" name=(k) value=(v); }
+                    }
+                    table {
+                        caption { "Dead-lettered events not applied since, oldest first" }
+                        thead { tr {
+                            @if act { th { "Select" } }
+                            th { "Shard" } th { "Seq" } th { "Order" } th { "Dead-lettered" } th { "Reason" }
+                        } }
+                        tbody {
+                            @for d in &page.rows {
+                                tr data-seq=(d.seq) {
+                                    @if act { td { input type="checkbox" name="sel" value={ (d.shard) ":" (d.seq) } id={ "d" (d.id) } aria-label={ "select seq " (d.seq) }; } }
+                                    td { (d.shard) }
+                                    td { label for={ "d" (d.id) } { (d.seq) } }
+                                    td { a href={ "/where?shard=" (d.shard) "&order=" (d.order_id) } { (d.order_id) } }
+                                    td { (age_ms((now - d.at).num_milliseconds().max(0) as u64)) " ago" }
+                                    td { (d.reason) }
+                                }
+                            }
+                        }
+                    }
+                    @if act {
+                        button type="submit" name="action" value="selected" { "Redrive selected…" }
+                        " "
+                        button type="submit" name="action" value="matching" { "Redrive all matching…" }
+                    }
+                }
+            }
+            @if let Some(next) = next { p { a rel="next" href=(next) { "Next page" } } }
+        },
+    ))
+}
+
+/// How a redrive selects: seqs per shard, an order, or every dead letter.
+enum Selection {
+    Seqs(Vec<(i32, i64)>),
+    Order(i64),
+    All,
+}
+
+pub async fn preview(
+    State(state): State<AppState>,
+    signed: Signed,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Html<String>> {
+    let f = write_fields(&signed, &headers, "/dead-letters/preview", &body)?;
+    let filter = filter(&f)?;
+    let selection = match f.get("action") {
+        Some("selected") => {
+            let sel: Vec<(i32, i64)> = f
+                .all("sel")
+                .into_iter()
+                .map(|s| shard_seq("sel", s))
+                .collect::<Result<_>>()?;
+            if sel.is_empty() {
+                return Err(Error::bad("sel", "select at least one dead letter"));
+            }
+            Selection::Seqs(sel)
+        }
+        Some("matching") => match &filter {
+            Filter {
+                order_id: None,
+                reason: None,
+                min_age_secs: None,
+                ..
+            } => Selection::All,
+            Filter {
+                order_id: Some(o),
+                reason: None,
+                min_age_secs: None,
+                ..
+            } => Selection::Order(*o),
+            _ => Selection::Seqs(
+                lists::dead_letter_seqs(&state.sources.mail, &filter, MAX_MATCHING).await?,
+            ),
+        },
+        _ => return Err(Error::bad("action", "selected or matching")),
+    };
+    // What it will move, as the mail database sees it now.
+    let shown: Vec<(i32, i64)> = match &selection {
+        Selection::Seqs(s) => s.clone(),
+        _ => lists::dead_letter_seqs(&state.sources.mail, &filter, MAX_MATCHING).await?,
+    };
+    let (mode, value, what) = match &selection {
+        Selection::Seqs(s) => (
+            "seqs",
+            s.iter()
+                .map(|(a, b)| format!("{a}:{b}"))
+                .collect::<Vec<_>>()
+                .join(","),
+            format!("{} selected dead letter(s)", s.len()),
+        ),
+        Selection::Order(o) => (
+            "order",
+            o.to_string(),
+            format!("every dead letter of order {o}"),
+        ),
+        Selection::All => (
+            "all",
+            String::new(),
+            "every dead letter in the queue".to_owned(),
+        ),
+    };
+    Ok(state.page(
+        "Dead letters: preview",
+        &signed,
+        html! {
+            form method="post" action="/dead-letters/redrive" {
+                p role="status" data-count=(shown.len()) {
+                    "Redrive " (what) ": " strong { (shown.len()) } " event(s) now, "
+                    (seq_list(&shown.iter().map(|(s, q)| format!("{s}:{q}")).collect::<Vec<_>>()))
+                    " (shard:seq)."
+                }
+                p { "Each goes back to mail-svc's queue, at most " (state.cfg.redrive_rate) " per second; mail-svc applies it once (a seq it applied is skipped)." }
+                (csrf(&signed, "/dead-letters/redrive"))
+                input type="hidden" name="mode" value=(mode);
+                input type="hidden" name="value" value=(value);
+                input type="hidden" name="target" value=(shown.len());
+                (reason_and_confirm("Redrive"))
+            }
+            p { a href="/dead-letters" { "Back to the dead letters" } }
+        },
+    ))
+}
+
+/// Starts the redrive as a job and sends the browser to its progress.
+pub async fn redrive(
+    State(state): State<AppState>,
+    signed: Signed,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response> {
+    let f = write_fields(&signed, &headers, "/dead-letters/redrive", &body)?;
+    let value = f.get("value").unwrap_or("");
+    let filters: Vec<DeadLetterFilter> = match f.get("mode") {
+        Some("seqs") => {
+            let mut by_shard: BTreeMap<i32, Vec<u64>> = BTreeMap::new();
+            for s in value.split(',').filter(|s| !s.trim().is_empty()) {
+                let (shard, seq) = shard_seq("value", s)?;
+                if shard < 0 || seq < 1 {
+                    return Err(Error::bad("value", format!("not shard:seq: {s:?}")));
+                }
+                by_shard.entry(shard).or_default().push(seq as u64);
+            }
+            if by_shard.is_empty() {
+                return Err(Error::bad("value", "no dead letter selected"));
+            }
+            by_shard
+                .into_iter()
+                .map(|(shard, seqs)| DeadLetterFilter {
+                    seqs,
+                    shard: shard as u32,
+                    ..Default::default()
+                })
+                .collect()
+        }
+        Some("order") => {
+            let order = crate::form::number("value", value)?;
+            vec![DeadLetterFilter {
+                order_id: order,
+                ..Default::default()
+            }]
+        }
+        Some("all") => vec![DeadLetterFilter {
+            all: true,
+            ..Default::default()
+        }],
+        _ => return Err(Error::bad("mode", "seqs, order or all")),
+    };
+    let reason = f.reason()?;
+    let target = f.i64("target")?.unwrap_or(0).max(0) as usize;
+    let user = signed.session.user.clone();
+    let id = state
+        .jobs
+        .start(format!("redrive of {target} dead letter(s)"), &user, target);
+    let rate = state.cfg.redrive_rate;
+    // A call per batch, a pause after each: `rate` per second on average.
+    let batch = (rate / 5).clamp(1, 1000);
+    let pause = Duration::from_secs_f64(f64::from(batch) / f64::from(rate));
+    let admin = state.admin.as_operator(&user);
+    let jobs = state.clone();
+    tracing::info!(user = %user, job = id, "console: redrive started");
+    tokio::spawn(async move {
+        let mut done_before = 0;
+        for filter in filters {
+            let shard = filter.shard;
+            let r = admin
+                .redrive(filter, &reason, batch, pause, |moved, _, _| {
+                    let done: Vec<String> = moved.iter().map(|s| format!("{shard}:{s}")).collect();
+                    jobs.jobs.update(id, |j| {
+                        j.done.truncate(done_before);
+                        j.done.extend(done);
+                    });
+                })
+                .await;
+            match r {
+                Ok(moved) => done_before += moved.len(),
+                Err(e) => {
+                    let msg = e.error.to_string();
+                    jobs.jobs.update(id, |j| j.error = Some(msg));
+                    break;
+                }
+            }
+        }
+        jobs.jobs
+            .update(id, |j| j.finished = Some(chrono::Utc::now()));
+        tracing::info!(job = id, "console: redrive finished");
+    });
+    Ok(see_other(&format!("/jobs/{id}")))
+}

@@ -1,0 +1,159 @@
+//! "Where is this event": an order's chain as a timeline (appended, published, applied or held
+//! or dead-lettered, mail), found by order id or by (shard, seq), with where it stopped and the
+//! next step.
+
+use axum::{
+    extract::{RawQuery, State},
+    response::Html,
+};
+use chrono::{DateTime, Utc};
+use maud::{Markup, html};
+use outbox_ops::trace::{self, Place, Stop, Traced};
+
+use crate::{
+    AppState, Signed,
+    error::{Error, Result},
+    form::Fields,
+};
+
+fn time(t: DateTime<Utc>) -> Markup {
+    html! { time datetime=(t.to_rfc3339()) { (t.format("%Y-%m-%d %H:%M:%S%.3f")) } }
+}
+
+fn search(shards: usize, order: Option<i64>, shard: i32, seq: Option<i64>) -> Markup {
+    html! {
+        form.filters method="get" action="/where" role="search" {
+            label { "Order id " input name="order" inputmode="numeric" value=[order]; }
+            label { "or seq " input name="seq" inputmode="numeric" value=[seq]; }
+            label {
+                "Shard "
+                select name="shard" {
+                    @for s in 0..shards {
+                        option value=(s) selected[s as i32 == shard] { (s) }
+                    }
+                }
+            }
+            button type="submit" { "Find" }
+        }
+    }
+}
+
+pub async fn where_is(
+    State(state): State<AppState>,
+    signed: Signed,
+    RawQuery(q): RawQuery,
+) -> Result<Html<String>> {
+    let f = Fields::parse(q.unwrap_or_default().as_bytes());
+    let shards = state.sources.shards.len();
+    let shard = f.shard("shard", shards)?;
+    let seq = f.positive("seq")?;
+    let mut order = f.positive("order")?;
+    let pool = &state.sources.shards[shard as usize];
+    if order.is_none()
+        && let Some(seq) = seq
+    {
+        order = Some(trace::order_of(pool, seq).await?.ok_or_else(|| {
+            Error::NotFound(format!(
+                "no event with seq {seq} in shard {shard}'s outbox, quarantine or published rows"
+            ))
+        })?);
+    }
+    let Some(order) = order else {
+        return Ok(state.page(
+            "Where is this event",
+            &signed,
+            html! {
+                (search(shards, None, shard, None))
+                p { "Give an order id, or the seq of one of its events (seqs are per shard)." }
+            },
+        ));
+    };
+    let events = trace::trace(pool, &state.sources.mail, shard, order).await?;
+    if events.is_empty() {
+        return Err(Error::NotFound(format!(
+            "no event of order {order} in shard {shard}'s outbox, quarantine or published rows \
+             (published rows are kept for relay-svc's PUBLISHED_RETENTION)"
+        )));
+    }
+    let first_stop = events.iter().find(|t| !t.stop().is_done());
+    Ok(state.page(
+        &format!("Order {order}"),
+        &signed,
+        html! {
+            (search(shards, Some(order), shard, seq))
+            @match first_stop {
+                Some(t) => p.stopped role="status" data-stopped=(t.stop().label()) {
+                    "Stopped at seq " (t.event.seq) ": " strong { (t.stop().label()) } ". "
+                    (next_step(&signed, shard, order, t))
+                },
+                None => p.ok role="status" { "Every event went through." },
+            }
+            @for t in &events {
+                (event(t, seq))
+            }
+        },
+    ))
+}
+
+/// The way out of the stage where `t` stopped.
+fn next_step(signed: &Signed, shard: i32, order: i64, t: &Traced) -> Markup {
+    let act = signed.session.may_write();
+    html! {
+        @match t.stop() {
+            Stop::NeverApplied => a href={ "/replay?shard=" (shard) "&order=" (order) "&from=" (t.event.seq) } {
+                "Replay from seq " (t.event.seq) (if act { " (dry run first)" } else { " (the dry run)" })
+            },
+            Stop::DeadLettered => a href={ "/dead-letters?order=" (order) } { "See its dead letters" (if act { " and redrive" } else { "" }) },
+            Stop::Quarantined => a href={ "/quarantine?shard=" (shard) "&order=" (order) } { "See the quarantined row" (if act { " and requeue or drop it" } else { "" }) },
+            Stop::Held => a href={ "/held?order=" (order) } { "See the held chain" },
+            Stop::NotPublished => a href="/" { "Is the relay running? (the overview)" },
+            Stop::MailFailed => "The mail server refused it for good: `outboxctl mails retry` after fixing the cause.",
+            _ => "",
+        }
+    }
+}
+
+fn event(t: &Traced, highlight: Option<i64>) -> Markup {
+    let e = &t.event;
+    let c = &t.consumed;
+    let stop = t.stop();
+    html! {
+        section.event aria-label={ "seq " (e.seq) } data-seq=(e.seq) class=[(!stop.is_done()).then_some("stopped")] {
+            h2 {
+                "seq " (e.seq) " · " (e.event_type)
+                @if let Some(p) = e.prev_seq { " · after " (p) }
+                @if highlight == Some(e.seq) { " (searched)" }
+            }
+            ol.timeline {
+                li { "appended (commit): " (time(e.created_at)) }
+                li {
+                    @match e.place() {
+                        Place::Published => { "published (broker confirm): " @if let Some(at) = e.published_at { (time(at)) } }
+                        Place::Quarantined => { "quarantined: " (e.reason.clone().unwrap_or_default()) }
+                        Place::Unpublished => "not published yet (in the outbox)",
+                    }
+                }
+                @if e.place() == Place::Published {
+                    li {
+                        @if c.applied { "applied by mail-svc" }
+                        @else if let Some((at, reason)) = &c.dead_lettered { "dead-lettered " (time(*at)) ": " (reason) }
+                        @else if let Some(at) = c.held_at { "held since " (time(at)) " (waiting for its predecessor)" }
+                        @else { "never applied" }
+                    }
+                }
+                @if let Some(m) = &c.mail {
+                    li {
+                        @if let Some(at) = m.sent_at { "mail sent: " (time(at)) " (the SMTP server accepted it)" }
+                        @else if m.failed_at.is_some() { "mail failed; the SMTP answer: " (m.last_error.clone().unwrap_or_default()) }
+                        @else {
+                            "mail queued " (time(m.queued_at))
+                            @if let Some(err) = &m.last_error { "; last SMTP answer: " (err) }
+                        }
+                    }
+                }
+            }
+            p { "Stopped at: " strong data-stop=(stop.label()) { (stop.label()) }
+                @if !e.trace_id().is_empty() { " · trace " code { (e.trace_id()) } } }
+        }
+    }
+}
