@@ -5,4 +5,5 @@
 mod audit;
 mod bad_input;
 mod common;
+mod json_shape;
 mod story;
