@@ -80,18 +80,62 @@ if [ "$#" -gt 0 ]; then
   cargo test --workspace --locked "$@"
   exit 0
 fi
-# Build every test binary once, then run the end-to-end binary beside the others: its tests
-# mostly wait (services starting, chaos runs of a fixed length), and no test needs the machine to
-# itself (a test that restarts a broker restarts a node of its own). The end-to-end binary gets
-# more test threads than libtest's one per core, so that its waiting tests overlap; its output is
-# kept in a file and printed after the others', so the two runs' lines do not interleave. Every
-# binary runs even when one fails (`--no-fail-fast`), so one run names every failure.
-cargo test --workspace --locked --no-run
+# Build every test binary once, for the whole workspace, then run the binaries themselves: two
+# `cargo test` runs over different package sets would each resolve features anew (the crates'
+# own dev-dependencies turn on `unstable-internals`, the console's tests pull in an HTTP client)
+# and rebuild most of the dependency tree a second and a third time. The end-to-end package's
+# binaries run beside the others: its tests mostly wait (services starting, chaos runs of a fixed
+# length), and no test needs the machine to itself (a test that restarts a broker restarts a
+# node of its own). They get more test threads than libtest's one per core, so that their waiting
+# tests overlap; their output is kept in a file and printed after the others', so the two runs'
+# lines do not interleave. Every binary runs even when one fails, so one run names every failure.
+listing=$(mktemp)
+cargo test --workspace --locked --no-run --message-format=json-render-diagnostics >"$listing"
+# One line per test binary: its package's directory, then the executable (cargo runs each in its
+# package's directory, with CARGO and CARGO_MANIFEST_DIR set; so does run_binary).
+mapfile -t binaries < <(python3 -c '
+import json, os, sys
+for line in open(sys.argv[1]):
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(os.path.dirname(m["manifest_path"]) + "\t" + m["executable"])
+' "$listing" | sort -u)
+rm -f "$listing"
+if [ "${#binaries[@]}" -eq 0 ]; then
+  log "no test binaries were built"
+  exit 1
+fi
+cargo_bin=$(command -v cargo)
+
+# Runs one test binary as `cargo test` would; returns its exit code.
+run_binary() {
+  local dir=$1 exe=$2
+  printf '\n     Running %s (%s)\n' "${exe#"$PWD"/}" "${dir#"$PWD"/}"
+  (cd "$dir" && CARGO="$cargo_bin" CARGO_MANIFEST_DIR="$dir" "$exe")
+}
+
 e2e_log=$(mktemp)
-RUST_TEST_THREADS="${E2E_TEST_THREADS:-4}" cargo test --locked --no-fail-fast -p e2e >"$e2e_log" 2>&1 &
+(
+  failed=0
+  for entry in "${binaries[@]}"; do
+    dir=${entry%%$'\t'*}
+    [ "$(basename "$dir")" = e2e ] || continue
+    RUST_TEST_THREADS="${E2E_TEST_THREADS:-4}" run_binary "$dir" "${entry#*$'\t'}" || failed=1
+  done
+  exit "$failed"
+) >"$e2e_log" 2>&1 &
 e2e_pid=$!
 others=0
-cargo test --workspace --locked --no-fail-fast --exclude e2e || others=$?
+for entry in "${binaries[@]}"; do
+  dir=${entry%%$'\t'*}
+  [ "$(basename "$dir")" != e2e ] || continue
+  run_binary "$dir" "${entry#*$'\t'}" || others=1
+done
+# The doctests (the crates' READMEs among them), from the same build.
+cargo test --workspace --locked --doc || others=1
 e2e=0
 wait "$e2e_pid" || e2e=$?
 log "the end-to-end package's tests:"

@@ -68,8 +68,6 @@ pub async fn connect_for(setting: &str, url: &str, max_connections: u32) -> anyh
         // A query waits this long for a pooled connection while the database is away; then the
         // caller sees an error (UNAVAILABLE on gRPC) instead of hanging.
         .acquire_timeout(Duration::from_secs(5))
-        .test_before_acquire(false)
-        .before_acquire(check_if_idle)
         .connect_with(options)
         .await
         .with_context(|| format!("{setting}: cannot connect to PostgreSQL"))
@@ -81,16 +79,26 @@ pub async fn connect_for(setting: &str, url: &str, max_connections: u32) -> anyh
 /// check gets no answer: sqlx checks every returned connection with a round trip (and first
 /// waits for the rest of a statement whose caller gave up), which on a socket gone silent would
 /// wait forever and keep the pool's slot taken for good. An idle connection is checked before
-/// use within [`ACQUIRE_CHECK_TIMEOUT`] when it was idle for [`ACQUIRE_CHECK_IDLE`] or longer
-/// (sqlx's own check is bounded only by the whole acquire's 5 s, one silent idle connection at a
-/// time).
+/// use within [`ACQUIRE_CHECK_TIMEOUT`] (sqlx's own check is bounded only by the whole
+/// acquire's 5 s, one silent idle connection at a time), every time however briefly it was idle:
+/// a connection the server ended meanwhile (a restart, `pg_terminate_backend`, a database closed
+/// to connections) would otherwise fail the statement it is taken for, and not every caller
+/// retries (an admin listing reports the shard unavailable).
 pub fn lazy_pool(options: &PgConnectOptions, max_connections: u32) -> PgPool {
     PgPoolOptions::new()
         .max_connections(max_connections)
         // As in `connect`: a caller waits at most this long while the database is away.
         .acquire_timeout(Duration::from_secs(5))
         .test_before_acquire(false)
-        .before_acquire(check_if_idle)
+        .before_acquire(|conn, _| {
+            Box::pin(async move {
+                match tokio::time::timeout(ACQUIRE_CHECK_TIMEOUT, conn.ping()).await {
+                    Ok(Ok(())) => Ok(true),
+                    Ok(Err(e)) => Err(e),
+                    Err(_) => Err(sqlx::Error::PoolTimedOut),
+                }
+            })
+        })
         .after_release(|conn, _| {
             Box::pin(async move {
                 match tokio::time::timeout(RELEASE_CHECK_TIMEOUT, conn.ping()).await {
@@ -108,29 +116,6 @@ pub fn lazy_pool(options: &PgConnectOptions, max_connections: u32) -> PgPool {
         })
         .connect_lazy_with(options.clone())
 }
-
-/// Checks a connection before use when it was idle for [`ACQUIRE_CHECK_IDLE`] or longer, within
-/// [`ACQUIRE_CHECK_TIMEOUT`]. A connection back from use moments ago is used as it is: a check
-/// per use would be a round trip on every statement's path; should it have died meanwhile, the
-/// statement fails (bounded by the callers' step timeouts) and is retried.
-fn check_if_idle(
-    conn: &mut PgConnection,
-    meta: sqlx::pool::PoolConnectionMetadata,
-) -> std::pin::Pin<Box<dyn Future<Output = Result<bool, sqlx::Error>> + Send + '_>> {
-    Box::pin(async move {
-        if meta.idle_for < ACQUIRE_CHECK_IDLE {
-            return Ok(true);
-        }
-        match tokio::time::timeout(ACQUIRE_CHECK_TIMEOUT, conn.ping()).await {
-            Ok(Ok(())) => Ok(true),
-            Ok(Err(e)) => Err(e),
-            Err(_) => Err(sqlx::Error::PoolTimedOut),
-        }
-    })
-}
-
-/// A connection idle for this long or longer is checked by [`lazy_pool`] before use.
-pub const ACQUIRE_CHECK_IDLE: Duration = Duration::from_secs(1);
 
 /// How long [`lazy_pool`]'s check of an idle connection before use may take.
 pub const ACQUIRE_CHECK_TIMEOUT: Duration = Duration::from_secs(2);

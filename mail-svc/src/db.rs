@@ -260,18 +260,25 @@ pub async fn claim_batch(conn: &mut PgConnection, limit: i64) -> Result<Vec<Mail
     sqlx::query_as(CLAIM_SQL).bind(limit).fetch_all(conn).await
 }
 
-/// Marks claimed mails delivered in one statement. A deferred mail keeps its last error (why it
-/// was late). Their orders need their next head: [`promote_next`].
-pub async fn mark_all_sent(conn: &mut PgConnection, mails: &[&MailRow]) -> Result<(), sqlx::Error> {
-    let shards: Vec<i32> = mails.iter().map(|m| m.shard).collect();
-    let seqs: Vec<i64> = mails.iter().map(|m| m.seq).collect();
+/// Marks claimed mails delivered in one statement, each with the server's answer to it (`None`:
+/// the log mailer). A deferred mail keeps its last error (why it was late). Their orders need
+/// their next head: [`promote_next`].
+pub async fn mark_all_sent(
+    conn: &mut PgConnection,
+    mails: &[(&MailRow, Option<String>)],
+) -> Result<(), sqlx::Error> {
+    let shards: Vec<i32> = mails.iter().map(|(m, _)| m.shard).collect();
+    let seqs: Vec<i64> = mails.iter().map(|(m, _)| m.seq).collect();
+    let replies: Vec<Option<&str>> = mails.iter().map(|(_, r)| r.as_deref()).collect();
     sqlx::query(
-        "update mails set sent_at = clock_timestamp(), attempts = attempts + 1,
-                          next_attempt_at = null, head = false
-          where (shard, seq) in (select * from unnest($1::integer[], $2::bigint[]))",
+        "update mails m set sent_at = clock_timestamp(), attempts = attempts + 1,
+                            next_attempt_at = null, head = false, smtp_reply = s.reply
+           from unnest($1::integer[], $2::bigint[], $3::text[]) as s(shard, seq, reply)
+          where m.shard = s.shard and m.seq = s.seq",
     )
     .bind(shards)
     .bind(seqs)
+    .bind(replies)
     .execute(conn)
     .await?;
     Ok(())

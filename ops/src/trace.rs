@@ -74,6 +74,9 @@ pub struct Mail {
     pub failed_at: Option<DateTime<Utc>>,
     /// The SMTP server's last answer when it failed.
     pub last_error: Option<String>,
+    /// The SMTP server's answer to the sent mail's message (`250 …`); `None` for the log
+    /// mailer and for mails sent before mail-svc kept it.
+    pub smtp_reply: Option<String>,
 }
 
 /// One event of the order and what became of it.
@@ -227,7 +230,7 @@ async fn consumed(
     .fetch_all(mail)
     .await?;
     let mails: Vec<Mail> = sqlx::query_as(
-        "select seq, queued_at, sent_at, failed_at, last_error from mails
+        "select seq, queued_at, sent_at, failed_at, last_error, smtp_reply from mails
           where shard = $1 and order_id = $2",
     )
     .bind(shard)

@@ -143,7 +143,11 @@ fn event(t: &Traced, highlight: Option<i64>) -> Markup {
                 }
                 @if let Some(m) = &c.mail {
                     li {
-                        @if let Some(at) = m.sent_at { "mail sent: " (time(at)) " (the SMTP server accepted it)" }
+                        @if let Some(at) = m.sent_at {
+                            "mail sent: " (time(at))
+                            @if let Some(reply) = &m.smtp_reply { "; the SMTP answer: " (reply) }
+                            @else { " (the log mailer, or sent before mail-svc kept the answer)" }
+                        }
                         @else if m.failed_at.is_some() { "mail failed; the SMTP answer: " (m.last_error.clone().unwrap_or_default()) }
                         @else {
                             "mail queued " (time(m.queued_at))

@@ -71,7 +71,7 @@ impl Mailer {
         for m in &mails {
             send_span(m).in_scope(|| self.send_log(m));
         }
-        let sent: Vec<&MailRow> = mails.iter().collect();
+        let sent: Vec<(&MailRow, Option<String>)> = mails.iter().map(|m| (m, None)).collect();
         self.commit_round(tx, &sent, &[]).await?;
         Ok(Round::Done {
             reached_server: true,
@@ -97,9 +97,12 @@ impl Mailer {
         let mut session_failure = None;
         for m in &mails {
             let span = send_span(m);
-            let Err(failure) = session.send(m).instrument(span.clone()).await else {
-                sent.push(m);
-                continue;
+            let failure = match session.send(m).instrument(span.clone()).await {
+                Ok(reply) => {
+                    sent.push((m, Some(reply)));
+                    continue;
+                }
+                Err(failure) => failure,
             };
             reached_server |= failure.stage != Stage::Build;
             let verdict = failure.verdict();
@@ -133,7 +136,7 @@ impl Mailer {
         })
     }
 
-    /// Marks `sent` delivered in one statement, moves the head of each order whose head left
+    /// Marks `sent` delivered in one statement (with the server's answer to each, if any), moves the head of each order whose head left
     /// the queue this round (`sent`, and `failed`: marked FAILED already) to its next mail,
     /// commits the round, and logs each delivery.
     ///
@@ -145,12 +148,13 @@ impl Mailer {
     async fn commit_round(
         &self,
         mut tx: sqlx::Transaction<'static, sqlx::Postgres>,
-        sent: &[&MailRow],
+        sent: &[(&MailRow, Option<String>)],
         failed: &[&MailRow],
     ) -> anyhow::Result<()> {
         let left: Vec<(i32, i64)> = sent
             .iter()
-            .chain(failed)
+            .map(|(m, _)| *m)
+            .chain(failed.iter().copied())
             .map(|m| (m.shard, m.order_id))
             .collect();
         retry::within(self.db_step_timeout, async {
@@ -166,7 +170,7 @@ impl Mailer {
         })
         .await?;
         metrics::counter!(crate::metrics::SENT).increment(sent.len() as u64);
-        for m in sent {
+        for (m, _) in sent {
             tracing::info!(
                 "[mail] delivered seq={} order={} to={}",
                 m.seq,

@@ -51,11 +51,11 @@ impl<'a> SmtpSession<'a> {
         }
     }
 
-    /// Sends one mail. A session kept from an earlier mail that fails before the mail's own
-    /// transaction got anywhere (servers close idle or busy sessions, or limit mails per
-    /// session) is retried once on a fresh session, so that only a fresh session's refusal
-    /// counts as the server refusing us.
-    pub(super) async fn send(&mut self, m: &MailRow) -> Result<(), SendFailure> {
+    /// Sends one mail and returns the server's answer to its message (`250 …`). A session kept
+    /// from an earlier mail that fails before the mail's own transaction got anywhere (servers
+    /// close idle or busy sessions, or limit mails per session) is retried once on a fresh
+    /// session, so that only a fresh session's refusal counts as the server refusing us.
+    pub(super) async fn send(&mut self, m: &MailRow) -> Result<String, SendFailure> {
         let (to, message) = build_message(m, self.from).map_err(|error| SendFailure {
             stage: Stage::Build,
             error,
@@ -73,7 +73,11 @@ impl<'a> SmtpSession<'a> {
     }
 
     /// One try within [`SMTP_SESSION_TIMEOUT`]; any failure drops the session.
-    async fn attempt(&mut self, to: &lettre::Address, message: &[u8]) -> Result<(), SendFailure> {
+    async fn attempt(
+        &mut self,
+        to: &lettre::Address,
+        message: &[u8],
+    ) -> Result<String, SendFailure> {
         let mut stage = Stage::Connect;
         let result = tokio::time::timeout(
             SMTP_SESSION_TIMEOUT,
@@ -81,7 +85,7 @@ impl<'a> SmtpSession<'a> {
         )
         .await;
         let failure = match result {
-            Ok(Ok(())) => return Ok(()),
+            Ok(Ok(reply)) => return Ok(reply),
             Ok(Err(e)) => SendFailure::new(stage, &e),
             Err(_) => SendFailure {
                 stage,
@@ -100,7 +104,7 @@ impl<'a> SmtpSession<'a> {
         to: &lettre::Address,
         message: &[u8],
         stage: &mut Stage,
-    ) -> Result<(), SmtpError> {
+    ) -> Result<String, SmtpError> {
         let conn = match &mut self.conn {
             Some(conn) => conn,
             None => {
@@ -166,7 +170,7 @@ async fn mail_transaction(
     to: &lettre::Address,
     message: &[u8],
     stage: &mut Stage,
-) -> Result<(), SmtpError> {
+) -> Result<String, SmtpError> {
     *stage = Stage::MailFrom;
     let mut params = Vec::new();
     if !message.is_ascii() && conn.server_info().supports_feature(Extension::EightBitMime) {
@@ -184,6 +188,9 @@ async fn mail_transaction(
     *stage = Stage::Data;
     conn.command(Data).await?;
     *stage = Stage::Message;
-    conn.message(message).await?;
-    Ok(())
+    let accepted = conn.message(message).await?;
+    let text: Vec<&str> = accepted.message().collect();
+    Ok(format!("{} {}", accepted.code(), text.join(" "))
+        .trim_end()
+        .to_owned())
 }

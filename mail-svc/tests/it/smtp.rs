@@ -105,6 +105,19 @@ async fn smtp_down_then_up_delivers_every_mail_once_in_order() {
                 .all(|m| m.state == MailState::Sent as i32 && m.attempts == 1)
         );
     }
+    // Each mail keeps the server's own answer to it: the receipt the sink numbered.
+    let replies: Vec<String> =
+        sqlx::query_scalar("select smtp_reply from mails where sent_at is not null order by seq")
+            .fetch_all(&svc.pool)
+            .await
+            .expect("replies");
+    let distinct: std::collections::HashSet<&String> = replies.iter().collect();
+    assert_eq!(replies.len(), total);
+    assert_eq!(distinct.len(), total, "one answer per mail: {replies:?}");
+    assert!(
+        replies.iter().all(|r| r.starts_with("250 OK queued as ")),
+        "{replies:?}"
+    );
     svc.stop().await;
     names.cleanup().await;
 }

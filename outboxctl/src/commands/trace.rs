@@ -78,7 +78,11 @@ pub async fn trace(args: &TraceArgs) -> Result<Output> {
         };
         let mail = match &c.mail {
             Some(m) if m.sent_at.is_some() => {
-                format!("sent {}", time(m.sent_at.unwrap_or(m.queued_at)))
+                let at = time(m.sent_at.unwrap_or(m.queued_at));
+                match &m.smtp_reply {
+                    Some(reply) => format!("sent {at}: {reply}"),
+                    None => format!("sent {at}"),
+                }
             }
             Some(m) if m.failed_at.is_some() => {
                 format!("failed: {}", m.last_error.clone().unwrap_or_default())

@@ -622,11 +622,17 @@ async fn session(
                 let l = line.strip_prefix('.').unwrap_or(&line);
                 data.push_str(l);
             }
-            store.lock().expect("lock").push(SinkMail {
-                to: to.clone(),
-                data,
-            });
-            b"250 OK queued\r\n"
+            let queued = {
+                let mut store = store.lock().expect("lock");
+                store.push(SinkMail {
+                    to: to.clone(),
+                    data,
+                });
+                // Each mail's own receipt, as a real server names the queue entry.
+                format!("250 OK queued as {}\r\n", store.len())
+            };
+            write.write_all(queued.as_bytes()).await?;
+            continue;
         } else if upper.starts_with("QUIT") {
             write.write_all(b"221 bye\r\n").await?;
             return Ok(());
