@@ -297,7 +297,7 @@ impl Envelope {
     }
 
     /// From shard `shard` of a sharded producer (default 0). A negative shard is a producer's
-    /// bug: [`Envelope::from_delivery`] refuses one.
+    /// bug: `Envelope::from_delivery` (feature `amqp`) refuses one.
     pub fn with_shard(mut self, shard: i32) -> Self {
         self.shard = shard;
         self
