@@ -105,6 +105,14 @@ our_pid() {
   echo "$pid"
 }
 
+# Whether the process just started for $1 still runs. Not `our_pid`: until `env` and `nohup` have
+# exec'd the binary, the new process is not yet the binary its pid file names.
+still_starting() {
+  local pid
+  pid=$(sed -n 1p "$RUN_DIR/$1.pid" 2>/dev/null) || return 1
+  [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null
+}
+
 # The binary the running instance was started from (status asks it for its health).
 started_binary() { sed -n 2p "$RUN_DIR/$1.pid"; }
 
@@ -203,7 +211,7 @@ start() {
     addr=$(grpc_addr "$svc")
     for _ in $(seq 1 60); do
       port_open "$(host_of "$addr")" "$(port_of "$addr")" && break
-      our_pid "$svc" >/dev/null || {
+      still_starting "$svc" || {
         log "$svc exited; last log lines:"
         tail -n 20 "$RUN_DIR/$svc.log" >&2
         exit 1
@@ -274,7 +282,7 @@ start_console() {
   printf '%s\n%s\n' "$!" "$(binary "$CONSOLE")" >"$RUN_DIR/$CONSOLE.pid"
   for _ in $(seq 1 60); do
     port_open "$(host_of "$addr")" "$(port_of "$addr")" && break
-    our_pid "$CONSOLE" >/dev/null || {
+    still_starting "$CONSOLE" || {
       log "$CONSOLE exited; last log lines:"
       tail -n 20 "$RUN_DIR/$CONSOLE.log" >&2
       exit 1
