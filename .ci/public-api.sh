@@ -20,10 +20,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 crates=(outbox outbox-support outbox-relay outbox-inbox)
-args=()
-for c in "${crates[@]}"; do args+=(-p "$c"); done
+# The whole workspace, as `cargo clippy` and `cargo doc` in .ci/run select it: the same
+# selection resolves the same features for every dependency, so this run reuses their builds
+# (the four crates alone would resolve fewer features and build most dependencies anew). The
+# services turn on `amqp`; only tests turn on `unstable-internals`, and tests are not documented.
 RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Z unstable-options --output-format json --document-hidden-items" \
-  cargo doc --locked --no-deps --features amqp "${args[@]}"
+  cargo doc --locked --no-deps --workspace
 target="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
 
 work="$(mktemp -d)"

@@ -83,12 +83,7 @@ fi
 # Build every test binary once, for the whole workspace, then run the binaries themselves: two
 # `cargo test` runs over different package sets would each resolve features anew (the crates'
 # own dev-dependencies turn on `unstable-internals`, the console's tests pull in an HTTP client)
-# and rebuild most of the dependency tree a second and a third time. The end-to-end package's
-# binaries run beside the others: its tests mostly wait (services starting, chaos runs of a fixed
-# length), and no test needs the machine to itself (a test that restarts a broker restarts a
-# node of its own). They get more test threads than libtest's one per core, so that their waiting
-# tests overlap; their output is kept in a file and printed after the others', so the two runs'
-# lines do not interleave. Every binary runs even when one fails, so one run names every failure.
+# and rebuild most of the dependency tree a second and a third time.
 listing=$(mktemp)
 cargo test --workspace --locked --no-run --message-format=json-render-diagnostics >"$listing"
 # One line per test binary: its package's directory, then the executable (cargo runs each in its
@@ -110,38 +105,81 @@ if [ "${#binaries[@]}" -eq 0 ]; then
 fi
 cargo_bin=$(command -v cargo)
 
-# Runs one test binary as `cargo test` would; returns its exit code.
+# The binaries run side by side, TEST_LANES at a time (default 3), the doctests as one more job:
+# the tests mostly wait (services starting, brokers restarting a node of their own, chaos runs of
+# a fixed length), and no test needs the machine to itself. The longest start first: the packages
+# in LONGEST_FIRST (slowest first, as measured in CI), their integration binaries before their unit
+# tests. The end-to-end package's binaries get more test threads than libtest's one per core, so
+# that their waiting tests overlap. Each job's output is printed whole when it ends, so lines of
+# different binaries never interleave; every job runs even when one fails, so one run names every
+# failure.
+LONGEST_FIRST=(e2e mail-svc relay-svc crates/outbox-relay orders-svc outboxctl crates/outbox-inbox)
+rank() {
+  local dir=${1#"$PWD"/} exe=$2 i
+  for i in "${!LONGEST_FIRST[@]}"; do
+    if [ "$dir" = "${LONGEST_FIRST[$i]}" ]; then
+      # Integration binaries (`tests/it`, named `it-…`) before a package's unit tests.
+      case "$(basename "$exe")" in it-*) echo $((2 * i)) ;; *) echo $((2 * i + 1)) ;; esac
+      return
+    fi
+  done
+  echo 99
+}
+mapfile -t ordered < <(for entry in "${binaries[@]}"; do
+  printf '%s\t%s\n' "$(rank "${entry%%$'\t'*}" "${entry#*$'\t'}")" "$entry"
+done | sort -s -n -k1,1 | cut -f2-)
+
+jobs_dir=$(mktemp -d)
+trap 'rm -rf "$jobs_dir"' EXIT
+
+# Runs one test binary as `cargo test` would.
 run_binary() {
   local dir=$1 exe=$2
   printf '\n     Running %s (%s)\n' "${exe#"$PWD"/}" "${dir#"$PWD"/}"
+  if [ "$(basename "$dir")" = e2e ]; then
+    export RUST_TEST_THREADS="${E2E_TEST_THREADS:-4}"
+  fi
   (cd "$dir" && CARGO="$cargo_bin" CARGO_MANIFEST_DIR="$dir" "$exe")
 }
 
-e2e_log=$(mktemp)
-(
-  failed=0
-  for entry in "${binaries[@]}"; do
-    dir=${entry%%$'\t'*}
-    [ "$(basename "$dir")" = e2e ] || continue
-    RUST_TEST_THREADS="${E2E_TEST_THREADS:-4}" run_binary "$dir" "${entry#*$'\t'}" || failed=1
+# Runs job $1 (a command and its arguments after it), keeps its output, prints it whole under a
+# lock when it ends, and leaves a failure mark when it fails.
+run_job() {
+  local name=$1
+  shift
+  local out="$jobs_dir/$name.log" started=$SECONDS rc=0
+  "$@" >"$out" 2>&1 || rc=$?
+  {
+    flock 9
+    cat "$out"
+    printf 'test.sh: %s ended (exit %s) after %s s\n' "$name" "$rc" "$((SECONDS - started))"
+  } 9>"$jobs_dir/print.lock" >&2
+  if [ "$rc" -ne 0 ]; then
+    : >"$jobs_dir/$name.failed"
+  fi
+}
+
+lanes="${TEST_LANES:-3}"
+n=0
+for entry in "${ordered[@]}" doctests; do
+  while [ "$(jobs -rp | wc -l)" -ge "$lanes" ]; do
+    wait -n || true
   done
-  exit "$failed"
-) >"$e2e_log" 2>&1 &
-e2e_pid=$!
-others=0
-for entry in "${binaries[@]}"; do
-  dir=${entry%%$'\t'*}
-  [ "$(basename "$dir")" != e2e ] || continue
-  run_binary "$dir" "${entry#*$'\t'}" || others=1
+  n=$((n + 1))
+  if [ "$entry" = doctests ]; then
+    # The doctests (the crates' READMEs among them), from the same build.
+    run_job "$n-doctests" cargo test --workspace --locked --doc &
+  else
+    run_job "$n-$(basename "${entry#*$'\t'}")" run_binary "${entry%%$'\t'*}" "${entry#*$'\t'}" &
+  fi
 done
-# The doctests (the crates' READMEs among them), from the same build.
-cargo test --workspace --locked --doc || others=1
-e2e=0
-wait "$e2e_pid" || e2e=$?
-log "the end-to-end package's tests:"
-cat "$e2e_log"
-rm -f "$e2e_log"
-if [ "$others" -ne 0 ] || [ "$e2e" -ne 0 ]; then
-  log "failed: the other packages' tests exited $others, the end-to-end package's $e2e"
+wait
+shopt -s nullglob
+failed=("$jobs_dir"/*.failed)
+if [ "${#failed[@]}" -gt 0 ]; then
+  for f in "${failed[@]}"; do
+    f=$(basename "$f" .failed)
+    log "failed: ${f#*-}"
+  done
   exit 1
 fi

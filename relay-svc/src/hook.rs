@@ -1,3 +1,3 @@
-//! Test hook (hidden), from `outbox_relay::hook`.
+//! The crash tests' hook, `outbox_relay::hook`.
 
 pub use outbox_relay::hook::*;

@@ -1,18 +1,20 @@
-//! Test hook (hidden): lets a test stop the relay exactly between the broker's confirms and the
-//! outbox delete, then abort it there, the crash window every relay has.
+//! A crash test's hook: stops the relay exactly between the broker's confirms and the outbox
+//! delete, the window every relay has, where a crash publishes the batch again. A test sets
+//! [`Settings::before_delete`](crate::Settings::before_delete), waits for the seqs on the
+//! receiver, kills the relay there, and checks that its consumers take the second copy as a
+//! duplicate.
 
 use std::sync::Arc;
 
 use tokio::sync::watch;
 
-/// When set in [`Settings`](crate::Settings), the relay publishes the seqs it is about to delete
-/// here, then stops forever instead of deleting them.
+/// When set in [`Settings`](crate::Settings), the relay sends the seqs it is about to delete to
+/// the receiver, then stops forever instead of deleting them.
 #[derive(Debug, Clone)]
 pub struct BeforeDelete {
     reached: Arc<watch::Sender<Vec<i64>>>,
 }
 
-#[cfg_attr(not(feature = "unstable-internals"), allow(dead_code))] // for tests, through the feature
 impl BeforeDelete {
     /// A hook and the receiver that sees the confirmed-but-not-deleted seqs.
     pub fn new() -> (Self, watch::Receiver<Vec<i64>>) {

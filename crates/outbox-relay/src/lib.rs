@@ -50,11 +50,12 @@
 //! crate to it, see `.ci/public-api.sh`): [`Relay`], [`Settings`] and its `DEFAULT_*` constants,
 //! [`LEADER_LOCK_KEY`], [`Encoder`], [`EnvelopeEncoder`], [`Outgoing`], [`OutboxRow`],
 //! [`Publisher`] (for [`Replay`]) and its [`Outcome`], [`Replay`], [`Backlog`], the modules [`error`], [`status`] (with
-//! [`Status`] and [`Snapshot`]), [`operator`] and [`replay`], and the re-exports `sqlx`, `lapin`,
-//! `tokio_util`, [`Tls`], [`BrokerUrls`], [`DEFAULT_HEARTBEAT`]. Nothing else is public: the
-//! modules `db` (the SQL), `floor`, `publisher` and `hook` (a test hook, with
-//! `Settings::before_delete`) are public only with the feature `unstable-internals`, for this
-//! workspace's tests and relay-svc's crash tests, without any promise (they change in any version).
+//! [`Status`] and [`Snapshot`]), [`operator`], [`replay`] and [`hook`] (a crash test's stop between
+//! the broker's confirms and the delete, [`Settings::before_delete`]), and the re-exports `sqlx`,
+//! `lapin`, `tokio_util`, [`Tls`], [`BrokerUrls`], [`DEFAULT_HEARTBEAT`]. Nothing else is public:
+//! the modules `db` (the SQL), `floor` and `publisher` are public only with the feature
+//! `unstable-internals`, for this workspace's tests, without any promise (they change in any
+//! version).
 
 #![warn(missing_docs)]
 
@@ -66,14 +67,15 @@ pub use tokio_util;
 
 mod cycle;
 pub mod error;
+pub mod hook;
 mod lease;
 pub mod operator;
 pub mod replay;
 pub mod status;
 
-// The internals: the SQL, the read floor, the publisher's parts and the test hook. Public only with
-// the feature `unstable-internals` (for this workspace's tests and relay-svc's test hook), and then
-// without any promise: they change in any version.
+// The internals: the SQL, the read floor and the publisher's parts. Public only with the feature
+// `unstable-internals` (for this workspace's tests), and then without any promise: they change in
+// any version.
 #[cfg(feature = "unstable-internals")]
 pub mod db;
 #[cfg(not(feature = "unstable-internals"))]
@@ -82,10 +84,6 @@ mod db;
 pub mod floor;
 #[cfg(not(feature = "unstable-internals"))]
 mod floor;
-#[cfg(feature = "unstable-internals")]
-pub mod hook;
-#[cfg(not(feature = "unstable-internals"))]
-mod hook;
 #[cfg(feature = "unstable-internals")]
 pub mod publisher;
 #[cfg(not(feature = "unstable-internals"))]
@@ -185,11 +183,9 @@ pub struct Settings {
     /// "where is this event" and replay). The leader drops whole days of them once they are
     /// older. `None`: the delete keeps nothing (the table must still exist).
     pub published_retention: Option<Duration>,
-    /// Test hook: stop between confirm and delete (feature `unstable-internals`).
-    #[cfg(feature = "unstable-internals")]
+    /// For crash tests: stop for good between the broker's confirms and the outbox delete, the
+    /// window in which a crash publishes the batch again (default `None`; see [`hook`]).
     pub before_delete: Option<hook::BeforeDelete>,
-    #[cfg(not(feature = "unstable-internals"))]
-    pub(crate) before_delete: Option<hook::BeforeDelete>,
 }
 
 impl Settings {

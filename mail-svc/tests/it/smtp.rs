@@ -20,12 +20,14 @@ async fn smtp_down_then_up_delivers_every_mail_once_in_order() {
 
     // Up: one mail goes through.
     publisher.proto(&created(1, 1, "a@example.com")).await;
-    eventually("first mail at the sink", 60, || async {
-        (sink.mails().len() == 1).then_some(())
+    // Sent as mail-svc sees it, not only received: a cut between the sink's receipt and its
+    // answer reaching mail-svc would leave the first mail unsent (and send it again later).
+    eventually("first mail sent", 60, || async {
+        (sink.mails().len() == 1 && svc.status().await.unsent_mails == 0).then_some(())
     })
     .await;
 
-    // Down (no SMTP session is open now, so nothing can be half-sent).
+    // Down (the first mail's session has ended, so nothing can be half-sent).
     proxy.cut();
     let mut expected: HashMap<String, Vec<u64>> =
         HashMap::from([("a@example.com".into(), vec![1])]);
