@@ -24,7 +24,9 @@ crates=(outbox outbox-support outbox-relay outbox-inbox)
 # selection resolves the same features for every dependency, so this run reuses their builds
 # (the four crates alone would resolve fewer features and build most dependencies anew). The
 # services turn on `amqp`; only tests turn on `unstable-internals`, and tests are not documented.
-RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Z unstable-options --output-format json --document-hidden-items" \
+# `-D warnings`: rustdoc's lints (broken or private links, bad HTML) fire in this output format as
+# in HTML, so this run is also .ci/run's check that every crate's docs resolve.
+RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-D warnings -Z unstable-options --output-format json --document-hidden-items" \
   cargo doc --locked --no-deps --workspace
 target="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
 

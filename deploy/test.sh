@@ -75,11 +75,15 @@ fi
 
 bash deploy/ensure-services.sh
 bash deploy/ensure-test-tools.sh
-sweep
 if [ "$#" -gt 0 ]; then
+  sweep
   cargo test --workspace --locked "$@"
   exit 0
 fi
+# The sweep runs beside the build and the tests (rabbitmqctl alone takes seconds, longer on a busy
+# machine): it only drops what a finished process left, never a running test's names.
+sweep &
+sweep_pid=$!
 # Build every test binary once, for the whole workspace, then run the binaries themselves: two
 # `cargo test` runs over different package sets would each resolve features anew (the crates'
 # own dev-dependencies turn on `unstable-internals`, the console's tests pull in an HTTP client)
@@ -162,7 +166,8 @@ run_job() {
 lanes="${TEST_LANES:-3}"
 n=0
 for entry in "${ordered[@]}" doctests; do
-  while [ "$(jobs -rp | wc -l)" -ge "$lanes" ]; do
+  # Test jobs running (the sweep does not take a lane).
+  while [ "$(jobs -rp | grep -cvx "$sweep_pid")" -ge "$lanes" ]; do
     wait -n || true
   done
   n=$((n + 1))
@@ -174,6 +179,7 @@ for entry in "${ordered[@]}" doctests; do
   fi
 done
 wait
+wait "$sweep_pid" || true
 shopt -s nullglob
 failed=("$jobs_dir"/*.failed)
 if [ "${#failed[@]}" -gt 0 ]; then

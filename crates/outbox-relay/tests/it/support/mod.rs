@@ -23,10 +23,32 @@ pub async fn all_arrive(
     events: &[(i64, i64)],
 ) {
     let all: Vec<i64> = events.iter().map(|(_, s)| *s).collect();
-    wait_until(&format!("every event consumed {what}"), || async {
-        consumer.has_all(&all)
-    })
-    .await;
+    let start = std::time::Instant::now();
+    while !consumer.has_all(&all) {
+        if start.elapsed() >= outbox_testkit::PATIENCE {
+            // What a stuck drain looks like: how far it got, and whether the rows are still in
+            // the outbox (not published) or gone from it (published, not consumed: lost).
+            let got: std::collections::HashSet<i64> = consumer.seqs().into_iter().collect();
+            let missing: Vec<i64> = all.iter().copied().filter(|s| !got.contains(s)).collect();
+            let unsent = db.unsent().await;
+            let gone: Vec<i64> = missing
+                .iter()
+                .copied()
+                .filter(|s| !unsent.contains(s))
+                .collect();
+            panic!(
+                "timed out waiting for: every event consumed {what}: {} of {} missing ({} still \
+                 in the outbox, {} gone from it: {:?}); first missing: {:?}",
+                missing.len(),
+                all.len(),
+                missing.len() - gone.len(),
+                gone.len(),
+                &gone[..gone.len().min(10)],
+                &missing[..missing.len().min(10)],
+            );
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     wait_until("the outbox is drained", || async {
         db.unsent().await.is_empty()
     })
