@@ -151,12 +151,13 @@ run_binary() {
 run_job() {
   local name=$1
   shift
-  local out="$jobs_dir/$name.log" started=$SECONDS rc=0
-  "$@" >"$out" 2>&1 || rc=$?
+  local out="$jobs_dir/$name.log" rc=0 TIMEFORMAT='%0R s, CPU %0U s user and %0S s system'
+  # The CPU the binary and the processes it waited for (the services it started) spent.
+  { time "$@" >"$out" 2>&1 || rc=$?; } 2>"$jobs_dir/$name.time"
   {
     flock 9
     cat "$out"
-    printf 'test.sh: %s ended (exit %s) after %s s\n' "$name" "$rc" "$((SECONDS - started))"
+    printf 'test.sh: %s ended (exit %s) after %s\n' "$name" "$rc" "$(cat "$jobs_dir/$name.time")"
   } 9>"$jobs_dir/print.lock" >&2
   if [ "$rc" -ne 0 ]; then
     : >"$jobs_dir/$name.failed"

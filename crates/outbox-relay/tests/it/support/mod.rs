@@ -23,9 +23,20 @@ pub async fn all_arrive(
     events: &[(i64, i64)],
 ) {
     let all: Vec<i64> = events.iter().map(|(_, s)| *s).collect();
-    let start = std::time::Instant::now();
+    // Patience runs out only without progress: a drain of thousands of rows through proxies on a
+    // machine busy with other tests may take longer than PATIENCE, a stuck one makes no progress.
+    let mut progress = (std::time::Instant::now(), 0usize);
     while !consumer.has_all(&all) {
-        if start.elapsed() >= outbox_testkit::PATIENCE {
+        // Distinct events: a relay publishing the same batch again and again makes none.
+        let arrived = consumer
+            .seqs()
+            .into_iter()
+            .collect::<std::collections::HashSet<_>>()
+            .len();
+        if arrived > progress.1 {
+            progress = (std::time::Instant::now(), arrived);
+        }
+        if progress.0.elapsed() >= outbox_testkit::PATIENCE {
             // What a stuck drain looks like: how far it got, and whether the rows are still in
             // the outbox (not published) or gone from it (published, not consumed: lost).
             let got: std::collections::HashSet<i64> = consumer.seqs().into_iter().collect();
@@ -37,8 +48,9 @@ pub async fn all_arrive(
                 .filter(|s| !unsent.contains(s))
                 .collect();
             panic!(
-                "timed out waiting for: every event consumed {what}: {} of {} missing ({} still \
-                 in the outbox, {} gone from it: {:?}); first missing: {:?}",
+                "no progress for {:?} waiting for: every event consumed {what}: {} of {} missing \
+                 ({} still in the outbox, {} gone from it: {:?}); first missing: {:?}",
+                outbox_testkit::PATIENCE,
                 missing.len(),
                 all.len(),
                 missing.len() - gone.len(),
