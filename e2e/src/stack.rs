@@ -2,7 +2,7 @@
 //! RabbitMQ names, and lets a test or the chaos checker kill, restart and query them.
 
 use std::{
-    net::{SocketAddr, TcpListener},
+    net::SocketAddr,
     path::{Path, PathBuf},
     process::Stdio,
     sync::atomic::{AtomicBool, Ordering},
@@ -65,10 +65,9 @@ pub fn db_name(url: &str) -> String {
     url.rsplit('/').next().unwrap_or_default().to_owned()
 }
 
-/// A free local port (bound, then released for the child to take).
+/// A free local port for a child to take ([`outbox_testkit::free_local_addr`]).
 pub fn free_addr() -> anyhow::Result<SocketAddr> {
-    let listener = TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
-    Ok(listener.local_addr()?)
+    outbox_testkit::free_local_addr().context("finding a free port")
 }
 
 /// One service process that can be killed and started again with the same settings.
@@ -194,9 +193,10 @@ impl ServiceProc {
         loop {
             if !self.is_running() {
                 bail!(
-                    "{} exited during start-up; see {}",
+                    "{} exited during start-up; the end of {}:\n{}",
                     self.name,
-                    self.log_path.display()
+                    self.log_path.display(),
+                    self.log_tail()
                 );
             }
             if let Ok(channel) = self.channel().await {
@@ -213,13 +213,21 @@ impl ServiceProc {
             }
             if Instant::now() > deadline {
                 bail!(
-                    "{} not healthy after {timeout:?}; see {}",
+                    "{} not healthy after {timeout:?}; the end of {}:\n{}",
                     self.name,
-                    self.log_path.display()
+                    self.log_path.display(),
+                    self.log_tail()
                 );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// The last lines of the process's log, for a failure message (CI keeps no files).
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(&self.log_path).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
     }
 
     /// A gRPC channel to this process.

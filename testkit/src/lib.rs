@@ -11,7 +11,7 @@
 //! - [`pki`], throwaway CAs for the TLS tests; [`health`], [`reflection`] and [`secrets`], what the
 //!   services' tests of those share;
 //! - [`run_for`] and [`run_to_end`], for tests of the real binaries; [`on_free_ports`], a service
-//!   binary on ports of its own; [`run_in_own_process`], for a test that must not share its
+//!   binary on ports of its own; [`free_local_addr`], a port for a child to listen on; [`run_in_own_process`], for a test that must not share its
 //!   process with the others;
 //! - [`confirming_channel`], [`preload`] and [`ready_messages`], the broker side of the tests
 //!   (publishing with confirms, counting a queue); [`RefusingQueue`], a queue the broker nacks for;
@@ -38,7 +38,7 @@ pub mod settings;
 
 pub use metrics::{Exposition, PROCESS_METRICS, scrape};
 pub use process::{
-    against_absent_servers, assert_refuses, on_free_ports, output_text, run_for,
+    against_absent_servers, assert_refuses, free_local_addr, on_free_ports, output_text, run_for,
     run_in_own_process, run_to_end,
 };
 pub use proxy::Proxy;

@@ -42,6 +42,27 @@ pub fn against_absent_servers(binary: &str, database: &str) -> std::process::Com
     cmd
 }
 
+/// A local address for a child process to listen on: bound here, then released for the child to
+/// take. The port is drawn below Linux's ephemeral range (32768–60999), where the outgoing
+/// connections of every test beside this one take their ports, and below the test brokers'
+/// fixed ports (25672 and up): a port from `127.0.0.1:0` could be taken by one of those
+/// connections before the child binds it.
+pub fn free_local_addr() -> std::io::Result<std::net::SocketAddr> {
+    use std::hash::{BuildHasher, RandomState};
+    const PORTS: std::ops::Range<u16> = 10_000..25_000;
+    let span = u64::from(PORTS.end - PORTS.start);
+    let mut last = None;
+    for _ in 0..64 {
+        let draw = RandomState::new().hash_one(std::time::Instant::now()) % span;
+        let port = PORTS.start + u16::try_from(draw).expect("below the span");
+        match std::net::TcpListener::bind(("127.0.0.1", port)) {
+            Ok(listener) => return listener.local_addr(),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.expect("64 tries"))
+}
+
 /// The service binary at `binary` with its gRPC and `/metrics` listeners on free ports
 /// (`GRPC_ADDR` and `METRICS_ADDR` `127.0.0.1:0`), so that it runs beside anything.
 pub fn on_free_ports(binary: &str) -> std::process::Command {

@@ -384,9 +384,7 @@ async fn every_commands_json_output_has_its_documented_shape() {
 
 /// `outboxctl --json audit --watch`, stopped by SIGTERM once its metrics answer.
 async fn watch_until_stopped(ctl: &Ctl) -> Run {
-    let addr = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port");
+    let addr = outbox_testkit::free_local_addr().expect("a free port");
     let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_outboxctl"))
         .env("OUTBOXCTL_ORDERS_DB", &ctl.orders_db)
         .env("OUTBOXCTL_MAIL_DB", &ctl.mail_db)
