@@ -7,7 +7,8 @@ Every item reachable from the crate root (public modules, re-exports of the crat
 is printed with its path and its signature: functions and methods with their arguments and
 return type, struct fields, enum variants, trait items, constants' types, the traits each type
 implements (not the auto and blanket ones). A re-export of another crate (`pub use sqlx;`) is one
-line. The lines are sorted, so that a diff of two outputs names exactly the items that changed.
+line. A type of the crate is named by the shortest public path to it (the path a user writes), a
+foreign type by its defining path. The lines are sorted, so that a diff of two outputs names exactly the items that changed.
 
     python3 .ci/public_api.py --announced OLD.txt NEW.txt CHANGELOG.md
 
@@ -28,7 +29,15 @@ def main(path):
     def item(i):
         return index.get(str(i))
 
+    # Where a user names each of the crate's items: the shortest public path the walk below
+    # reaches it by (`outbox_relay::Publisher`, not its private module's
+    # `outbox_relay::publisher::Publisher`). Filled by a first walk; other crates' items keep
+    # their defining path from rustdoc.
+    public = {}
+
     def canonical(i, written):
+        if str(i) in public:
+            return public[str(i)]
         p = paths.get(str(i))
         return "::".join(p["path"]) if p else written
 
@@ -200,6 +209,9 @@ def main(path):
         if key in seen:
             return
         seen.add(key)
+        best = public.get(str(i))
+        if best is None or (best.count("::"), best) > (here.count("::"), here):
+            public[str(i)] = here
         (k, v), = it["inner"].items()
         if k == "module":
             if prefix:
@@ -275,6 +287,9 @@ def main(path):
             emit(f"{k} {here}")
 
     # Paths start at the crate's name (`outbox_relay::…`): a line names its item unambiguously.
+    visit(doc["root"], "")
+    seen.clear()
+    lines.clear()
     visit(doc["root"], "")
     for line in sorted(lines):
         print(line)

@@ -49,7 +49,8 @@
 //! signature before → after (`docs/public-api/outbox-relay.txt` lists every item; CI holds the
 //! crate to it, see `.ci/public-api.sh`): [`Relay`], [`Settings`] and its `DEFAULT_*` constants,
 //! [`LEADER_LOCK_KEY`], [`Encoder`], [`EnvelopeEncoder`], [`Outgoing`], [`OutboxRow`],
-//! [`Publisher`] (for [`Replay`]) and its [`Outcome`], [`Replay`], [`Backlog`], the modules [`error`], [`status`] (with
+//! [`Publisher`] (for [`Replay`]) and its [`Outcome`], [`declare_exchange`] (the events exchange as
+//! the relay declares it, for a consumer or a test that starts first), [`Replay`], [`Backlog`], the modules [`error`], [`status`] (with
 //! [`Status`] and [`Snapshot`]), [`operator`], [`replay`] and [`hook`] (a crash test's stop between
 //! the broker's confirms and the delete, [`Settings::before_delete`]), and the re-exports `sqlx`,
 //! `lapin`, `tokio_util`, [`Tls`], [`BrokerUrls`], [`DEFAULT_HEARTBEAT`]. Nothing else is public:
@@ -98,7 +99,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use db::{Backlog, LEADER_LOCK_KEY, OutboxRow};
 pub use error::Error;
-pub use publisher::{Encoder, EnvelopeEncoder, Outcome, Outgoing, Publisher};
+pub use publisher::{Encoder, EnvelopeEncoder, Outcome, Outgoing, Publisher, declare_exchange};
 pub use replay::Replay;
 pub use status::{Snapshot, Status};
 

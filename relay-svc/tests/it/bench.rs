@@ -235,7 +235,7 @@ async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
     let exchange = outbox_testkit::unique("relay_ex");
     let consumer = Consumer::start(&exchange, None).await;
     let queue = BenchQueue::bound_to(&exchange).await;
-    let publisher = outbox_relay::publisher::Publisher::connect(
+    let publisher = outbox_relay::Publisher::connect(
         &outbox_testkit::amqp_url(),
         &Default::default(),
         outbox_support::amqp::DEFAULT_HEARTBEAT,
@@ -246,9 +246,9 @@ async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
     .await
     .expect("publisher");
     let body = payload(1, OrderStatus::Paid, OrderStatus::Pending);
-    let messages: Vec<outbox_relay::publisher::Outgoing> = (0..events)
+    let messages: Vec<outbox_relay::Outgoing> = (0..events)
         .map(|i| {
-            outbox_relay::publisher::Outgoing::from_row(&outbox_relay::db::OutboxRow {
+            outbox_relay::Outgoing::from_row(&outbox_relay::OutboxRow {
                 seq: i + 1,
                 aggregate_type: "order".into(),
                 aggregate_id: 1 + i % 1_000,
@@ -266,7 +266,7 @@ async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
         .collect();
     let started = Instant::now();
     for wave in messages.chunks(window) {
-        let wave: Vec<&outbox_relay::publisher::Outgoing> = wave.iter().collect();
+        let wave: Vec<&outbox_relay::Outgoing> = wave.iter().collect();
         let outcomes = publisher
             .publish(&wave, Duration::from_secs(30), &Default::default())
             .await
@@ -274,7 +274,7 @@ async fn relay_format_ceiling(events: i64, window: usize) -> f64 {
         assert!(
             outcomes
                 .iter()
-                .all(|o| *o == outbox_relay::publisher::Outcome::Delivered)
+                .all(|o| *o == outbox_relay::Outcome::Delivered)
         );
     }
     let rate = events as f64 / started.elapsed().as_secs_f64();

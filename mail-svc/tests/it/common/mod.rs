@@ -324,7 +324,7 @@ pub struct Publisher {
 impl Publisher {
     pub async fn connect(exchange: &str) -> Self {
         let (conn, ch) = outbox_testkit::confirming_channel().await;
-        outbox_relay::publisher::declare_exchange(&ch, exchange)
+        outbox_relay::declare_exchange(&ch, exchange)
             .await
             .expect("declare exchange");
         Self {

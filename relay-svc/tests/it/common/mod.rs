@@ -332,7 +332,7 @@ impl Consumer {
             .await
             .expect("consumer connects to RabbitMQ");
         let channel = connection.create_channel().await.expect("channel");
-        outbox_relay::publisher::declare_exchange(&channel, exchange)
+        outbox_relay::declare_exchange(&channel, exchange)
             .await
             .expect("declare exchange");
         let queue = outbox_testkit::unique("relay_q");

@@ -56,7 +56,7 @@ impl Queue {
                 .await
                 .expect("broker");
         let channel = connection.create_channel().await.expect("channel");
-        outbox_relay::publisher::declare_exchange(&channel, &exchange)
+        outbox_relay::declare_exchange(&channel, &exchange)
             .await
             .expect("exchange");
         let options = QueueDeclareOptions {
