@@ -90,10 +90,14 @@ fn turn() -> std::sync::Arc<AsyncMutex<()>> {
     TURN.get_or_init(Default::default).clone()
 }
 
-/// The cluster's turn without bringing it up, for a test that runs the script itself
-/// (blocking: not from an async runtime's thread).
-pub fn turn_blocking() -> OwnedMutexGuard<()> {
-    turn().blocking_lock_owned()
+/// The cluster's turn for a test that runs the script itself on nodes of its own (blocking: not
+/// from an async runtime's thread), with the shared cluster down: a holder that left while
+/// another still waits leaves it running on the ports the test's nodes take. The waiting holder
+/// brings it up again when its turn comes.
+pub fn turn_blocking() -> anyhow::Result<OwnedMutexGuard<()>> {
+    let turn = turn().blocking_lock_owned();
+    run_script(&["down"])?;
+    Ok(turn)
 }
 
 /// Holders of the cluster in this process (the last one brings it down).

@@ -361,7 +361,7 @@ async fn local_sh_starts_reports_and_stops_only_its_own_processes() {
 fn rabbit_cluster_script_is_idempotent_and_kills_only_its_own_node() {
     use e2e::cluster;
     // The cluster's turn: the script starts and kills the nodes `Cluster`'s holders use.
-    let _turn = cluster::turn_blocking();
+    let _turn = cluster::turn_blocking().expect("the shared cluster down");
     let base = std::env::temp_dir().join(outbox_testkit::unique("outbox_cluster_script"));
     let with_base = |args: &[&str]| {
         let out = Command::new("/bin/bash")
