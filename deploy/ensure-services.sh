@@ -69,6 +69,30 @@ ensure_postgres() {
   exit 1
 }
 
+# The suite's binaries run side by side (deploy/test.sh's lanes), each test with services whose
+# pools stay open: up to ~100 sessions at once were counted in a CI run, PostgreSQL's default
+# limit. A test whose pool finds no free slot for 30 s fails (PoolTimedOut), so this machine's own
+# server gets room (ALTER SYSTEM, then a restart, logged); another server is only named.
+PG_MIN_CONNECTIONS=300
+ensure_pg_connections() {
+  command -v psql >/dev/null 2>&1 || return 0
+  local limit
+  limit=$(psql -w -h 127.0.0.1 -U postgres -d postgres -Atqc 'show max_connections' </dev/null 2>/dev/null) || return 0
+  [ "$limit" -ge "$PG_MIN_CONNECTIONS" ] && return 0
+  if [ -n "${TEST_PG_URL:-}" ] || ! ls /etc/postgresql/*/main >/dev/null 2>&1; then
+    log "PostgreSQL allows $limit connections; the suite may need up to $PG_MIN_CONNECTIONS (max_connections)"
+    return 0
+  fi
+  log "raising PostgreSQL $(pg_version)'s max_connections from $limit to $PG_MIN_CONNECTIONS and restarting it"
+  psql -w -h 127.0.0.1 -U postgres -d postgres -Atqc \
+    "alter system set max_connections = $PG_MIN_CONNECTIONS" </dev/null >/dev/null
+  $SUDO pg_ctlcluster --skip-systemctl-redirect "$(pg_version)" main restart
+  wait_port 5432 30 || { log "PostgreSQL did not come back on 127.0.0.1:5432"; exit 1; }
+  for _ in $(seq 1 20); do pg_accepts_us && return 0; sleep 0.5; done
+  log "PostgreSQL does not accept logins after its restart"
+  exit 1
+}
+
 ensure_rabbitmq() {
   if port_open 5672; then return 0; fi
   if ! command -v rabbitmq-server >/dev/null 2>&1 && [ ! -x /usr/sbin/rabbitmq-server ]; then
@@ -100,5 +124,6 @@ ensure_toolchain() {
 
 ensure_toolchain
 ensure_postgres
+ensure_pg_connections
 ensure_rabbitmq
 log "PostgreSQL and RabbitMQ are up"
