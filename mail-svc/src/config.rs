@@ -235,22 +235,17 @@ impl Config {
     /// that PostgreSQL frees what a client whose socket went silent holds (the claims, the
     /// orders' locks) without cutting a slow SMTP server's round short.
     ///
-    /// Every statement is planned for its own arguments (`plan_cache_mode`): the batch
-    /// statements join arrays of chains against `mails` and `held_events`, and a generic plan
-    /// cached while those tables were small (a fresh database, or before autovacuum's analyze
-    /// caught up with a burst) joins the whole table instead of probing its keys: measured at
-    /// the end-to-end maximum, one promotion walked 330,000 buffers (66,024 rows × an index probe)
-    /// for 18 chains, and the throughput halved. A custom plan sees the tables' current size.
+    /// Every statement is planned for its own arguments ([`outbox_kit::db::custom_plans`]):
+    /// the batch statements join arrays of chains against `mails` and `held_events`.
     pub fn pool_options(
         &self,
         pg: &sqlx::postgres::PgConnectOptions,
     ) -> sqlx::postgres::PgConnectOptions {
-        outbox_kit::db::with_session_timeouts(
+        outbox_kit::db::custom_plans(outbox_kit::db::with_session_timeouts(
             pg,
             self.server.liveness.db_statement_timeout,
             self.server.liveness.db_statement_timeout + crate::mailer::LONGEST_SEND,
-        )
-        .options([("plan_cache_mode", "force_custom_plan")])
+        ))
     }
 
     /// Checks what clap cannot: the error names the setting to fix.

@@ -6,6 +6,7 @@ use outbox_kit::{
     settings::{Absent, ORDERS_PORTS, Ports, Profile, ServerSettings},
 };
 use outbox_support::{failover::BrokerUrls, secret::SecretUrl};
+use sqlx::postgres::PgConnectOptions;
 
 /// The command line: run the service, or `healthcheck` a running one.
 #[derive(Debug, Clone, Parser)]
@@ -89,5 +90,19 @@ impl Config {
             Some(shards) => shards.urls().to_vec(),
             None => vec![self.database_url.clone()],
         }
+    }
+
+    /// The setting that names shard `index` (in errors), and the options of its pool: every
+    /// statement planned for its own arguments ([`outbox_kit::db::custom_plans`]), since a
+    /// generic plan of the batch's `where id = any($1)` cached while `orders` was small scans the
+    /// whole table.
+    pub fn shard_options(&self, index: usize) -> anyhow::Result<(String, PgConnectOptions)> {
+        let setting = match &self.shards {
+            None => "DATABASE_URL".to_owned(),
+            Some(shards) => format!("SHARDS (shard {index} of {})", shards.urls().len()),
+        };
+        let url = &self.shard_urls()[index];
+        let options = outbox_kit::db::custom_plans(outbox_kit::db::options_for(&setting, url)?);
+        Ok((setting, options))
     }
 }

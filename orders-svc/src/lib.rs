@@ -59,9 +59,10 @@ impl App {
         let security = cfg.server.grpc_security.load()?;
         let urls = cfg.shard_urls();
         let mut pools = Vec::with_capacity(urls.len());
-        for (index, url) in urls.iter().enumerate() {
-            let setting = shard_setting(&cfg, index);
-            let pool = outbox_kit::db::connect_for(&setting, url, cfg.db_max_connections).await?;
+        for index in 0..urls.len() {
+            let (setting, options) = cfg.shard_options(index)?;
+            let pool =
+                outbox_kit::db::connect_with(&setting, options, cfg.db_max_connections).await?;
             db::MIGRATOR
                 .run(&pool)
                 .await
@@ -98,9 +99,8 @@ impl App {
         let mut probe = AllOf(
             urls.iter()
                 .enumerate()
-                .map(|(index, url)| {
-                    let setting = shard_setting(&cfg, index);
-                    let options = outbox_kit::db::options_for(&setting, url)?;
+                .map(|(index, _)| {
+                    let (_, options) = cfg.shard_options(index)?;
                     Ok((format!("shard {index}"), DbProbe::new(options)))
                 })
                 .collect::<anyhow::Result<_>>()?,
@@ -158,13 +158,5 @@ impl App {
         }
         tracing::info!("orders-svc stopped");
         Ok(())
-    }
-}
-
-/// The setting a shard's database comes from, for error messages.
-fn shard_setting(cfg: &Config, index: usize) -> String {
-    match &cfg.shards {
-        None => "DATABASE_URL".to_owned(),
-        Some(shards) => format!("SHARDS (shard {index} of {})", shards.urls().len()),
     }
 }

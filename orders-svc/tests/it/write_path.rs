@@ -264,3 +264,30 @@ async fn a_batch_of_one_that_loses_a_creation_race_goes_again_as_an_update() {
     assert_eq!(crate::common::count(&pool, "outbox").await, 2);
     drop_database(pool).await;
 }
+
+/// The service's sessions plan every statement for its own arguments: a generic plan of the
+/// batch's `where id = any($1) … for update`, cached while `orders` was small, read the table
+/// by sequential scans at the end-to-end maximum, 422 rows per event (docs/BENCHMARKS.md,
+/// "Speed round 3"). Which plan PostgreSQL caches depends on the statistics of the moment, so
+/// the setting itself is what is checked, on a connection with the options the service's pools
+/// use.
+#[tokio::test]
+async fn every_statement_is_planned_for_its_own_arguments() {
+    use sqlx::Connection;
+    let cfg = crate::common::config(outbox_testkit::fresh_database_url("orders_plans"));
+    let (setting, options) = cfg.shard_options(0).expect("options");
+    assert_eq!(setting, "DATABASE_URL");
+    let pool = outbox_kit::db::connect_with(&setting, options.clone(), 1)
+        .await
+        .expect("the database, created");
+    let mut conn = sqlx::PgConnection::connect_with(&options)
+        .await
+        .expect("connect");
+    let mode: String = sqlx::query_scalar("show plan_cache_mode")
+        .fetch_one(&mut conn)
+        .await
+        .expect("plan_cache_mode");
+    assert_eq!(mode, "force_custom_plan");
+    conn.close().await.expect("close");
+    drop_database(pool).await;
+}
