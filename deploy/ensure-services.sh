@@ -36,10 +36,13 @@ trust_local_tcp() {
   $SUDO sed -i -E 's/^(host\s+all\s+all\s+(127\.0\.0\.1\/32|::1\/128)\s+)\S+/\1trust/' "$hba"
 }
 
+# One statement as the tests' passwordless user; its rows on stdout.
+pg_query() { psql -w -h 127.0.0.1 -U postgres -d postgres -Atqc "$1" </dev/null; }
+
 # True when the passwordless URL the tests default to is accepted.
 pg_accepts_us() {
   command -v psql >/dev/null 2>&1 || return 0 # nothing to ask with; the tests will tell
-  psql -w -h 127.0.0.1 -U postgres -d postgres -Atqc 'select 1' </dev/null >/dev/null 2>&1
+  pg_query 'select 1' >/dev/null 2>&1
 }
 
 ensure_postgres() {
@@ -77,15 +80,14 @@ PG_MIN_CONNECTIONS=300
 ensure_pg_connections() {
   command -v psql >/dev/null 2>&1 || return 0
   local limit
-  limit=$(psql -w -h 127.0.0.1 -U postgres -d postgres -Atqc 'show max_connections' </dev/null 2>/dev/null) || return 0
+  limit=$(pg_query 'show max_connections' 2>/dev/null) || return 0
   [ "$limit" -ge "$PG_MIN_CONNECTIONS" ] && return 0
   if [ -n "${TEST_PG_URL:-}" ] || ! ls /etc/postgresql/*/main >/dev/null 2>&1; then
     log "PostgreSQL allows $limit connections; the suite may need up to $PG_MIN_CONNECTIONS (max_connections)"
     return 0
   fi
   log "raising PostgreSQL $(pg_version)'s max_connections from $limit to $PG_MIN_CONNECTIONS and restarting it"
-  psql -w -h 127.0.0.1 -U postgres -d postgres -Atqc \
-    "alter system set max_connections = $PG_MIN_CONNECTIONS" </dev/null >/dev/null
+  pg_query "alter system set max_connections = $PG_MIN_CONNECTIONS" >/dev/null
   $SUDO pg_ctlcluster --skip-systemctl-redirect "$(pg_version)" main restart
   wait_port 5432 30 || { log "PostgreSQL did not come back on 127.0.0.1:5432"; exit 1; }
   for _ in $(seq 1 20); do pg_accepts_us && return 0; sleep 0.5; done

@@ -53,21 +53,16 @@ pub fn options_for(setting: &str, url: &SecretUrl) -> anyhow::Result<PgConnectOp
 /// `max_connections`. Errors name `DATABASE_URL`, the setting an operator has to fix, and never
 /// show its password (a [`SecretUrl`] derefs to the `&str` this takes).
 pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<PgPool> {
-    connect_for("DATABASE_URL", url, max_connections).await
-}
-
-/// [`connect`] to a database given by another `setting` (e.g. one entry of `SHARDS`), named in
-/// its errors.
-pub async fn connect_for(setting: &str, url: &str, max_connections: u32) -> anyhow::Result<PgPool> {
     connect_with(
-        setting,
-        options_for(setting, &SecretUrl::from(url))?,
+        "DATABASE_URL",
+        options(&SecretUrl::from(url))?,
         max_connections,
     )
     .await
 }
 
-/// [`connect_for`] with `options` already parsed (and tuned, e.g. [`custom_plans`]).
+/// [`connect`] with `options` already parsed (by [`options_for`] a database given by another
+/// `setting`, e.g. one entry of `SHARDS`, named in the errors) and tuned (e.g. [`custom_plans`]).
 pub async fn connect_with(
     setting: &str,
     options: PgConnectOptions,

@@ -92,17 +92,24 @@ impl Config {
         }
     }
 
-    /// The setting that names shard `index` (in errors), and the options of its pool: every
-    /// statement planned for its own arguments ([`outbox_kit::db::custom_plans`]), since a
+    /// Each order database's options, shard 0 first, with the setting that names it in errors:
+    /// every statement planned for its own arguments ([`outbox_kit::db::custom_plans`]), since a
     /// generic plan of the batch's `where id = any($1)` cached while `orders` was small scans the
     /// whole table.
-    pub fn shard_options(&self, index: usize) -> anyhow::Result<(String, PgConnectOptions)> {
-        let setting = match &self.shards {
-            None => "DATABASE_URL".to_owned(),
-            Some(shards) => format!("SHARDS (shard {index} of {})", shards.urls().len()),
-        };
-        let url = &self.shard_urls()[index];
-        let options = outbox_kit::db::custom_plans(outbox_kit::db::options_for(&setting, url)?);
-        Ok((setting, options))
+    pub fn shard_options(&self) -> anyhow::Result<Vec<(String, PgConnectOptions)>> {
+        let urls = self.shard_urls();
+        let count = urls.len();
+        urls.iter()
+            .enumerate()
+            .map(|(index, url)| {
+                let setting = match &self.shards {
+                    None => "DATABASE_URL".to_owned(),
+                    Some(_) => format!("SHARDS (shard {index} of {count})"),
+                };
+                let options =
+                    outbox_kit::db::custom_plans(outbox_kit::db::options_for(&setting, url)?);
+                Ok((setting, options))
+            })
+            .collect()
     }
 }

@@ -57,12 +57,12 @@ impl App {
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
         cfg.validate()?;
         let security = cfg.server.grpc_security.load()?;
-        let urls = cfg.shard_urls();
-        let mut pools = Vec::with_capacity(urls.len());
-        for index in 0..urls.len() {
-            let (setting, options) = cfg.shard_options(index)?;
+        let shard_options = cfg.shard_options()?;
+        let mut pools = Vec::with_capacity(shard_options.len());
+        for (setting, options) in &shard_options {
             let pool =
-                outbox_kit::db::connect_with(&setting, options, cfg.db_max_connections).await?;
+                outbox_kit::db::connect_with(setting, options.clone(), cfg.db_max_connections)
+                    .await?;
             db::MIGRATOR
                 .run(&pool)
                 .await
@@ -97,13 +97,11 @@ impl App {
         // The first answer is already true: probe once before serving, then keep probing.
         // SERVING only while every shard answers: an Upsert of any order may need any shard.
         let mut probe = AllOf(
-            urls.iter()
+            shard_options
+                .into_iter()
                 .enumerate()
-                .map(|(index, _)| {
-                    let (_, options) = cfg.shard_options(index)?;
-                    Ok((format!("shard {index}"), DbProbe::new(options)))
-                })
-                .collect::<anyhow::Result<_>>()?,
+                .map(|(index, (_, options))| (format!("shard {index}"), DbProbe::new(options)))
+                .collect(),
         );
         health.set(probe.check().await).await;
         let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));

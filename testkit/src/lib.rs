@@ -11,8 +11,8 @@
 //! - [`pki`], throwaway CAs for the TLS tests; [`health`], [`reflection`] and [`secrets`], what the
 //!   services' tests of those share;
 //! - [`run_for`] and [`run_to_end`], for tests of the real binaries; [`on_free_ports`], a service
-//!   binary on ports of its own; [`free_local_addr`], a port for a child to listen on; [`run_in_own_process`], for a test that must not share its
-//!   process with the others;
+//!   binary on ports of its own; [`free_local_addr`], a port for a child to listen on;
+//!   [`run_in_own_process`], for a test that must not share its process with the others;
 //! - [`confirming_channel`], [`preload`] and [`ready_messages`], the broker side of the tests
 //!   (publishing with confirms, counting a queue); [`RefusingQueue`], a queue the broker nacks for;
 //!   [`rabbit_node`], a RabbitMQ node of a test's own for tests that restart or block a broker;

@@ -50,10 +50,11 @@
 //! crate to it, see `.ci/public-api.sh`): [`Relay`], [`Settings`] and its `DEFAULT_*` constants,
 //! [`LEADER_LOCK_KEY`], [`Encoder`], [`EnvelopeEncoder`], [`Outgoing`], [`OutboxRow`],
 //! [`Publisher`] (for [`Replay`]) and its [`Outcome`], [`declare_exchange`] (the events exchange as
-//! the relay declares it, for a consumer or a test that starts first), [`Replay`], [`Backlog`], the modules [`error`], [`status`] (with
-//! [`Status`] and [`Snapshot`]), [`operator`], [`replay`] and [`hook`] (a crash test's stop between
-//! the broker's confirms and the delete, [`Settings::before_delete`]), and the re-exports `sqlx`,
-//! `lapin`, `tokio_util`, [`Tls`], [`BrokerUrls`], [`DEFAULT_HEARTBEAT`]. Nothing else is public:
+//! the relay declares it, for a consumer or a test that starts first), [`Replay`], [`Backlog`],
+//! the modules [`error`], [`status`] (with [`Status`] and [`Snapshot`]), [`operator`], [`replay`]
+//! and [`hook`] (a crash test's stop between the broker's confirms and the delete,
+//! [`Settings::before_delete`]), and the re-exports `sqlx`, `lapin`, `tokio_util`, [`Tls`],
+//! [`BrokerUrls`], [`DEFAULT_HEARTBEAT`]. Nothing else is public:
 //! the modules `db` (the SQL), `floor` and `publisher` are public only with the feature
 //! `unstable-internals`, for this workspace's tests, without any promise (they change in any
 //! version).

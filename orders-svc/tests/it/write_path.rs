@@ -275,7 +275,8 @@ async fn a_batch_of_one_that_loses_a_creation_race_goes_again_as_an_update() {
 async fn every_statement_is_planned_for_its_own_arguments() {
     use sqlx::Connection;
     let cfg = crate::common::config(outbox_testkit::fresh_database_url("orders_plans"));
-    let (setting, options) = cfg.shard_options(0).expect("options");
+    let [(setting, options)] = <[_; 1]>::try_from(cfg.shard_options().expect("options"))
+        .expect("one database without SHARDS");
     assert_eq!(setting, "DATABASE_URL");
     let pool = outbox_kit::db::connect_with(&setting, options.clone(), 1)
         .await
