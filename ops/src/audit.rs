@@ -22,7 +22,10 @@ use std::{
 use chrono::{DateTime, Utc};
 use outbox::TableName;
 use outbox_support::metrics::Metric;
+use outbox_support::secret::SecretUrl;
 use sqlx::{AssertSqlSafe, PgPool};
+
+use crate::fleet::Target;
 
 /// The consumer this audit checks: mail-svc's inbox, as `outbox_audit_*{consumer="mail"}`.
 pub const CONSUMER: &str = "mail";
@@ -97,6 +100,8 @@ impl Stage {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lagging {
     pub key: Key,
+    /// The outbox database the order lives in: its fleet name, or `shard-N`.
+    pub database: String,
     /// The producer's last seq of the order.
     pub head: i64,
     /// The consumer's last applied seq (`None`: none of the order's events).
@@ -111,37 +116,72 @@ pub struct Lagging {
     pub detail: String,
 }
 
-/// The databases the audit reads: each orders shard's (index = shard) and mail-svc's.
+/// The databases the audit reads: each orders database's pool (by its position in [`Sources::ids`])
+/// and mail-svc's.
 #[derive(Debug, Clone)]
 pub struct Sources {
     pub shards: Vec<PgPool>,
+    /// Each of [`Sources::shards`]'s name and the shard its events carry: `shard-N` and N for
+    /// orders-svc's SHARDS, the registry's name and source id for a fleet's databases.
+    pub ids: Vec<ShardId>,
     pub mail: PgPool,
+}
+
+/// An orders database's name and the shard its events carry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShardId {
+    pub name: String,
+    pub shard: i32,
 }
 
 impl Sources {
     /// Connects to each orders database (shard 0 first) and mail-svc's, every session read-only
     /// (`default_transaction_read_only`): the audit and the trace never write.
     pub async fn connect(orders: &[String], mail: &str) -> Result<Self, String> {
-        let connect = |url: &str, what: String| {
-            let url = url.trim().to_owned();
-            async move {
-                let options: sqlx::postgres::PgConnectOptions = url
-                    .parse()
-                    .map_err(|e| format!("{what} is not a PostgreSQL URL: {e}"))?;
-                sqlx::postgres::PgPoolOptions::new()
-                    .max_connections(2)
-                    .acquire_timeout(Duration::from_secs(5))
-                    .connect_with(options.options([("default_transaction_read_only", "on")]))
-                    .await
-                    .map_err(|e| format!("cannot connect to {what}: {e}"))
-            }
+        let targets: Vec<Target> = orders
+            .iter()
+            .enumerate()
+            .map(|(i, url)| Target {
+                name: crate::fleet::shard_name(i),
+                shard: i as i32,
+                url: SecretUrl::new(url.trim()),
+            })
+            .collect();
+        Self::connect_targets(&targets, mail).await
+    }
+
+    /// Connects to each of `targets` (a fleet's databases, or some of them) and mail-svc's
+    /// database, read-only like [`Sources::connect`].
+    pub async fn connect_targets(targets: &[Target], mail: &str) -> Result<Self, String> {
+        let connect = |url: SecretUrl, what: String| async move {
+            let options: sqlx::postgres::PgConnectOptions = url
+                .parse(&what, "PostgreSQL URL", str::parse)
+                .map_err(|e| e.to_string())?;
+            sqlx::postgres::PgPoolOptions::new()
+                .max_connections(2)
+                .acquire_timeout(Duration::from_secs(5))
+                .connect_with(options.options([("default_transaction_read_only", "on")]))
+                .await
+                .map_err(|e| format!("cannot connect to {what}: {}", url.scrub(&e.to_string())))
         };
         let mut shards = Vec::new();
-        for (i, url) in orders.iter().enumerate() {
-            shards.push(connect(url, format!("the orders database of shard {i}")).await?);
+        for t in targets {
+            let what = format!("the orders database {} (shard {})", t.name, t.shard);
+            shards.push(connect(t.url.clone(), what).await?);
         }
-        let mail = connect(mail, "mail-svc's database".to_owned()).await?;
-        Ok(Self { shards, mail })
+        let ids = targets
+            .iter()
+            .map(|t| ShardId {
+                name: t.name.clone(),
+                shard: t.shard,
+            })
+            .collect();
+        let mail = connect(
+            SecretUrl::new(mail.trim()),
+            "mail-svc's database".to_owned(),
+        )
+        .await?;
+        Ok(Self { shards, ids, mail })
     }
 }
 
@@ -174,6 +214,17 @@ impl Report {
             *o = o.max(age);
         }
         oldest
+    }
+
+    /// How many orders lag in each database (by name; every database read, zeros included).
+    pub fn by_database<'a>(&self, ids: &'a [ShardId]) -> BTreeMap<&'a str, usize> {
+        let mut counts: BTreeMap<&str, usize> = ids.iter().map(|i| (i.name.as_str(), 0)).collect();
+        for l in &self.lagging {
+            if let Some(n) = counts.get_mut(l.database.as_str()) {
+                *n += 1;
+            }
+        }
+        counts
     }
 }
 
@@ -275,7 +326,7 @@ impl Auditor {
         }
         Ok(rows
             .into_iter()
-            .map(|(t, id, _)| (shard as i32, t, id))
+            .map(|(t, id, _)| (self.sources.ids[shard].shard, t, id))
             .collect())
     }
 
@@ -302,7 +353,7 @@ impl Auditor {
         };
         Ok(rows
             .into_iter()
-            .map(|(t, id)| (shard as i32, t, id))
+            .map(|(t, id)| (self.sources.ids[shard].shard, t, id))
             .collect())
     }
 
@@ -319,14 +370,20 @@ impl Auditor {
         for shard in 0..self.sources.shards.len() {
             let (types, ids): (Vec<String>, Vec<i64>) = keys
                 .iter()
-                .filter(|k| k.0 == shard as i32)
+                .filter(|k| k.0 == self.sources.ids[shard].shard)
                 .map(|k| (k.1.clone(), k.2))
                 .unzip();
             if ids.is_empty() {
                 continue;
             }
             let heads = self.heads(shard, &types, &ids).await?;
-            let applied = applied(&self.sources.mail, shard as i32, &types, &ids).await?;
+            let applied = applied(
+                &self.sources.mail,
+                self.sources.ids[shard].shard,
+                &types,
+                &ids,
+            )
+            .await?;
             let behind: Vec<Behind> = heads
                 .into_iter()
                 .filter_map(|(t, id, head, moved)| {
@@ -426,10 +483,16 @@ impl Auditor {
             .into_iter()
             .map(|(t, id, seq, at, stage, detail)| ((t, id), (seq, at, stage, detail)))
             .collect();
-        let consumer = consumer_side(&self.sources.mail, shard as i32, &types, &ids).await?;
+        let consumer = consumer_side(
+            &self.sources.mail,
+            self.sources.ids[shard].shard,
+            &types,
+            &ids,
+        )
+        .await?;
         let mut out = Vec::new();
         for (t, id, applied, head, moved) in behind {
-            let key = (shard as i32, t.clone(), *id);
+            let key = (self.sources.ids[shard].shard, t.clone(), *id);
             let (held, dead) = consumer.get(&(t.clone(), *id)).cloned().unwrap_or_default();
             let (waiting_for, since, stage, reason) = match found.get(&(t.clone(), *id)) {
                 Some((seq, at, stage, detail)) => {
@@ -458,6 +521,7 @@ impl Auditor {
                 .join("; ");
             out.push(Lagging {
                 key,
+                database: self.sources.ids[shard].name.clone(),
                 head: *head,
                 applied: *applied,
                 waiting_for,

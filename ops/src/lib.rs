@@ -7,15 +7,20 @@
 //! - [`trace`]: one order's events and where each stopped.
 //! - [`replay`]: a replay's dry run, decided by the consumer's own rule.
 //! - [`lists`]: keyset-paginated listings of quarantined rows, held chains and dead letters.
+//! - [`fleet`]: the relay fleet's registry as operators change it (add, drain, remove, list),
+//!   and the databases `--db NAME` and the fleet-wide audit read.
 //! - [`admin`]: the services' admin calls (requeue, drop, release, redrive, replay), each of
 //!   which the service records in its `admin_actions` table.
 //!
 //! The reads ([`audit`], [`trace`], [`replay`], [`lists`]) go to the databases over read-only
 //! sessions ([`audit::Sources`]); every change goes through a service's admin API, which checks
-//! the token and the reason and writes the audit row in the same transaction as the change.
+//! the token and the reason and writes the audit row in the same transaction as the change. The
+//! fleet's registry is the exception: its actions write the fleet database directly, each with
+//! its audit row (`fleet_actions`) in the transaction of its effect.
 
 pub mod admin;
 pub mod audit;
+pub mod fleet;
 pub mod lists;
 pub mod replay;
 pub mod trace;

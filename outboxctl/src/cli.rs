@@ -77,6 +77,17 @@ pub struct Cli {
     #[command(flatten)]
     pub tls: outbox_kit::tls::ClientTls,
 
+    /// The relay fleet's database (relay-svc's FLEET_DATABASE_URL): `fleet` needs it, and with
+    /// it `--db NAME` names a database of the fleet and the audit reads every registered one.
+    /// Its password is never printed.
+    #[arg(
+        long,
+        env = "FLEET_DATABASE_URL",
+        hide_env_values = true,
+        global = true
+    )]
+    pub fleet_database_url: Option<String>,
+
     /// Your name, recorded with every change (sent as `x-operator`).
     #[arg(long, env = "USER", global = true)]
     pub operator: Option<String>,
@@ -135,6 +146,8 @@ pub enum Command {
     #[command(after_help = "Examples:
   outboxctl audit                                   # every order, once
   outboxctl audit --grace 5m
+  outboxctl --fleet-database-url postgres://ops@fleet/fleet audit   # every fleet database
+  outboxctl audit --db shard-1                      # one database
   outboxctl audit --watch --interval 30s --metrics-addr 0.0.0.0:9104   # continuously, metrics
 
 Without --watch it exits 0 when no order lags past the grace period and 6 when some do (it lists
@@ -150,7 +163,8 @@ and outbox_audit_oldest_lag_seconds by consumer and stage.")]
     #[command(after_help = "Examples:
   outboxctl trace --order 42
   outboxctl trace --order 42 --seq 118
-  outboxctl trace --shard 1 --order 42")]
+  outboxctl trace --shard 1 --order 42
+  outboxctl --fleet-database-url postgres://ops@fleet/fleet trace --db tenant-acme --order 42")]
     Trace(TraceArgs),
 
     /// Sends an order's published events (kept for relay-svc's PUBLISHED_RETENTION) again to ONE
@@ -161,8 +175,80 @@ and outbox_audit_oldest_lag_seconds by consumer and stage.")]
     #[command(after_help = "Examples:
   outboxctl replay --order 43 --reason 'mail-svc queue purged by mistake, INC-2240'
   outboxctl replay --order 43 --from-seq 11 --to-seq 14 --reason 'lost in INC-2240'
-  outboxctl replay --shard 1 --order 43 --queue billing.order-events --reason 'billing rebuilt'")]
+  outboxctl replay --shard 1 --order 43 --queue billing.order-events --reason 'billing rebuilt'
+  outboxctl replay --db tenant-acme --order 43 --reason 'lost in INC-2240'")]
     Replay(Replay),
+
+    /// The relay fleet's registry (FLEET_DATABASE_URL): the outbox databases its relay-svc
+    /// instances share out, each published by one instance at a time. Add a database, drain
+    /// it, remove it, and list each one's owner, lease, backlog and last error. Changes take
+    /// effect without a restart; each is recorded with your name and reason in the fleet
+    /// database's `fleet_actions`, in the transaction of its effect.
+    #[command(subcommand)]
+    Fleet(Fleet),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Fleet {
+    /// Registers an outbox database: an instance takes it within two lease periods. Its
+    /// source id is the shard its events carry (consumers key chains by it): a database whose
+    /// existing events carry another shard is refused (orders-svc's shards keep their index
+    /// in SHARDS as their id).
+    #[command(after_help = "Examples:
+  outboxctl fleet add --name tenant-acme --source-id 7 \\
+      --url postgres://relay@db-7:5432/acme --exchange acme.events --reason 'new tenant, CHG-118'
+  outboxctl fleet add --name orders-1 --source-id 1 --url postgres://relay@orders-1/orders \\
+      --exchange orders --reason 'shard 1 into the fleet'")]
+    Add {
+        /// Its stable name (1 to 63 of a-z, 0-9, '_' and '-'), used by `--db` and the
+        /// metrics' `db` label.
+        #[arg(long)]
+        name: String,
+        /// The shard its events carry, unique in the fleet.
+        #[arg(long)]
+        source_id: i32,
+        /// The outbox database (its password is never printed).
+        #[arg(long)]
+        url: String,
+        /// The topic exchange its events go to.
+        #[arg(long)]
+        exchange: String,
+        /// The outbox table (`schema.table` for another schema).
+        #[arg(long, default_value = "outbox")]
+        table: String,
+        #[command(flatten)]
+        reason: Reason,
+    },
+    /// Starts draining a database: its owner takes no new rows, finishes and confirms what is
+    /// in flight, then marks it drained (`fleet list` shows when).
+    #[command(after_help = "Examples:
+  outboxctl fleet drain tenant-acme --reason 'tenant leaves, CHG-131'")]
+    Drain {
+        /// The database's name.
+        name: String,
+        #[command(flatten)]
+        reason: Reason,
+    },
+    /// Removes a drained database from the fleet (`--force`: in any state; its owner stops at
+    /// its next lease renewal). Its outbox database is left as it is.
+    #[command(after_help = "Examples:
+  outboxctl fleet remove tenant-acme --reason 'drained, CHG-131'
+  outboxctl fleet remove tenant-acme --force --reason 'database gone for good, INC-2302'")]
+    Remove {
+        /// The database's name.
+        name: String,
+        /// Remove it even when it is not drained.
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        reason: Reason,
+    },
+    /// Every registered database: its state, owner instance and lease epoch, and what its
+    /// owner last reported (backlog, oldest unsent age, last error).
+    #[command(after_help = "Examples:
+  outboxctl fleet list
+  outboxctl --json fleet list | jq '.databases[] | select(.last_error != null)'")]
+    List,
 }
 
 /// The databases the audit and the trace read (read-only access is enough).
@@ -189,15 +275,29 @@ pub struct Databases {
 }
 
 impl Databases {
-    /// Read-only pools of every database named (see [`crate::audit::Sources::connect`]).
-    pub async fn connect(&self) -> crate::Result<crate::audit::Sources> {
-        crate::audit::Sources::connect(&self.orders_db, &self.mail_db)
+    /// Read-only pools of the databases to read (see [`crate::audit::Sources::connect_targets`]):
+    /// every registered one of the fleet when `fleet` is given, else the orders shards named;
+    /// only `db` when given.
+    pub async fn connect(
+        &self,
+        fleet: Option<&crate::fleet::Fleet>,
+        db: Option<&str>,
+    ) -> crate::Result<crate::audit::Sources> {
+        let registry = match fleet {
+            Some(f) => Some(f.registry().await?),
+            None => None,
+        };
+        let targets = outbox_ops::fleet::targets(registry.as_ref(), &self.orders_db, db)
+            .await
+            .map_err(crate::fleet::failure)?;
+        crate::audit::Sources::connect_targets(&targets, &self.mail_db)
             .await
             .map_err(|e| {
                 crate::Failure::new(
                     crate::Failure::UNREACHABLE,
                     format!(
-                        "{e} (see --orders-db / OUTBOXCTL_ORDERS_DB, --mail-db / OUTBOXCTL_MAIL_DB)"
+                        "{e} (see --orders-db / OUTBOXCTL_ORDERS_DB, --mail-db / \
+                         OUTBOXCTL_MAIL_DB, --fleet-database-url / FLEET_DATABASE_URL)"
                     ),
                 )
             })
@@ -208,6 +308,12 @@ impl Databases {
 pub struct AuditArgs {
     #[command(flatten)]
     pub databases: Databases,
+
+    /// Only this database: a fleet database's name (with --fleet-database-url), else an
+    /// orders shard (`shard-1`, or `1`). Without it the audit reads every database: each
+    /// registered one in a fleet.
+    #[arg(long)]
+    pub db: Option<String>,
 
     /// An order lags once the event its consumer waits for is older than this: normal latency
     /// and held chains that resolve within it are not reported.
@@ -280,11 +386,16 @@ pub enum Quarantine {
     /// The quarantined rows, why, and how many later events of their order wait behind them.
     #[command(after_help = "Examples:
   outboxctl quarantine list
-  outboxctl quarantine list --order 45")]
+  outboxctl quarantine list --order 45
+  outboxctl quarantine list --db tenant-acme")]
     List {
         /// Only this order's rows.
         #[arg(long)]
         order: Option<i64>,
+        /// Only this database's rows: a fleet database's name (with --fleet-database-url), else
+        /// an orders shard (`shard-1`, or `1`).
+        #[arg(long)]
+        db: Option<String>,
         #[arg(long, default_value_t = 100)]
         limit: u32,
     },
@@ -293,7 +404,8 @@ pub enum Quarantine {
     #[command(after_help = "Examples:
   outboxctl quarantine requeue --seq 118 --reason 'relay 1.4 knows OrderRefunded'
   outboxctl quarantine requeue --order 45 --reason 'payload repaired, INC-2231'
-  outboxctl quarantine requeue --shard 1 --seq 118 --reason 'relay 1.4 knows OrderRefunded'")]
+  outboxctl quarantine requeue --shard 1 --seq 118 --reason 'relay 1.4 knows OrderRefunded'
+  outboxctl quarantine requeue --db tenant-acme --seq 118 --reason 'relay 1.4 knows OrderRefunded'")]
     Requeue {
         #[command(flatten)]
         select: QuarantineSelect,
@@ -335,6 +447,11 @@ pub struct Shard {
     /// RELAY_SHARDS, as the listings' SHARD column shows it (0, the only shard without them).
     #[arg(long, default_value_t = 0)]
     pub shard: u32,
+
+    /// The database by name instead: a fleet database (with --fleet-database-url; its source
+    /// id is the shard), else an orders shard (`shard-1`, or `1`).
+    #[arg(long, conflicts_with = "shard")]
+    pub db: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -5,12 +5,14 @@
 //! to do (and an exit code, see [`Failure`]).
 //!
 //! Layout: [`cli`] (the commands and their `--help` examples), [`table`] (plain text tables),
-//! [`commands`] (one function per command), and here: connecting ([`Services`]) and the error
+//! [`commands`] (one function per command), [`fleet`] (the relay fleet's registry and
+//! `--db NAME`), and here: connecting ([`Services`]) and the error
 //! mapping. The audit, the trace and the admin calls themselves are `outbox-ops`'s, shared with
 //! outbox-console; this crate words and prints them.
 
 pub mod cli;
 pub mod commands;
+pub mod fleet;
 pub mod table;
 
 use std::{fmt, process::ExitCode};
@@ -140,6 +142,8 @@ pub struct Services {
     pub(crate) relays: Vec<String>,
     pub(crate) mails: Vec<String>,
     pub(crate) json: bool,
+    /// The relay fleet's database (`--fleet-database-url`), if given.
+    pub(crate) fleet: Option<fleet::Fleet>,
 }
 
 impl Services {
@@ -170,6 +174,7 @@ impl Services {
             mails: admin.mails.clone(),
             admin,
             json: cli.json,
+            fleet: fleet::Fleet::new(cli.fleet_database_url.as_deref()),
         }
     }
 

@@ -27,6 +27,10 @@ const OUTBOXCTL: &[&str] = &[
     "audit",
     "trace",
     "replay",
+    "fleet list",
+    "fleet add",
+    "fleet drain",
+    "fleet remove",
 ];
 
 fn dir() -> PathBuf {

@@ -7,10 +7,10 @@ use chrono::Utc;
 use serde_json::json;
 
 use crate::{
-    Failure, Output, Result,
+    Failure, Output, Result, Services,
     audit::{
         Auditor, CONSUMER, LAGGING, Lagging, METRICS, OLDEST_LAG, PASS_FAILURES, PASS_SECONDS,
-        PASSES, Report, Stage,
+        PASSES, Report, ShardId, Stage,
     },
     cli::AuditArgs,
     table::Table,
@@ -19,27 +19,35 @@ use crate::{
 /// Lagging orders `--watch` logs by name each pass.
 const LOGGED_PER_PASS: usize = 10;
 
-pub async fn audit(args: &AuditArgs) -> Result<Output> {
-    let sources = args.databases.connect().await?;
+pub async fn audit(s: &Services, args: &AuditArgs) -> Result<Output> {
+    let sources = args
+        .databases
+        .connect(s.fleet.as_ref(), args.db.as_deref())
+        .await?;
+    let ids = sources.ids.clone();
     let mut auditor = Auditor::new(sources, args.grace, args.slice);
     if args.watch {
         return watch(args, auditor).await;
     }
     let report = auditor.full_pass().await.map_err(read_failed)?;
-    Ok(listing(&report, args.grace))
+    Ok(listing(&report, &ids, args.grace))
 }
 
 fn read_failed(e: sqlx::Error) -> Failure {
     Failure::new(
         Failure::UNREACHABLE,
-        format!("the audit cannot read its databases: {e} (see --orders-db and --mail-db)"),
+        format!(
+            "the audit cannot read its databases: {e} (see --orders-db, --mail-db and \
+             --fleet-database-url)"
+        ),
     )
 }
 
-/// The lagging orders, for people and scripts.
-fn listing(report: &Report, grace: Duration) -> Output {
+/// The lagging orders, and how many in each database read, for people and scripts.
+fn listing(report: &Report, ids: &[ShardId], grace: Duration) -> Output {
     let now = Utc::now();
     let mut table = Table::new(&[
+        "DB",
         "SHARD",
         "ORDER",
         "STAGE",
@@ -52,6 +60,7 @@ fn listing(report: &Report, grace: Duration) -> Output {
     ]);
     for l in &report.lagging {
         table.row(vec![
+            l.database.clone(),
             l.key.0.to_string(),
             l.key.2.to_string(),
             l.stage.label().to_owned(),
@@ -70,10 +79,28 @@ fn listing(report: &Report, grace: Duration) -> Output {
         report.checked,
         report.pending
     );
-    let human = if report.lagging.is_empty() {
-        summary
+    let per_db = report.by_database(ids);
+    // Per database only when there are several: one database's count is the summary's.
+    let per_db_line = if per_db.len() > 1 {
+        format!(
+            "lagging per database: {}\n",
+            per_db
+                .iter()
+                .map(|(db, n)| format!("{db}={n}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        )
     } else {
-        format!("{}{summary}{}", table.render(), next_steps(report))
+        String::new()
+    };
+    let human = if report.lagging.is_empty() {
+        format!("{summary}{per_db_line}")
+    } else {
+        format!(
+            "{}{summary}{per_db_line}{}",
+            table.render(),
+            next_steps(report)
+        )
     };
     Output {
         human,
@@ -81,6 +108,11 @@ fn listing(report: &Report, grace: Duration) -> Output {
             "consumer": CONSUMER,
             "checked": report.checked,
             "behind_within_grace": report.pending,
+            "databases": ids.iter().map(|i| json!({
+                "db": i.name,
+                "shard": i.shard,
+                "lagging": per_db.get(i.name.as_str()).copied().unwrap_or(0),
+            })).collect::<Vec<_>>(),
             "lagging": report.lagging.iter().map(lagging_json).collect::<Vec<_>>(),
         }),
         // A finding, not a failure: the listing is printed as always, and the code tells a
@@ -99,6 +131,7 @@ fn opt(v: Option<i64>) -> String {
 
 fn lagging_json(l: &Lagging) -> serde_json::Value {
     json!({
+        "db": l.database,
         "shard": l.key.0,
         "aggregate_type": l.key.1,
         "order_id": l.key.2,
@@ -173,8 +206,9 @@ async fn watch(args: &AuditArgs, mut auditor: Auditor) -> Result<Output> {
                 // otherwise write thousands of lines every interval).
                 for l in report.lagging.iter().take(LOGGED_PER_PASS) {
                     tracing::warn!(
-                        "audit: order {} (shard {}) waits for seq={} since {}: {}{}",
+                        "audit: order {} (db {}, shard {}) waits for seq={} since {}: {}{}",
                         l.key.2,
+                        l.database,
                         l.key.0,
                         opt(l.waiting_for),
                         l.since.to_rfc3339(),

@@ -76,11 +76,12 @@ pub(super) async fn dead_letters(s: &Services, d: &DeadLetters) -> Result<Output
             reason,
             batch,
         } => {
+            let (shard, _) = crate::fleet::shard(s.fleet.as_ref(), shard).await?;
             let filter = DeadLetterFilter {
                 seqs: select.seq.clone(),
                 order_id: select.order.unwrap_or_default(),
                 all: select.all,
-                shard: shard.shard,
+                shard,
             };
             let json = s.json;
             let moved = s

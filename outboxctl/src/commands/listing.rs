@@ -69,6 +69,14 @@ pub(super) fn shard_prefix(shard: u32) -> String {
     step(shard > 0, &format!("shard {shard}: "))
 }
 
+/// What an action's output starts with: the database named by `--db`, else [`shard_prefix`].
+pub(super) fn scope_prefix(shard: u32, db: Option<&str>) -> String {
+    match db {
+        Some(name) => format!("{name} (shard {shard}): "),
+        None => shard_prefix(shard),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -64,12 +64,13 @@ pub(super) async fn mails(s: &Services, m: &Mails) -> Result<Output> {
             shard,
             reason,
         } => {
+            let (shard, _) = crate::fleet::shard(s.fleet.as_ref(), shard).await?;
             let request = RetryMailsRequest {
                 filter: Some(MailFilter {
                     seqs: select.seq.clone(),
                     order_id: select.order.unwrap_or_default(),
                     all_failed: select.all_failed,
-                    shard: shard.shard,
+                    shard,
                 }),
                 reason: reason.reason.clone(),
             };

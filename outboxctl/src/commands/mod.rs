@@ -4,6 +4,7 @@
 pub mod audit;
 mod backlog;
 mod dead_letters;
+mod fleet;
 mod held;
 mod listing;
 mod mails;
@@ -29,9 +30,10 @@ pub async fn dispatch(command: &Command, s: &Services) -> Result<Output> {
         Command::Held(h) => held::held(s, h).await,
         Command::DeadLetters(d) => dead_letters::dead_letters(s, d).await,
         Command::Mails(m) => mails::mails(s, m).await,
-        Command::Audit(a) => audit::audit(a).await,
-        Command::Trace(t) => trace::trace(t).await,
+        Command::Audit(a) => audit::audit(s, a).await,
+        Command::Trace(t) => trace::trace(s, t).await,
         Command::Replay(r) => replay::replay(s, r).await,
+        Command::Fleet(f) => fleet::fleet(s, f).await,
     }
 }
 

@@ -5,7 +5,7 @@ use serde_json::json;
 use tonic::Status;
 
 use super::{
-    listing::{ShardTable, event_cells, shard_prefix, unavailable_json, unavailable_note},
+    listing::{ShardTable, event_cells, scope_prefix, unavailable_json, unavailable_note},
     relay_admin, seq_list,
 };
 use crate::{
@@ -24,18 +24,34 @@ fn quarantine_selector(sel: &cli::QuarantineSelect) -> QuarantineSelector {
 /// `outboxctl quarantine ...`.
 pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
     match q {
-        Quarantine::List { order, limit } => {
+        Quarantine::List { order, limit, db } => {
+            // Rows of one database: the relay lists every shard's, each with its shard.
+            let only = match db {
+                Some(_) => {
+                    let scope = cli::Shard {
+                        shard: 0,
+                        db: db.clone(),
+                    };
+                    Some(crate::fleet::shard(s.fleet.as_ref(), &scope).await?.0)
+                }
+                None => None,
+            };
             let (addr, mut c) = relay_admin(s).await?;
             let fail = |e: Status| Failure::from_status("relay-svc", &addr, &e);
             let request = ListQuarantinedRequest {
                 limit: *limit,
                 order_id: order.unwrap_or_default(),
             };
-            let r = c
+            let mut r = c
                 .list_quarantined(s.request(request, false)?)
                 .await
                 .map_err(fail)?
                 .into_inner();
+            if let Some(shard) = only {
+                r.rows.retain(|row| row.shard == shard);
+                r.unavailable_shards.retain(|u| u.shard == shard);
+                r.count = r.rows.len() as u64;
+            }
             let sharded =
                 r.rows.iter().any(|row| row.shard > 0) || !r.unavailable_shards.is_empty();
             let mut t = ShardTable::new(
@@ -85,9 +101,10 @@ pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
             shard,
             reason,
         } => {
+            let (n, db) = crate::fleet::shard(s.fleet.as_ref(), shard).await?;
             let r = s
                 .admin()
-                .requeue_quarantined(quarantine_selector(select), shard.shard, &reason.reason)
+                .requeue_quarantined(quarantine_selector(select), n, &reason.reason)
                 .await?;
             Ok(Output {
                 exit: 0,
@@ -95,7 +112,7 @@ pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
                     "{}requeued: {}\nalready requeued before: {}\n\
                      The relay publishes them, then their orders' later events (`outboxctl \
                      backlog` shows the progress).\n",
-                    shard_prefix(shard.shard),
+                    scope_prefix(n, db.as_deref()),
                     seq_list(&r.requeued),
                     seq_list(&r.already_requeued)
                 ),
@@ -107,9 +124,10 @@ pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
             shard,
             reason,
         } => {
+            let (n, db) = crate::fleet::shard(s.fleet.as_ref(), shard).await?;
             let r = s
                 .admin()
-                .drop_quarantined(quarantine_selector(select), shard.shard, &reason.reason)
+                .drop_quarantined(quarantine_selector(select), n, &reason.reason)
                 .await?;
             Ok(Output {
                 exit: 0,
@@ -117,7 +135,7 @@ pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
                     "{}dropped: {}\nalready dropped before: {}\n\
                      Their orders' later events now flow; mail-svc holds them until \
                      `outboxctl held release --order <order> --reason ...`.\n",
-                    shard_prefix(shard.shard),
+                    scope_prefix(n, db.as_deref()),
                     seq_list(&r.dropped),
                     seq_list(&r.already_dropped)
                 ),

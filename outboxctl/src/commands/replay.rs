@@ -3,12 +3,13 @@
 use outbox_proto::relay::admin::v1::ReplayRequest;
 use serde_json::json;
 
-use super::listing::shard_prefix;
+use super::listing::scope_prefix;
 use crate::{Output, Result, Services, cli};
 
 /// `outboxctl replay ...`.
 pub(super) async fn replay(s: &Services, args: &cli::Replay) -> Result<Output> {
-    let (order_id, shard) = (args.order, args.shard.shard);
+    let (shard, db) = crate::fleet::shard(s.fleet.as_ref(), &args.shard).await?;
+    let order_id = args.order;
     let request = ReplayRequest {
         order_id,
         shard,
@@ -26,13 +27,14 @@ pub(super) async fn replay(s: &Services, args: &cli::Replay) -> Result<Output> {
             "{}replayed {} event(s) of order {order_id} to queue {}: seq {}\n\
              Each carries `x-outbox-replay: true`; a consumer that dedupes by seq skips those it \
              handled already.\n",
-            shard_prefix(shard),
+            scope_prefix(shard, db.as_deref()),
             r.seqs.len(),
             r.queue,
             seqs.join(",")
         ),
         json: json!({
             "shard": shard,
+            "db": db,
             "order_id": order_id,
             "queue": r.queue,
             "seqs": r.seqs,

@@ -7,27 +7,40 @@ use chrono::{DateTime, Utc};
 use outbox_ops::trace::Place;
 use serde_json::json;
 
-use crate::{Failure, Output, Result, cli::TraceArgs, table::Table};
+use crate::{Failure, Output, Result, Services, cli::TraceArgs, table::Table};
 
-pub async fn trace(args: &TraceArgs) -> Result<Output> {
-    let sources = args.databases.connect().await?;
-    let shard = args.shard.shard as usize;
-    let orders = sources.shards.get(shard).ok_or_else(|| {
-        Failure::new(
+pub async fn trace(s: &Services, args: &TraceArgs) -> Result<Output> {
+    // `--db NAME`, or `--shard N` as the fixed deployment's shard N.
+    let db = args.shard.db.clone().unwrap_or_else(|| {
+        if s.fleet.is_some() {
+            // A fleet database is named; a bare index names no database of it.
+            String::new()
+        } else {
+            outbox_ops::fleet::shard_name(args.shard.shard as usize)
+        }
+    });
+    if db.is_empty() {
+        return Err(Failure::new(
             Failure::FAILED,
-            format!(
-                "--shard {shard}: only {} orders database(s) given",
-                sources.shards.len()
-            ),
-        )
-    })?;
+            "--db: with a fleet database, name the order's database (`outboxctl fleet list` \
+             shows them)",
+        ));
+    }
+    let sources = args.databases.connect(s.fleet.as_ref(), Some(&db)).await?;
+    let (Some(orders), Some(id)) = (sources.shards.first(), sources.ids.first()) else {
+        return Err(Failure::new(
+            Failure::FAILED,
+            format!("--db: no database {db:?}"),
+        ));
+    };
+    let (shard, name) = (id.shard, id.name.clone());
     let read = |e: sqlx::Error| {
         Failure::new(
             Failure::UNREACHABLE,
             format!("the trace cannot read its databases: {e}"),
         )
     };
-    let mut events = outbox_ops::trace::trace(orders, &sources.mail, shard as i32, args.order)
+    let mut events = outbox_ops::trace::trace(orders, &sources.mail, shard, args.order)
         .await
         .map_err(read)?;
     if let Some(seq) = args.seq {
@@ -40,8 +53,8 @@ pub async fn trace(args: &TraceArgs) -> Result<Output> {
         return Err(Failure::new(
             Failure::NOT_FOUND,
             format!(
-                "no event of order {}{what} in shard {shard}'s outbox, quarantine or published \
-                 rows (published rows are kept for relay-svc's PUBLISHED_RETENTION)",
+                "no event of order {}{what} in {name}'s outbox, quarantine or published rows \
+                 (published rows are kept for relay-svc's PUBLISHED_RETENTION)",
                 args.order
             ),
         ));
@@ -119,7 +132,7 @@ pub async fn trace(args: &TraceArgs) -> Result<Output> {
     Ok(Output {
         exit: 0,
         human: table.render(),
-        json: json!({ "order_id": args.order, "shard": shard, "events": json_events }),
+        json: json!({ "order_id": args.order, "shard": shard, "db": name, "events": json_events }),
     })
 }
 

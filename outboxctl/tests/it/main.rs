@@ -5,5 +5,6 @@
 mod audit;
 mod bad_input;
 mod common;
+mod fleet;
 mod json_shape;
 mod story;

@@ -572,6 +572,61 @@ async fn shards_reuse_seqs_without_mixing_their_chains() {
     assert_eq!(handled_of(&pool, Chain::new(1, "", 30)).await, [21]);
 }
 
+/// A relay fleet publishes many outbox databases, each under its source id as the shard: two
+/// tenants' databases number their events from 1 and may share aggregate ids and types. One
+/// consumer of both needs no change: chains are keyed by (shard, type, id), so each source's
+/// chain is deduplicated, ordered and held on its own, and one source stopping mid-chain (its
+/// database down, its relay moving to another instance) holds nothing of the other's.
+#[tokio::test]
+async fn two_sources_with_the_same_seqs_and_ids_are_independent_chains() {
+    let (pool, inbox) = setup("inbox").await;
+    let (acme, globex) = (7, 41); // source ids, not indexes: any two distinct ones
+    let source = |shard: i32, id: i64, base: i64, len: i64| -> Vec<Envelope> {
+        sharded_chain(shard, id, base, len)
+            .into_iter()
+            .map(|e| e.with_aggregate_type("invoice"))
+            .collect()
+    };
+    // Both sources: invoice 1, seqs 1..=4, byte for byte the same but for the shard.
+    let (a, g) = (source(acme, 1, 0, 4), source(globex, 1, 0, 4));
+    let of = |shard| Chain::new(shard, "invoice", 1);
+
+    // acme's 1 and 2 arrive, then its 4: acme stops mid-chain (its 3 not delivered yet: its
+    // database down, or its relay moving to another instance), and its 4 waits.
+    apply_one(&pool, &inbox, &a[0]).await;
+    apply_one(&pool, &inbox, &a[1]).await;
+    assert_eq!(
+        apply_one(&pool, &inbox, &a[3]).await,
+        Outcome::Held { waiting_for: 3 }
+    );
+    // globex's chain in reverse: its 4 is held beside acme's 4, its 1 is not taken for a
+    // duplicate of acme's, and its chain completes while acme's still waits.
+    for e in g.iter().rev() {
+        apply_one(&pool, &inbox, e).await;
+    }
+    let more = source(globex, 1, 4, 2);
+    for e in &more {
+        apply_one(&pool, &inbox, e).await;
+    }
+    assert_eq!(handled_of(&pool, of(globex)).await, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(handled_of(&pool, of(acme)).await, [1, 2]);
+    assert_eq!(held_count(&pool, "inbox_held").await, 1);
+
+    // acme's 3 comes (after its database is back): acme's chain completes, in order, and every
+    // event of both, delivered again, is a duplicate of its own source only.
+    apply_one(&pool, &inbox, &a[2]).await;
+    assert_eq!(handled_of(&pool, of(acme)).await, [1, 2, 3, 4]);
+    let again: Vec<Envelope> = a.iter().chain(&g).chain(&more).cloned().collect();
+    let outcomes = apply_batch(&pool, &inbox, &shuffled(again, 9)).await;
+    assert!(
+        outcomes
+            .iter()
+            .all(|o| matches!(o, Some(Outcome::Skipped { held: false }))),
+        "{outcomes:?}"
+    );
+    assert_eq!(held_count(&pool, "inbox_held").await, 0);
+}
+
 /// An inbox made by the first release of the crate (keyed by seq alone) is upgraded in place:
 /// its watermarks and held events become shard 0's, and go on working.
 #[tokio::test]
