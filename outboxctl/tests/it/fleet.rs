@@ -28,11 +28,11 @@ fn with_password(url: &str) -> String {
 
 /// A database made for a test and dropped by [`Databases::drop_all`].
 #[derive(Default)]
-struct Databases(Vec<String>);
+pub struct Databases(Vec<String>);
 
 impl Databases {
     /// A fresh, empty database; its URL.
-    async fn create(&mut self, prefix: &str) -> String {
+    pub async fn create(&mut self, prefix: &str) -> String {
         let url = outbox_testkit::fresh_database_url(prefix);
         let name = outbox_testkit::database_name(&url).to_owned();
         let admin = PgPool::connect(&format!("{}/postgres", outbox_testkit::pg_server_url()))
@@ -52,7 +52,7 @@ impl Databases {
         self.0.push(outbox_testkit::database_name(url).to_owned());
     }
 
-    async fn drop_all(&self) {
+    pub async fn drop_all(&self) {
         for name in &self.0 {
             let _ = outbox_testkit::drop_database(name).await;
         }

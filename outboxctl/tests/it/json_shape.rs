@@ -337,6 +337,38 @@ async fn every_commands_json_output_has_its_documented_shape() {
     real.record("replay", replay, 0);
     real.record("audit --watch", watch_until_stopped(&ctl).await, 0);
 
+    // The fleet's registry, in a fleet database of its own, with the stack's orders database.
+    let mut dbs = crate::fleet::Databases::default();
+    let fleet = format!(
+        "--fleet-database-url={}",
+        dbs.create("relay_ctl_fleet").await
+    );
+    let orders_db = stack.names.orders_db.clone();
+    let add = [
+        fleet.as_str(),
+        "fleet",
+        "add",
+        "--name",
+        "orders-0",
+        "--source-id",
+        "0",
+        "--url",
+        &orders_db,
+        "--exchange",
+        "orders.events",
+    ];
+    real.record("fleet add", change(&ctl, &add).await, 0);
+    real.record(
+        "fleet list",
+        json(&ctl, &[&fleet, "fleet", "list"]).await,
+        0,
+    );
+    let drain = [fleet.as_str(), "fleet", "drain", "orders-0"];
+    real.record("fleet drain", change(&ctl, &drain).await, 0);
+    let remove = [fleet.as_str(), "fleet", "remove", "orders-0", "--force"];
+    real.record("fleet remove", change(&ctl, &remove).await, 0);
+    dbs.drop_all().await;
+
     if let Some(dir) = std::env::var_os("OUTBOXCTL_JSON_DUMP") {
         for (name, v) in &real.0 {
             let path = std::path::Path::new(&dir).join(format!("{}.json", name.replace(' ', "_")));
