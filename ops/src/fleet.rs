@@ -285,3 +285,62 @@ pub async fn targets(
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fixed_deployments_names_are_its_shards() {
+        assert_eq!(fixed_shard("shard-1"), Some(1));
+        assert_eq!(fixed_shard(" 2 "), Some(2));
+        assert_eq!(fixed_shard(&shard_name(7)), Some(7));
+        for not_a_shard in ["tenant-acme", "shard-", "-1", "shard--1", ""] {
+            assert_eq!(fixed_shard(not_a_shard), None, "{not_a_shard:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn db_picks_one_shard_of_a_fixed_deployment_or_names_the_ones_there_are() {
+        let fixed = [
+            "postgres://a/orders".to_owned(),
+            "postgres://b/orders_s1".to_owned(),
+        ];
+        let all = targets(None, &fixed, None).await.expect("all");
+        assert_eq!(
+            all.iter()
+                .map(|t| (t.name.as_str(), t.shard))
+                .collect::<Vec<_>>(),
+            [("shard-0", 0), ("shard-1", 1)]
+        );
+        for name in ["shard-1", "1"] {
+            let one = targets(None, &fixed, Some(name)).await.expect("one");
+            assert_eq!(one, [all[1].clone()], "{name}");
+        }
+        match targets(None, &fixed, Some("tenant-acme")).await {
+            Err(Error::InvalidArgument { field, reason }) => {
+                assert_eq!(field, "db");
+                assert!(reason.contains("shard-0, shard-1"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_reason_follows_the_admin_calls_rule() {
+        let by = by(Some(" ana "), " INC-1 ").expect("a reason");
+        assert_eq!((by.who.as_str(), by.reason.as_str()), ("ana", "INC-1"));
+        for bad in ["", "   ", &"x".repeat(1001)] {
+            assert!(
+                matches!(
+                    super::by(None, bad),
+                    Err(Error::InvalidArgument {
+                        field: "reason",
+                        ..
+                    })
+                ),
+                "{bad:?}"
+            );
+        }
+    }
+}

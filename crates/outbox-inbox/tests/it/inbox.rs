@@ -604,7 +604,15 @@ async fn two_sources_with_the_same_seqs_and_ids_are_independent_chains() {
     for e in g.iter().rev() {
         apply_one(&pool, &inbox, e).await;
     }
-    let more = source(globex, 1, 4, 2);
+    // globex's 5 and 6, continuing its chain.
+    let more: Vec<Envelope> = [(5, 4), (6, 5)]
+        .into_iter()
+        .map(|(seq, prev)| {
+            Envelope::new(1, seq, Some(prev), format!("1:{seq}").into_bytes())
+                .with_shard(globex)
+                .with_aggregate_type("invoice")
+        })
+        .collect();
     for e in &more {
         apply_one(&pool, &inbox, e).await;
     }
