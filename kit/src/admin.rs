@@ -344,7 +344,7 @@ mod tests {
             "line\nbreak",
             "tab\there",
             "del\u{7f}",
-            "c1\u{85}",
+            "c1\u{85}inside",
         ] {
             let e = reason(hostile).unwrap_err();
             assert_eq!(e.code(), tonic::Code::InvalidArgument, "{hostile:?}");
