@@ -330,7 +330,7 @@ mod tests {
     fn the_reason_follows_the_admin_calls_rule() {
         let by = by(Some(" ana "), " INC-1 ").expect("a reason");
         assert_eq!((by.who.as_str(), by.reason.as_str()), ("ana", "INC-1"));
-        for bad in ["", "   ", &"x".repeat(1001)] {
+        for bad in ["", "   ", &"x".repeat(1001), "INC-1\0", "a\u{1b}[2Kb"] {
             assert!(
                 matches!(
                     super::by(None, bad),

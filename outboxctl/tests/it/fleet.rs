@@ -230,7 +230,7 @@ async fn fleet_add_drain_remove_and_list_change_the_registry_and_record_each_act
     fails(&wrong0, 1, "--source-id: 1 disagrees");
     assert!(wrong0.stderr.contains("shard \"0\""), "{wrong0:?}");
     let no_reason = change(add("orders-1", "1", &s1).to_vec(), " ").await;
-    fails(&no_reason, 1, "--reason: required");
+    fails(&no_reason, 2, "--reason <REASON>': required");
     let bad_name = change(add("Orders 1", "1", &s1).to_vec(), "x").await;
     fails(&bad_name, 1, "--name:");
     assert_eq!(names_and_states(&list().await.ok().json()), []);
