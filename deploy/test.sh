@@ -78,12 +78,6 @@ sweep() {
   sweep_broker
 }
 
-# Every test process of this run writes its pid to this file the first time it makes a name
-# (outbox_testkit::unique): the check at the end counts this run's names only, never those of
-# another run on the same machine.
-export OUTBOX_TEST_PIDS_FILE
-OUTBOX_TEST_PIDS_FILE=$(mktemp)
-
 # What this run's test processes left behind: databases, queues and exchanges whose name carries
 # the pid of one of them. Every test removes what it made, passing or failing; prints each
 # leftover and fails when there is one.
@@ -122,6 +116,11 @@ fi
 
 bash deploy/ensure-services.sh
 bash deploy/ensure-test-tools.sh
+# Every test process of this run writes its pid to this file the first time it makes a name
+# (outbox_testkit::unique), and so does each binary this script starts: the check at the end
+# counts this run's names only, never those of another run on the same machine.
+export OUTBOX_TEST_PIDS_FILE
+OUTBOX_TEST_PIDS_FILE=$(mktemp)
 if [ "$#" -gt 0 ]; then
   sweep
   rc=0
