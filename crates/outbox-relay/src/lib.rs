@@ -51,7 +51,7 @@
 //! signature before → after (`docs/public-api/outbox-relay.txt` lists every item; CI holds the
 //! crate to it, see `.ci/public-api.sh`): [`Relay`], [`Settings`] and its `DEFAULT_*` constants,
 //! [`LEADER_LOCK_KEY`], [`Encoder`], [`EnvelopeEncoder`], [`Outgoing`], [`OutboxRow`],
-//! [`Publisher`] (for [`Replay`]) and its [`Outcome`], [`declare_exchange`] (the events exchange as
+//! [`Publisher`] (for [`Replay`] and its [`Prepared`]) and its [`Outcome`], [`declare_exchange`] (the events exchange as
 //! the relay declares it, for a consumer or a test that starts first), [`Replay`], [`Backlog`],
 //! [`Error`], [`Status`] and its [`Snapshot`], the modules [`status`] (the metric names) and
 //! [`operator`], and the re-exports `sqlx`, `lapin`, `tokio_util`, [`Tls`], [`BrokerUrls`],
@@ -107,7 +107,7 @@ pub use db::{Backlog, LEADER_LOCK_KEY, OutboxRow};
 pub use error::Error;
 pub use live::{Snapshot, Status};
 pub use publisher::{Encoder, EnvelopeEncoder, Outcome, Outgoing, Publisher, declare_exchange};
-pub use replay::Replay;
+pub use replay::{Prepared, Replay};
 
 /// The broker settings' types from the `outbox-support` crate ([`Settings::amqp_url`],
 /// [`Settings::amqp_tls`], [`Settings::amqp_heartbeat`]), re-exported so a relay needs no
