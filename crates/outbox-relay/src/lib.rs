@@ -51,8 +51,9 @@
 //! signature before → after (`docs/public-api/outbox-relay.txt` lists every item; CI holds the
 //! crate to it, see `.ci/public-api.sh`): [`Relay`], [`Settings`] and its `DEFAULT_*` constants,
 //! [`LEADER_LOCK_KEY`], [`Encoder`], [`EnvelopeEncoder`], [`Outgoing`], [`OutboxRow`],
-//! [`Publisher`] (for [`Replay`] and its [`Prepared`]) and its [`Outcome`], [`declare_exchange`] (the events exchange as
-//! the relay declares it, for a consumer or a test that starts first), [`Replay`], [`Backlog`],
+//! [`Publisher`] (for [`Replay`]) and its [`Outcome`], [`declare_exchange`] (the events exchange
+//! as the relay declares it, for a consumer or a test that starts first), [`Replay`] and its
+//! [`Prepared`], [`Backlog`],
 //! [`Error`], [`Status`] and its [`Snapshot`], the modules [`status`] (the metric names) and
 //! [`operator`], and the re-exports `sqlx`, `lapin`, `tokio_util`, [`Tls`], [`BrokerUrls`],
 //! [`DEFAULT_HEARTBEAT`]. Each item has one path. Nothing else is public: the modules `db` (the
