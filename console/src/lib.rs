@@ -138,9 +138,7 @@ impl App {
         let lists: Vec<Tokens> = viewers.iter().chain(operators.iter()).cloned().collect();
         outbox_kit::auth::reload_on_sighup(lists, shutdown.clone());
         let tls = tls::load(&cfg.tls)?;
-        let sources = Sources::connect(&cfg.orders_db, &cfg.mail_db)
-            .await
-            .map_err(|e| anyhow::anyhow!("{e} (see CONSOLE_ORDERS_DB, CONSOLE_MAIL_DB)"))?;
+        let sources = cfg.ops.connect().await.map_err(anyhow::Error::msg)?;
         let admin_token = cfg.admin_token()?;
         let auth_token = cfg.auth_token()?;
         let admin = Admin {
@@ -157,7 +155,7 @@ impl App {
             admin.clone(),
             sources.clone(),
             cfg.refresh,
-            cfg.audit_grace,
+            cfg.ops.audit_grace,
             cfg.audit_slice,
             shutdown.clone(),
         );

@@ -120,6 +120,15 @@ impl Tokens {
     }
 }
 
+/// The first token of the token file `path` of `setting`: the one a client that is given a
+/// service's own file sends (the console, handed the services' `ADMIN_TOKENS_FILE`). The file is
+/// checked as the services check it; the error names the setting and never quotes a token.
+pub fn first_token(setting: &str, path: &Path) -> anyhow::Result<String> {
+    let mut entries = read(setting, path)?;
+    // `parse` refuses a file without a token.
+    Ok(entries.swap_remove(0).token)
+}
+
 fn read(setting: &str, path: &Path) -> anyhow::Result<Vec<Entry>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{setting}: cannot read {}", path.display()))?;

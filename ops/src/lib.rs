@@ -7,6 +7,8 @@
 //! - [`trace`]: one order's events and where each stopped.
 //! - [`replay`]: a replay's dry run, decided by the consumer's own rule.
 //! - [`lists`]: keyset-paginated listings of quarantined rows, held chains and dead letters.
+//! - [`settings`]: the settings both tools take (the databases, the audit's grace, the replay's
+//!   queue), declared once.
 //! - [`admin`]: the services' admin calls (requeue, drop, release, redrive, replay), each of
 //!   which the service records in its `admin_actions` table.
 //!
@@ -18,6 +20,7 @@ pub mod admin;
 pub mod audit;
 pub mod lists;
 pub mod replay;
+pub mod settings;
 pub mod trace;
 
 pub use outbox_proto as proto;

@@ -59,7 +59,7 @@ pub async fn audit(
         "Audit and replay",
         &signed,
         html! {
-            p { "Every order's chain head in the orders database against mail-svc's watermark; an order lags once the event it waits for is older than " (outbox_kit::config::duration_text(state.cfg.audit_grace)) "." }
+            p { "Every order's chain head in the orders database against mail-svc's watermark; an order lags once the event it waits for is older than " (outbox_kit::config::duration_text(state.cfg.ops.audit_grace)) "." }
             @if stage.is_some() {
                 p { a href="/audit" { "All stages (live)" } }
                 div { (fragments::audit_table(&audit, stage)) }
@@ -145,7 +145,7 @@ pub async fn dry_run(
             }
             @if signed.session.may_write() {
                 form method="post" action="/replay" {
-                    p { "Replay these " (all.len()) " event(s) to " code { (state.cfg.replay_queue) } ", at most " (state.cfg.replay_rate) " per second." }
+                    p { "Replay these " (all.len()) " event(s) to " code { (state.cfg.ops.replay_queue) } ", at most " (state.cfg.replay_rate) " per second." }
                     (csrf(&signed, "/replay"))
                     input type="hidden" name="order" value=(order);
                     input type="hidden" name="shard" value=(shard);
@@ -191,7 +191,7 @@ pub async fn replay(
     let chunk = (rate / 5).clamp(1, 100) as usize;
     let pause = Duration::from_secs_f64(chunk as f64 / f64::from(rate));
     let admin = state.admin.as_operator(&user);
-    let queue = state.cfg.replay_queue.clone();
+    let queue = state.cfg.ops.replay_queue.clone();
     let jobs = state.clone();
     tracing::info!(user = %user, job = id, order, "console: replay started");
     tokio::spawn(async move {

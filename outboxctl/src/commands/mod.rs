@@ -18,10 +18,16 @@ use outbox_proto::{
 };
 use tonic::transport::Channel;
 
-use crate::{Output, Result, Services, cli::Command};
+use outbox_ops::settings::ToolSettings;
 
-/// Runs one command.
-pub async fn dispatch(command: &Command, s: &Services) -> Result<Output> {
+use crate::{
+    Output, Result, Services,
+    cli::{Cli, Command},
+};
+
+/// Runs one command; `ops` are the databases `audit` and `trace` read, the audit's grace and the
+/// replay's queue.
+pub async fn dispatch(command: &Command, s: &Services, ops: &ToolSettings<Cli>) -> Result<Output> {
     match command {
         Command::Status => status::status(s).await,
         Command::Backlog { limit } => backlog::backlog(s, *limit).await,
@@ -29,9 +35,9 @@ pub async fn dispatch(command: &Command, s: &Services) -> Result<Output> {
         Command::Held(h) => held::held(s, h).await,
         Command::DeadLetters(d) => dead_letters::dead_letters(s, d).await,
         Command::Mails(m) => mails::mails(s, m).await,
-        Command::Audit(a) => audit::audit(a).await,
-        Command::Trace(t) => trace::trace(t).await,
-        Command::Replay(r) => replay::replay(s, r).await,
+        Command::Audit(a) => audit::audit(a, ops).await,
+        Command::Trace(t) => trace::trace(t, ops).await,
+        Command::Replay(r) => replay::replay(s, r, &ops.replay_queue).await,
     }
 }
 
@@ -58,4 +64,9 @@ async fn mail_admin(s: &Services) -> Result<(String, MailAdminClient<Channel>)> 
 
 fn step(cond: bool, cmd: &str) -> String {
     if cond { cmd.to_owned() } else { String::new() }
+}
+
+/// A database the audit or the trace cannot connect to (the message names the settings).
+fn unreadable(message: String) -> crate::Failure {
+    crate::Failure::new(crate::Failure::UNREACHABLE, message)
 }

@@ -21,10 +21,28 @@ fn quarantine_selector(sel: &cli::QuarantineSelect) -> QuarantineSelector {
     }
 }
 
+/// What a requeue or a drop did: the seqs it `done` now and `before` (a repeated call), and
+/// what follows (`next`).
+fn acted(shard: u32, (done, now, before): (&str, &[u64], &[u64]), next: &str) -> Output {
+    let mut json = serde_json::Map::new();
+    json.insert(done.to_owned(), json!(now));
+    json.insert(format!("already_{done}"), json!(before));
+    Output {
+        exit: 0,
+        human: format!(
+            "{}{done}: {}\nalready {done} before: {}\n{next}\n",
+            shard_prefix(shard),
+            seq_list(now),
+            seq_list(before)
+        ),
+        json: json.into(),
+    }
+}
+
 /// `outboxctl quarantine ...`.
 pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
     match q {
-        Quarantine::List { order, limit } => {
+        Quarantine::List(cli::ListArgs { order, limit }) => {
             let (addr, mut c) = relay_admin(s).await?;
             let fail = |e: Status| Failure::from_status("relay-svc", &addr, &e);
             let request = ListQuarantinedRequest {
@@ -80,49 +98,37 @@ pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
                 }),
             })
         }
-        Quarantine::Requeue {
-            select,
-            shard,
-            reason,
-        } => {
+        Quarantine::Requeue(act) => {
             let r = s
                 .admin()
-                .requeue_quarantined(quarantine_selector(select), shard.shard, &reason.reason)
+                .requeue_quarantined(
+                    quarantine_selector(&act.select),
+                    act.shard.shard,
+                    &act.reason.reason,
+                )
                 .await?;
-            Ok(Output {
-                exit: 0,
-                human: format!(
-                    "{}requeued: {}\nalready requeued before: {}\n\
-                     The relay publishes them, then their orders' later events (`outboxctl \
-                     backlog` shows the progress).\n",
-                    shard_prefix(shard.shard),
-                    seq_list(&r.requeued),
-                    seq_list(&r.already_requeued)
-                ),
-                json: json!({ "requeued": r.requeued, "already_requeued": r.already_requeued }),
-            })
+            Ok(acted(
+                act.shard.shard,
+                ("requeued", &r.requeued, &r.already_requeued),
+                "The relay publishes them, then their orders' later events (`outboxctl backlog` \
+                 shows the progress).",
+            ))
         }
-        Quarantine::Drop {
-            select,
-            shard,
-            reason,
-        } => {
+        Quarantine::Drop(act) => {
             let r = s
                 .admin()
-                .drop_quarantined(quarantine_selector(select), shard.shard, &reason.reason)
+                .drop_quarantined(
+                    quarantine_selector(&act.select),
+                    act.shard.shard,
+                    &act.reason.reason,
+                )
                 .await?;
-            Ok(Output {
-                exit: 0,
-                human: format!(
-                    "{}dropped: {}\nalready dropped before: {}\n\
-                     Their orders' later events now flow; mail-svc holds them until \
-                     `outboxctl held release --order <order> --reason ...`.\n",
-                    shard_prefix(shard.shard),
-                    seq_list(&r.dropped),
-                    seq_list(&r.already_dropped)
-                ),
-                json: json!({ "dropped": r.dropped, "already_dropped": r.already_dropped }),
-            })
+            Ok(acted(
+                act.shard.shard,
+                ("dropped", &r.dropped, &r.already_dropped),
+                "Their orders' later events now flow; mail-svc holds them until `outboxctl held \
+                 release --order <order> --reason ...`.",
+            ))
         }
     }
 }

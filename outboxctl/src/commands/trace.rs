@@ -7,10 +7,17 @@ use chrono::{DateTime, Utc};
 use outbox_ops::trace::Place;
 use serde_json::json;
 
-use crate::{Failure, Output, Result, cli::TraceArgs, table::Table};
+use outbox_ops::settings::ToolSettings;
 
-pub async fn trace(args: &TraceArgs) -> Result<Output> {
-    let sources = args.databases.connect().await?;
+use super::unreadable;
+use crate::{
+    Failure, Output, Result,
+    cli::{Cli, TraceArgs},
+    table::Table,
+};
+
+pub async fn trace(args: &TraceArgs, ops: &ToolSettings<Cli>) -> Result<Output> {
+    let sources = ops.connect().await.map_err(unreadable)?;
     let shard = args.shard.shard as usize;
     let orders = sources.shards.get(shard).ok_or_else(|| {
         Failure::new(

@@ -12,10 +12,7 @@ use lapin::{
     options::{BasicAckOptions, BasicGetOptions, BasicPublishOptions},
     types::{AMQPValue, FieldTable, LongString},
 };
-use mail_svc::{
-    App, Config,
-    config::{Hooks, MailerKind},
-};
+use mail_svc::{App, Config, config::MailerKind};
 use outbox_proto::{
     mail::{
         admin::v1::mail_admin_client::MailAdminClient,
@@ -89,30 +86,21 @@ impl Names {
     }
 }
 
+/// mail-svc's shipped defaults, with the test's database, broker, exchange and queue, port 0 and
+/// a smaller pool.
 pub fn config(names: &Names) -> Config {
-    Config {
-        database_url: names.database_url.clone().into(),
-        db_max_connections: 8,
-        amqp_url: outbox_testkit::amqp_url().into(),
-        amqp_tls: Default::default(),
-        amqp_exchange: names.exchange.clone(),
-        mail_queue: names.queue.clone(),
-        prefetch: 64,
-        consumer_concurrency: 8,
-        batch_size: 64,
-        batch_window: Some(Duration::from_millis(5)),
-        mailer_concurrency: 2,
-        mailer: MailerKind::Log,
-        smtp_url: "smtp://127.0.0.1:1".into(),
-        smtp_ca_file: None,
-        mail_from: "Outbox Shop <shop@example.com>".into(),
-        mail_hold_alert: Duration::from_secs(60),
-        mail_retention: Duration::from_secs(30 * 86_400),
-        admin_actions_retention: Duration::from_secs(365 * 86_400),
-        trusted_publishers: Vec::new(),
-        hooks: Hooks::default(),
-        server: outbox_kit::settings::ServerSettings::on_free_ports(),
-    }
+    let mut cfg = <Config as clap::Parser>::parse_from(["mail-svc"]);
+    cfg.database_url = names.database_url.clone().into();
+    cfg.db_max_connections = 8;
+    cfg.amqp_url = outbox_testkit::amqp_url().into();
+    cfg.amqp_exchange = names.exchange.clone();
+    cfg.mail_queue = names.queue.clone();
+    cfg.prefetch = 64;
+    cfg.consumer_concurrency = 8;
+    cfg.mailer_concurrency = 2;
+    cfg.smtp_url = "smtp://127.0.0.1:1".into();
+    cfg.server = outbox_kit::settings::ServerSettings::on_free_ports();
+    cfg
 }
 
 /// [`config`] with MAILER=smtp, sending to the plain SMTP server at `server`.

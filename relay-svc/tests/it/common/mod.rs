@@ -166,25 +166,21 @@ pub const LIFECYCLE: [OrderStatus; 4] = [
     OrderStatus::Delivered,
 ];
 
-/// A relay config for tests: port 0, short backoff, quick poll and takeover.
+/// A relay config for tests: the shipped defaults, with port 0, short backoff, quick poll and
+/// takeover.
 pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Config {
-    Config {
-        database_url: database_url.into(),
-        amqp_url: amqp_url.into(),
-        amqp_tls: Default::default(),
-        amqp_exchange: exchange.to_owned(),
-        batch_size: 64,
-        backoff_min: Some(Duration::from_millis(50)),
-        backoff_max: Some(Duration::from_secs(1)),
-        poll_interval: Some(Duration::from_millis(500)),
-        standby_retry: Some(Duration::from_millis(200)),
-        confirm_timeout: Some(Duration::from_secs(5)),
-        leader_lease: Duration::from_secs(10),
-        published_retention: outbox_relay::DEFAULT_PUBLISHED_RETENTION,
-        relay_shards: None,
-        before_delete: None,
-        server: outbox_kit::settings::ServerSettings::on_free_ports(),
-    }
+    let mut c = <Config as clap::Parser>::parse_from(["relay-svc"]);
+    c.database_url = database_url.into();
+    c.amqp_url = amqp_url.into();
+    c.amqp_exchange = exchange.to_owned();
+    c.batch_size = 64;
+    c.backoff_min = Duration::from_millis(50);
+    c.backoff_max = Duration::from_secs(1);
+    c.poll_interval = Duration::from_millis(500);
+    c.standby_retry = Duration::from_millis(200);
+    c.confirm_timeout = Duration::from_secs(5);
+    c.server = outbox_kit::settings::ServerSettings::on_free_ports();
+    c
 }
 
 /// A running relay-svc.
@@ -194,7 +190,7 @@ pub struct Relay {
     pub metrics_addr: std::net::SocketAddr,
     pub shutdown: CancellationToken,
     /// The in-process figures, including those `GetStatus` does not carry (holds, quarantine).
-    pub live: Arc<outbox_relay::status::Status>,
+    pub live: Arc<outbox_relay::Status>,
     /// Each shard's orders-svc schema as the relay reads it (see `relay_svc::schema`).
     pub schemas: Vec<tokio::sync::watch::Receiver<relay_svc::schema::Schema>>,
     crash: CrashHandle,
