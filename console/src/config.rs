@@ -82,6 +82,33 @@ pub struct Config {
     )]
     pub mail_addr: Vec<String>,
 
+    /// orders-svc's Prometheus listener (its METRICS_ADDR), read for the overview's rates.
+    #[arg(
+        long,
+        env = "CONSOLE_ORDERS_METRICS",
+        default_value = settings::default_addr(local(settings::ORDERS_PORTS.metrics)),
+        value_delimiter = ','
+    )]
+    pub orders_metrics: Vec<String>,
+
+    /// relay-svc's Prometheus listeners, comma-separated.
+    #[arg(
+        long,
+        env = "CONSOLE_RELAY_METRICS",
+        default_value = settings::default_addr(local(settings::RELAY_PORTS.metrics)),
+        value_delimiter = ','
+    )]
+    pub relay_metrics: Vec<String>,
+
+    /// mail-svc's Prometheus listeners, comma-separated.
+    #[arg(
+        long,
+        env = "CONSOLE_MAIL_METRICS",
+        default_value = settings::default_addr(local(settings::MAIL_PORTS.metrics)),
+        value_delimiter = ','
+    )]
+    pub mail_metrics: Vec<String>,
+
     /// The services' ADMIN_TOKEN: the console's actions are the services' admin calls. Unset:
     /// every action fails with the services' refusal.
     #[arg(long, env = "CONSOLE_ADMIN_TOKEN", hide_env_values = true)]
@@ -208,6 +235,11 @@ impl Config {
     pub fn tls_on(&self) -> bool {
         self.tls.tls_cert_file.is_some()
     }
+}
+
+/// `port` on this host.
+fn local(port: u16) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], port))
 }
 
 /// `value`, else the first token of the `<name> <token>` file `file` of `setting`; the error names

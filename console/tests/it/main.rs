@@ -3,4 +3,7 @@
 
 mod actions;
 mod common;
+mod hostile;
+mod overview;
 mod refusals;
+mod sessions;

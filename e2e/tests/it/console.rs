@@ -28,19 +28,19 @@ use serde_json::json;
 use sqlx::PgPool;
 use tokio::process::{Child, Command};
 
-const ADMIN_TOKEN: &str = "e2e-console-admin-token-0123456789";
-const OPERATOR: &str = "e2e-console-operator-0123456789";
+pub(crate) const ADMIN_TOKEN: &str = "e2e-console-admin-token-0123456789";
+pub(crate) const OPERATOR: &str = "e2e-console-operator-0123456789";
 /// WebDriver's keys (the spec's code points).
 const TAB: &str = "\u{E004}";
-const ENTER: &str = "\u{E007}";
+pub(crate) const ENTER: &str = "\u{E007}";
 
 /// A child that is killed when dropped, with its log path for failure messages.
-struct Proc {
+pub(crate) struct Proc {
     child: Child,
 }
 
 impl Proc {
-    async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         let _ = self.child.start_kill();
         let _ = self.child.wait().await;
     }
@@ -60,7 +60,7 @@ async fn listening(addr: SocketAddr, what: &str, child: &mut Child) {
 }
 
 /// The console binary against `stack`.
-async fn start_console(stack: &Stack, dir: &std::path::Path) -> (Proc, String) {
+pub(crate) async fn start_console(stack: &Stack, dir: &std::path::Path) -> (Proc, String) {
     let tokens = dir.join("console-operators");
     std::fs::write(&tokens, format!("olivia {OPERATOR}\n")).expect("token file");
     let addr = free_addr().expect("port");
@@ -73,6 +73,18 @@ async fn start_console(stack: &Stack, dir: &std::path::Path) -> (Proc, String) {
         .env("CONSOLE_ORDERS_ADDR", stack.orders.grpc_addr.to_string())
         .env("CONSOLE_RELAY_ADDR", stack.relays[0].grpc_addr.to_string())
         .env("CONSOLE_MAIL_ADDR", stack.mails[0].grpc_addr.to_string())
+        .env(
+            "CONSOLE_ORDERS_METRICS",
+            stack.orders.metrics_addr.to_string(),
+        )
+        .env(
+            "CONSOLE_RELAY_METRICS",
+            stack.relays[0].metrics_addr.to_string(),
+        )
+        .env(
+            "CONSOLE_MAIL_METRICS",
+            stack.mails[0].metrics_addr.to_string(),
+        )
         .env("CONSOLE_ADMIN_TOKEN", ADMIN_TOKEN)
         .env("CONSOLE_REPLAY_QUEUE", &stack.queue)
         .env("CONSOLE_AUDIT_GRACE", "2s")
@@ -92,7 +104,7 @@ async fn start_console(stack: &Stack, dir: &std::path::Path) -> (Proc, String) {
 /// Ends every chromium process of this test's profile directory when dropped, also after a
 /// failed assertion (chromedriver killed first would leave its browser running). Only processes
 /// whose binary is chromium and whose command line names the directory are signalled.
-struct ChromiumGuard(std::path::PathBuf);
+pub(crate) struct ChromiumGuard(std::path::PathBuf);
 
 impl Drop for ChromiumGuard {
     fn drop(&mut self) {
@@ -119,7 +131,7 @@ impl Drop for ChromiumGuard {
 }
 
 /// chromedriver, and a headless chromium session through it (its profile in `dir`).
-async fn start_browser(dir: &std::path::Path) -> (Proc, Client, ChromiumGuard) {
+pub(crate) async fn start_browser(dir: &std::path::Path) -> (Proc, Client, ChromiumGuard) {
     let profile = dir.join("chromium-profile");
     let guard = ChromiumGuard(profile.clone());
     let port = free_addr().expect("port").port();
@@ -161,7 +173,7 @@ async fn start_browser(dir: &std::path::Path) -> (Proc, Client, ChromiumGuard) {
 }
 
 /// The element `css` finds once the page that has it is loaded (30 s).
-async fn el(b: &Client, css: &str) -> Element {
+pub(crate) async fn el(b: &Client, css: &str) -> Element {
     b.wait()
         .at_most(Duration::from_secs(30))
         .for_element(Locator::Css(css))
@@ -170,7 +182,7 @@ async fn el(b: &Client, css: &str) -> Element {
 }
 
 /// The field whose `<label>` says `label`, as a user finds it.
-async fn field(b: &Client, label: &str) -> Element {
+pub(crate) async fn field(b: &Client, label: &str) -> Element {
     let label = b
         .wait()
         .at_most(Duration::from_secs(30))
@@ -193,7 +205,7 @@ fn xpath_literal(s: &str) -> String {
 }
 
 /// Polls `check` on the page until it holds (30 s).
-async fn until<F, Fut>(what: &str, mut check: F)
+pub(crate) async fn until<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
@@ -220,7 +232,7 @@ async fn click(b: &Client, css: &str) {
 }
 
 /// The text of the live figure `name` on the overview.
-async fn figure(b: &Client, name: &str) -> String {
+pub(crate) async fn figure(b: &Client, name: &str) -> String {
     match b
         .find(Locator::Css(&format!("[data-figure='{name}']")))
         .await
