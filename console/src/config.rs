@@ -82,32 +82,15 @@ pub struct Config {
     )]
     pub mail_addr: Vec<String>,
 
-    /// orders-svc's Prometheus listener (its METRICS_ADDR), read for the overview's rates.
+    /// The services' Prometheus listeners (their METRICS_ADDRs), comma-separated: the
+    /// overview's rates. Each counter is summed over the listeners that export it.
     #[arg(
         long,
-        env = "CONSOLE_ORDERS_METRICS",
-        default_value = settings::default_addr(local(settings::ORDERS_PORTS.metrics)),
+        env = "CONSOLE_METRICS",
+        default_value = default_metrics(),
         value_delimiter = ','
     )]
-    pub orders_metrics: Vec<String>,
-
-    /// relay-svc's Prometheus listeners, comma-separated.
-    #[arg(
-        long,
-        env = "CONSOLE_RELAY_METRICS",
-        default_value = settings::default_addr(local(settings::RELAY_PORTS.metrics)),
-        value_delimiter = ','
-    )]
-    pub relay_metrics: Vec<String>,
-
-    /// mail-svc's Prometheus listeners, comma-separated.
-    #[arg(
-        long,
-        env = "CONSOLE_MAIL_METRICS",
-        default_value = settings::default_addr(local(settings::MAIL_PORTS.metrics)),
-        value_delimiter = ','
-    )]
-    pub mail_metrics: Vec<String>,
+    pub metrics: Vec<String>,
 
     /// The services' ADMIN_TOKEN: the console's actions are the services' admin calls. Unset:
     /// every action fails with the services' refusal.
@@ -237,9 +220,19 @@ impl Config {
     }
 }
 
-/// `port` on this host.
-fn local(port: u16) -> SocketAddr {
-    SocketAddr::from(([127, 0, 0, 1], port))
+/// `CONSOLE_METRICS`' default: the three services' metrics ports on this host (leaked once, as
+/// [`settings::default_addr`] does).
+fn default_metrics() -> &'static str {
+    let ports = [
+        settings::ORDERS_PORTS,
+        settings::RELAY_PORTS,
+        settings::MAIL_PORTS,
+    ];
+    let addrs: Vec<String> = ports
+        .iter()
+        .map(|p| SocketAddr::from(([127, 0, 0, 1], p.metrics)).to_string())
+        .collect();
+    Box::leak(addrs.join(",").into_boxed_str())
 }
 
 /// `value`, else the first token of the `<name> <token>` file `file` of `setting`; the error names

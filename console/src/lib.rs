@@ -92,11 +92,7 @@ impl App {
             live::Sampling {
                 admin: admin.clone(),
                 sources: sources.clone(),
-                metrics: scrape::MetricsAddrs {
-                    orders: clean(&cfg.orders_metrics),
-                    relays: clean(&cfg.relay_metrics),
-                    mails: clean(&cfg.mail_metrics),
-                },
+                metrics: clean(&cfg.metrics),
                 refresh: cfg.refresh,
                 timeout: cfg.timeout,
                 grace: cfg.audit_grace,

@@ -33,10 +33,14 @@ use tokio::{sync::watch, time::Instant};
 use tokio_util::sync::CancellationToken;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
-use crate::scrape::{self, Counters, MetricsAddrs};
+use crate::scrape::{self, Counters};
 
 /// How far back the rates chart goes.
 pub const RATES_WINDOW: Duration = Duration::from_secs(15 * 60);
+
+/// Each rate is the counters' change over about this long (as Prometheus' `rate(…[10s])`): an
+/// interval of a second holds too few events to read a rate from.
+pub const RATE_SPAN: Duration = Duration::from_secs(10);
 
 /// One figure as last read.
 #[derive(Debug, Clone)]
@@ -123,7 +127,8 @@ pub struct Figures {
     pub counters: Reading<Counters>,
     /// The rates of the last [`RATES_WINDOW`], oldest first.
     pub rates: VecDeque<Sample>,
-    last_counters: Option<(Instant, Counters)>,
+    /// The counters of the last [`RATE_SPAN`], oldest first: each rate is taken over it.
+    history: VecDeque<(Instant, Counters)>,
 }
 
 impl Figures {
@@ -162,10 +167,10 @@ impl Figures {
         self.counters.age(now, overdue, started);
     }
 
-    /// Adds the rates since the counters before (a counter that went back, a restarted
+    /// Adds the rates over the last [`RATE_SPAN`] (a counter that went back, a restarted
     /// service, counts as no rate for that sample).
     fn add_rates(&mut self, counters: Counters, now: Instant) {
-        if let Some((then, before)) = self.last_counters {
+        if let Some(&(then, before)) = self.history.front() {
             let secs = now.duration_since(then).as_secs_f64();
             let rate = |a: Option<f64>, b: Option<f64>| match (a, b) {
                 (Some(a), Some(b)) if secs > 0.0 && a >= b => Some((a - b) / secs),
@@ -183,7 +188,14 @@ impl Figures {
                     .map(|(n, ms)| if n == 0 { 0.0 } else { ms as f64 / 1000.0 }),
             });
         }
-        self.last_counters = Some((now, counters));
+        self.history.push_back((now, counters));
+        while self
+            .history
+            .front()
+            .is_some_and(|(t, _)| now.duration_since(*t) > RATE_SPAN)
+        {
+            self.history.pop_front();
+        }
         let oldest = Utc::now() - RATES_WINDOW;
         while self.rates.front().is_some_and(|s| s.at < oldest) {
             self.rates.pop_front();
@@ -218,7 +230,8 @@ pub struct Live {
 pub struct Sampling {
     pub admin: Admin,
     pub sources: Sources,
-    pub metrics: MetricsAddrs,
+    /// The services' Prometheus listeners.
+    pub metrics: Vec<String>,
     pub refresh: Duration,
     /// One read's limit (`CONSOLE_TIMEOUT`).
     pub timeout: Duration,

@@ -1,7 +1,8 @@
 //! The services' own Prometheus counters, read for the overview's rates: events committed
 //! (orders-svc's `orders_upserts_total{outcome="changed"}`: each changed order appends one
 //! event), published (relay-svc's `relay_published_total`) and mailed (mail-svc's
-//! `mail_sent_total`), each summed over the instances.
+//! `mail_sent_total`), each summed over the listeners (`CONSOLE_METRICS`): a service exports its
+//! own counters only, so the sum over every listener is the sum over its instances.
 //!
 //! A plain HTTP/1.0 GET of `/metrics`: the exporters answer it without chunking and close the
 //! connection, and the console needs no HTTP client for it.
@@ -13,15 +14,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 /// The largest `/metrics` answer read.
 const MAX_ANSWER: u64 = 4 << 20;
 
-/// Where the services' `/metrics` are (`host:port`).
-#[derive(Debug, Clone, Default)]
-pub struct MetricsAddrs {
-    pub orders: Vec<String>,
-    pub relays: Vec<String>,
-    pub mails: Vec<String>,
-}
-
-/// The counters at one moment; `None` where an instance of that service did not answer.
+/// The counters at one moment; `None` when a listener did not answer (a sum without it would
+/// read as a drop in the rate).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Counters {
     pub committed: Option<f64>,
@@ -48,29 +42,11 @@ const MAILED: Counter = Counter {
     label: None,
 };
 
-/// Reads every service's counters at once, each within `timeout`.
-pub async fn counters(addrs: &MetricsAddrs, timeout: Duration) -> Counters {
-    let (committed, published, mailed) = tokio::join!(
-        sum(&addrs.orders, &COMMITTED, timeout),
-        sum(&addrs.relays, &PUBLISHED, timeout),
-        sum(&addrs.mails, &MAILED, timeout),
-    );
-    Counters {
-        committed,
-        published,
-        mailed,
-    }
-}
-
-/// `counter` summed over `addrs`; `None` when there are none or one does not answer (a sum
-/// without it would read as a drop in the rate).
-async fn sum(addrs: &[String], counter: &Counter, timeout: Duration) -> Option<f64> {
-    if addrs.is_empty() {
-        return None;
-    }
+/// Reads every listener at once, each within `timeout`.
+pub async fn counters(addrs: &[String], timeout: Duration) -> Counters {
     let reads = addrs.iter().map(|a| async move {
         match tokio::time::timeout(timeout, get(a)).await {
-            Ok(Ok(text)) => Some(value(&text, counter)),
+            Ok(Ok(text)) => Some(text),
             Ok(Err(e)) => {
                 tracing::debug!(addr = %a, error = %e, "console: metrics not read");
                 None
@@ -78,7 +54,18 @@ async fn sum(addrs: &[String], counter: &Counter, timeout: Duration) -> Option<f
             Err(_) => None,
         }
     });
-    futures::future::join_all(reads).await.into_iter().sum()
+    let texts: Option<Vec<String>> = futures::future::join_all(reads).await.into_iter().collect();
+    let sum = |c: &Counter| {
+        texts
+            .as_ref()
+            .filter(|t| !t.is_empty())
+            .map(|t| t.iter().map(|text| value(text, c)).sum())
+    };
+    Counters {
+        committed: sum(&COMMITTED),
+        published: sum(&PUBLISHED),
+        mailed: sum(&MAILED),
+    }
 }
 
 /// The body of `http://{addr}/metrics`.

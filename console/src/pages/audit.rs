@@ -25,17 +25,18 @@ use crate::{
     state::AppState,
     views::{
         fragments,
-        widgets::{post_form, reason_and_confirm, seq_list},
+        widgets::{order_input, post_form, reason_and_confirm, seq_input, seq_list, shard_select},
     },
 };
 
 fn replay_form(shards: usize, f: &Fields) -> Markup {
+    let shard = f.get("shard").and_then(|s| s.parse().ok()).unwrap_or(0);
     html! {
         form.filters method="get" action=(Route::Replay) aria-label="Replay: dry run" {
-            label { "Order id " input name="order" inputmode="numeric" size="10" required value=[f.get("order")]; }
-            label { "Shard " select name="shard" { @for s in 0..shards { option value=(s) selected[f.get("shard") == Some(&s.to_string())] { (s) } } } }
-            label { "From seq " input name="from" inputmode="numeric" size="8" value=[f.get("from")]; }
-            label { "To seq " input name="to" inputmode="numeric" size="8" value=[f.get("to")]; }
+            (order_input(f.get("order"), true))
+            (shard_select(shards, shard))
+            (seq_input("from", "From seq", f.get("from")))
+            (seq_input("to", "To seq", f.get("to")))
             button type="submit" { "Dry run" }
         }
     }

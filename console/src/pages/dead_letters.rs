@@ -22,7 +22,9 @@ use crate::{
     form::shard_seq,
     paths::Route,
     state::AppState,
-    views::widgets::{ListFilters, age_since, post_form, reason_and_confirm, seq_list},
+    views::widgets::{
+        ListFilters, action_buttons, age_since, order_link, post_form, reason_and_confirm, seq_list,
+    },
 };
 
 const PAGE: i64 = 50;
@@ -55,18 +57,14 @@ pub async fn list(
                         @if act { td { input type="checkbox" name="sel" value={ (d.shard) ":" (d.seq) } id={ "d" (d.id) } aria-label={ "select seq " (d.seq) }; } }
                         td { (d.shard) }
                         td { label for={ "d" (d.id) } { (d.seq) } }
-                        td { a href=(Route::Where.with(&[("shard", d.shard.to_string()), ("order", d.order_id.to_string())])) { (d.order_id) } }
+                        td { (order_link(d.shard, d.order_id)) }
                         td { (age_since(d.at)) " ago" }
                         td { (d.reason) }
                     }
                 }
             }
         }
-        @if act {
-            button type="submit" name="action" value="selected" { "Redrive selected…" }
-            " "
-            button type="submit" name="action" value="matching" { "Redrive all matching…" }
-        }
+        (action_buttons(act, &[("selected", "Redrive selected…"), ("matching", "Redrive all matching…")]))
     };
     Ok(signed.page(
         "Dead letters",

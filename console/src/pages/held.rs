@@ -12,7 +12,7 @@ use crate::{
     form::shard_seq,
     paths::Route,
     state::AppState,
-    views::widgets::{ListFilters, age_since, post_form, reason_and_confirm, seq_list},
+    views::widgets::{ListFilters, age_since, order_link, post_form, reason_and_confirm, seq_list},
 };
 
 const PAGE: i64 = 50;
@@ -46,7 +46,7 @@ pub async fn list(
                         @for h in &page.rows {
                             tr data-order=(h.order_id) {
                                 td { (h.shard) }
-                                td { a href=(Route::Where.with(&[("shard", h.shard.to_string()), ("order", h.order_id.to_string())])) { (h.order_id) } }
+                                td { (order_link(h.shard, h.order_id)) }
                                 td { (h.applied.map_or("-".into(), |a| a.to_string())) }
                                 td { (h.waiting_for) }
                                 td { (seq_list(&h.held)) }

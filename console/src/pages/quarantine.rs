@@ -12,7 +12,9 @@ use crate::{
     form::{Fields, numbers},
     paths::Route,
     state::AppState,
-    views::widgets::{ListFilters, age_since, post_form, reason_and_confirm, seq_list},
+    views::widgets::{
+        ListFilters, action_buttons, age_since, order_link, post_form, reason_and_confirm, seq_list,
+    },
 };
 
 /// Rows per page.
@@ -81,7 +83,7 @@ pub async fn list(
                     tr data-seq=(r.seq) {
                         @if act { td { input type="checkbox" name="seq" value=(r.seq) id={ "q" (r.seq) } aria-label={ "select seq " (r.seq) }; } }
                         td { label for={ "q" (r.seq) } { (r.seq) } }
-                        td { a href=(Route::Where.with(&[("shard", shard.to_string()), ("order", r.aggregate_id.to_string())])) { (r.aggregate_id) } }
+                        td { (order_link(shard, r.aggregate_id)) }
                         td { (r.event_type) }
                         td { (r.prev_seq.map_or("-".into(), |p| p.to_string())) }
                         td { (age_since(r.created_at)) }
@@ -90,11 +92,7 @@ pub async fn list(
                 }
             }
         }
-        @if act {
-            button type="submit" name="action" value="requeue" { "Requeue selected…" }
-            " "
-            button type="submit" name="action" value="drop" { "Drop selected…" }
-        }
+        (action_buttons(act, &[("requeue", "Requeue selected…"), ("drop", "Drop selected…")]))
     };
     Ok(signed.page(
         "Quarantine",

@@ -12,6 +12,7 @@ use crate::{
     extractors::{Query, Signed},
     paths::Route,
     state::AppState,
+    views::widgets::{order_input, seq_input, shard_select},
 };
 
 fn time(t: DateTime<Utc>) -> Markup {
@@ -21,16 +22,9 @@ fn time(t: DateTime<Utc>) -> Markup {
 fn search(shards: usize, order: Option<i64>, shard: i32, seq: Option<i64>) -> Markup {
     html! {
         form.filters method="get" action=(Route::Where) role="search" {
-            label { "Order id " input name="order" inputmode="numeric" value=[order]; }
-            label { "or seq " input name="seq" inputmode="numeric" value=[seq]; }
-            label {
-                "Shard "
-                select name="shard" {
-                    @for s in 0..shards {
-                        option value=(s) selected[s as i32 == shard] { (s) }
-                    }
-                }
-            }
+            (order_input(order, false))
+            (seq_input("seq", "or seq", seq))
+            (shard_select(shards, shard))
             button type="submit" { "Find" }
         }
     }

@@ -5,7 +5,10 @@ use chrono::Utc;
 use maud::{Markup, html};
 use outbox_ops::audit::Stage;
 
-use super::{chart, widgets::age_ms};
+use super::{
+    chart,
+    widgets::{age_ms, order_link},
+};
 use crate::{
     live::{Audit, Figures, Reading},
     paths::Route,
@@ -143,7 +146,7 @@ pub fn audit_table(audit: &Audit, stage: Option<Stage>) -> Markup {
                             @for l in rows.iter().take(500) {
                                 tr {
                                     td { (l.key.0) }
-                                    td { a href=(Route::Where.with(&[("shard", l.key.0.to_string()), ("order", l.key.2.to_string())])) { (l.key.2) } }
+                                    td { (order_link(l.key.0, l.key.2)) }
                                     td { (l.stage.label()) }
                                     td { (l.waiting_for.map_or("-".into(), |s| s.to_string())) }
                                     td { (l.applied.map_or("-".into(), |s| s.to_string())) }

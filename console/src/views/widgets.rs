@@ -43,6 +43,43 @@ pub fn age_since(at: DateTime<Utc>) -> String {
     age_ms((Utc::now() - at).num_milliseconds().max(0) as u64)
 }
 
+/// A link to order `order`'s timeline ("where is this event").
+pub fn order_link(shard: i32, order: i64) -> Markup {
+    let href = Route::Where.with(&[("shard", shard.to_string()), ("order", order.to_string())]);
+    html! { a href=(href) { (order) } }
+}
+
+/// The submit buttons of a selection (`action` = value), shown to those who may act.
+pub fn action_buttons(act: bool, buttons: &[(&str, &str)]) -> Markup {
+    html! {
+        @if act {
+            @for (i, (value, label)) in buttons.iter().enumerate() {
+                @if i > 0 { " " }
+                button type="submit" name="action" value=(value) { (label) }
+            }
+        }
+    }
+}
+
+/// The shard picker of a form, `selected` chosen.
+pub fn shard_select(shards: usize, selected: i32) -> Markup {
+    html! {
+        label { "Shard " select name="shard" { @for s in 0..shards { option value=(s) selected[s as i32 == selected] { (s) } } } }
+    }
+}
+
+/// The order id field of a form.
+pub fn order_input(value: Option<impl maud::Render>, required: bool) -> Markup {
+    html! {
+        label { "Order id " input name="order" inputmode="numeric" size="10" required[required] value=[value]; }
+    }
+}
+
+/// A seq field of a form, labelled `label`.
+pub fn seq_input(name: &str, label: &str, value: Option<impl maud::Render>) -> Markup {
+    html! { label { (label) " " input name=(name) inputmode="numeric" size="8" value=[value]; } }
+}
+
 /// The reason field and the confirm button of an action's preview.
 pub fn reason_and_confirm(label: &str) -> Markup {
     html! {
@@ -104,10 +141,8 @@ impl ListFilters {
     pub fn form(self, f: &Fields, shard: i32) -> Markup {
         html! {
             form.filters method="get" action=(self.route) role="search" aria-label="Filters" {
-                @if let Some(n) = self.shards {
-                    label { "Shard " select name="shard" { @for s in 0..n { option value=(s) selected[s as i32 == shard] { (s) } } } }
-                }
-                label { "Order id " input name="order" inputmode="numeric" size="10" value=[f.get("order")]; }
+                @if let Some(n) = self.shards { (shard_select(n, shard)) }
+                (order_input(f.get("order"), false))
                 @if self.event_type { label { "Event type " input name="type" size="14" value=[f.get("type")]; } }
                 label { "Reason contains " input name="reason" size="14" value=[f.get("reason")]; }
                 label { "At least this old " input name="min_age" size="5" placeholder="5m" value=[f.get("min_age")]; }

@@ -74,16 +74,13 @@ pub(crate) async fn start_console(stack: &Stack, dir: &std::path::Path) -> (Proc
         .env("CONSOLE_RELAY_ADDR", stack.relays[0].grpc_addr.to_string())
         .env("CONSOLE_MAIL_ADDR", stack.mails[0].grpc_addr.to_string())
         .env(
-            "CONSOLE_ORDERS_METRICS",
-            stack.orders.metrics_addr.to_string(),
-        )
-        .env(
-            "CONSOLE_RELAY_METRICS",
-            stack.relays[0].metrics_addr.to_string(),
-        )
-        .env(
-            "CONSOLE_MAIL_METRICS",
-            stack.mails[0].metrics_addr.to_string(),
+            "CONSOLE_METRICS",
+            format!(
+                "{},{},{}",
+                stack.orders.metrics_addr,
+                stack.relays[0].metrics_addr,
+                stack.mails[0].metrics_addr
+            ),
         )
         .env("CONSOLE_ADMIN_TOKEN", ADMIN_TOKEN)
         .env("CONSOLE_REPLAY_QUEUE", &stack.queue)

@@ -31,7 +31,7 @@ async fn the_overview_charts_the_rates_under_traffic() {
     let mut cfg = StackConfig::new("e2e_console_rates");
     cfg.env.push(("ADMIN_TOKEN".into(), ADMIN_TOKEN.into()));
     let dir = cfg.log_dir.clone();
-    let stack = Stack::start(cfg).await.expect("stack");
+    let mut stack = Stack::start(cfg).await.expect("stack");
     let (console, base) = start_console(&stack, &dir).await;
     let (driver, b, _chromium) = start_browser(&dir).await;
     b.goto(&format!("{base}/")).await.expect("open the console");
