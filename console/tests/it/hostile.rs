@@ -250,13 +250,13 @@ async fn every_field_of_every_form_answers_hostile_values_with_a_4xx_naming_it()
             "/quarantine/requeue",
             &requeue,
             vec![("shard", "0"), ("seqs", "999999"), ("reason", "r")],
-            &["shard", "seqs"],
+            &["shard", "seqs", "reason"],
         ),
         (
             "/quarantine/drop",
             &drop,
             vec![("shard", "0"), ("seqs", "999999"), ("reason", "r")],
-            &["shard", "seqs"],
+            &["shard", "seqs", "reason"],
         ),
         (
             "/dead-letters/preview",
@@ -273,13 +273,13 @@ async fn every_field_of_every_form_answers_hostile_values_with_a_4xx_naming_it()
                 ("target", "1"),
                 ("reason", "r"),
             ],
-            &["mode", "value", "target"],
+            &["mode", "value", "target", "reason"],
         ),
         (
             "/replay",
             &replay,
             vec![("order", "999999"), ("shard", "0"), ("reason", "r")],
-            &["order", "shard", "from", "to"],
+            &["order", "shard", "from", "to", "reason"],
         ),
     ];
     let long = long();

@@ -4,6 +4,7 @@
 mod actions;
 mod common;
 mod hostile;
+mod hostile_reason;
 mod overview;
 mod refusals;
 mod sessions;
