@@ -296,29 +296,23 @@ pub fn start(s: Sampling, shutdown: CancellationToken) -> Live {
         },
         |f| &mut f.quarantined,
     );
+    // Both counts are mail-svc's database's: read together, each put on its own.
     let mail = s.sources.mail.clone();
-    reader.spawn(
+    reader.spawn_with(
         move || {
             let mail = mail.clone();
             async move {
-                lists::held_count(&mail)
-                    .await
-                    .map_err(|e| db_problem(e, "mail-svc's database"))
+                let (held, dead) =
+                    tokio::join!(lists::held_count(&mail), lists::dead_letter_count(&mail));
+                let problem = |e| db_problem(e, "mail-svc's database");
+                Ok((held.map_err(problem), dead.map_err(problem)))
             }
         },
-        |f| &mut f.held,
-    );
-    let mail = s.sources.mail.clone();
-    reader.spawn(
-        move || {
-            let mail = mail.clone();
-            async move {
-                lists::dead_letter_count(&mail)
-                    .await
-                    .map_err(|e| db_problem(e, "mail-svc's database"))
-            }
+        |f, read: Result<(Result<i64, String>, Result<i64, String>), String>| {
+            let (held, dead) = read.unwrap_or_else(|e| (Err(e.clone()), Err(e)));
+            f.held.put(held);
+            f.dead_letters.put(dead);
         },
-        |f| &mut f.dead_letters,
     );
     let (metrics, timeout) = (s.metrics.clone(), s.timeout);
     reader.spawn_with(

@@ -10,8 +10,8 @@ use maud::{Markup, html};
 use crate::live::{RATES_WINDOW, Sample};
 
 const WIDTH: f64 = 720.0;
-const RATES_HEIGHT: f64 = 160.0;
-const AGE_HEIGHT: f64 = 70.0;
+const RATES_HEIGHT: f64 = 100.0;
+const AGE_HEIGHT: f64 = 40.0;
 
 /// A line of the chart: its name (the `data-rate` of its latest value), label, colour and how
 /// it is read from a sample.
@@ -110,7 +110,7 @@ fn plot(samples: &VecDeque<Sample>, lines: &[Line], height: f64, unit: &str, wha
         .collect();
     html! {
         figure.chart {
-            svg viewBox={ "0 0 " (WIDTH) " " (height + 14.0) } width="100%" role="img"
+            svg viewBox={ "0 0 " (WIDTH) " " (height + 14.0) } width=(WIDTH) style="max-width:100%" role="img"
                 aria-label={ (what) ", last 15 minutes; now: " (summary.join(", ")) }
                 data-chart=(lines[0].name) {
                 line x1="0" y1=(height) x2=(WIDTH) y2=(height) stroke="#999" {}

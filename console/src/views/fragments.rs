@@ -29,10 +29,6 @@ pub fn figures(f: &Figures, audit: &Audit) -> Markup {
     let lagging = audit.counts();
     let problems = f.problems();
     html! {
-        section aria-labelledby="rates-h" {
-            h2 #rates-h { "Rates, last 15 minutes" }
-            (chart::rates(&f.rates))
-        }
         section aria-labelledby="services-h" {
             h2 #services-h { "Services" }
             table {
@@ -106,6 +102,10 @@ pub fn figures(f: &Figures, audit: &Audit) -> Markup {
                     }
                 }
             }
+        }
+        section aria-labelledby="rates-h" {
+            h2 #rates-h { "Rates, last 15 minutes" }
+            (chart::rates(&f.rates))
         }
         @if !problems.is_empty() || audit.error.is_some() {
             ul.error role="status" {

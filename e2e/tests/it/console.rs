@@ -215,9 +215,9 @@ where
 }
 
 /// Clicks what `css` finds; the live figures are replaced every refresh, so a click that found a
-/// replaced element finds it again.
+/// replaced element finds it again (for up to 10 s: a loaded machine swaps slowly).
 async fn click(b: &Client, css: &str) {
-    for _ in 0..20 {
+    for _ in 0..100 {
         if let Ok(e) = b.find(Locator::Css(css)).await
             && e.click().await.is_ok()
         {
