@@ -20,7 +20,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use e2e::stack::{Binaries, Stack, StackConfig, free_addr};
+use e2e::stack::{Stack, StackConfig, free_addr};
 use fantoccini::{Client, ClientBuilder, Locator, elements::Element};
 use lapin::{Connection, ConnectionProperties, options::QueuePurgeOptions};
 use outbox_proto::orders::v1::OrderStatus;
@@ -65,14 +65,7 @@ pub(crate) async fn start_console(stack: &Stack, dir: &std::path::Path) -> (Proc
     std::fs::write(&tokens, format!("olivia {OPERATOR}\n")).expect("token file");
     let addr = free_addr().expect("port");
     let log = std::fs::File::create(dir.join("outbox-console.log")).expect("log");
-    let mut child = Command::new(Binaries::locate().unwrap().path("outbox-console").unwrap())
-        .env("CONSOLE_ADDR", addr.to_string())
-        .env("CONSOLE_OPERATOR_TOKENS_FILE", &tokens)
-        .env("CONSOLE_ORDERS_DB", &stack.orders_db_url)
-        .env("CONSOLE_MAIL_DB", &stack.mail_db_url)
-        .env("CONSOLE_ORDERS_ADDR", stack.orders.grpc_addr.to_string())
-        .env("CONSOLE_RELAY_ADDR", stack.relays[0].grpc_addr.to_string())
-        .env("CONSOLE_MAIL_ADDR", stack.mails[0].grpc_addr.to_string())
+    let mut child = Command::from(stack.console_command(addr, &tokens).expect("the console"))
         .env(
             "CONSOLE_METRICS",
             format!(
