@@ -70,6 +70,16 @@ pub struct Config {
     )]
     pub mail_addr: Vec<String>,
 
+    /// The services' Prometheus listeners (their METRICS_ADDRs), comma-separated: the
+    /// overview's rates. Each counter is summed over the listeners that export it.
+    #[arg(
+        long,
+        env = "CONSOLE_METRICS",
+        default_value = default_metrics(),
+        value_delimiter = ','
+    )]
+    pub metrics: Vec<String>,
+
     /// The services' ADMIN_TOKEN: the console's actions are the services' admin calls. Unset:
     /// every action fails with the services' refusal.
     #[arg(long, env = "CONSOLE_ADMIN_TOKEN", hide_env_values = true)]
@@ -176,6 +186,21 @@ impl Config {
     pub fn tls_on(&self) -> bool {
         self.tls.tls_cert_file.is_some()
     }
+}
+
+/// `CONSOLE_METRICS`' default: the three services' metrics ports on this host (leaked once, as
+/// [`settings::default_addr`] does).
+fn default_metrics() -> &'static str {
+    let ports = [
+        settings::ORDERS_PORTS,
+        settings::RELAY_PORTS,
+        settings::MAIL_PORTS,
+    ];
+    let addrs: Vec<String> = ports
+        .iter()
+        .map(|p| SocketAddr::from(([127, 0, 0, 1], p.metrics)).to_string())
+        .collect();
+    Box::leak(addrs.join(",").into_boxed_str())
 }
 
 /// `value`, else the first token of the token file `file` of `setting` (in the services'
