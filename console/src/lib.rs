@@ -36,7 +36,7 @@ use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
 use outbox_kit::auth::Tokens;
-use outbox_ops::{admin::Admin, audit::Sources};
+use outbox_ops::admin::Admin;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
