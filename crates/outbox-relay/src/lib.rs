@@ -37,6 +37,10 @@
 //! advisory lock as a lease; a standby that sees the holder's session silent for the lease
 //! terminates it and takes over.
 //!
+//! **Fleet** ([`fleet`]): one set of instances publishes many outbox databases listed in a
+//! registry, each database by one instance at a time under a registry lease, its deletes and
+//! quarantine moves fenced at the lease's epoch inside the outbox database.
+//!
 //! Layout: `cycle` (the loop: stand by or lead, read, publish, delete; the per-row rule table),
 //! `lease` (taking the leader lock, the heartbeat), `floor` (the read floor), `publisher`
 //! (messages, topology, confirms, return matching), `db` (the SQL), `live` (the figures,
@@ -54,8 +58,8 @@
 //! [`Publisher`] (for [`Replay`]) and its [`Outcome`], [`declare_exchange`] (the events exchange
 //! as the relay declares it, for a consumer or a test that starts first), [`Replay`] and its
 //! [`Prepared`], [`Backlog`],
-//! [`Error`], [`Status`] and its [`Snapshot`], the modules [`status`] (the metric names) and
-//! [`operator`], and the re-exports `sqlx`, `lapin`, `tokio_util`, [`Tls`], [`BrokerUrls`],
+//! [`Error`], [`Status`] and its [`Snapshot`], the modules [`status`] (the metric names),
+//! [`operator`] and [`fleet`] (the registry, the fence, the assignment and [`fleet::Fleet`]), and the re-exports `sqlx`, `lapin`, `tokio_util`, [`Tls`], [`BrokerUrls`],
 //! [`DEFAULT_HEARTBEAT`]. Each item has one path. Nothing else is public: the modules `db` (the
 //! SQL), `floor`, `publisher` and `hook` (a crash test's stop between the broker's confirms and
 //! the delete, with the field `Settings::before_delete`) are public only with the feature
@@ -72,6 +76,7 @@ pub use tokio_util;
 
 mod cycle;
 mod error;
+pub mod fleet;
 mod lease;
 mod live;
 pub mod operator;
