@@ -46,13 +46,13 @@ sweep_databases() {
   done <<<"$names"
 }
 
-# Queues only: quorum queues hold memory on the broker, a leftover exchange costs next to nothing.
+# Queues (quorum queues hold memory on the broker), then exchanges.
 sweep_broker() {
   if ! command -v rabbitmqctl >/dev/null 2>&1; then
     log "rabbitmqctl not installed: skipping the test-queue sweep"
     return 0
   fi
-  local queues name
+  local queues exchanges exchange name
   queues=$(rabbitmqctl -q list_queues name </dev/null 2>/dev/null || true)
   while read -r name; do
     [ -n "$name" ] || continue
@@ -60,11 +60,52 @@ sweep_broker() {
     owner_gone "$name" || continue
     rabbitmqctl -q delete_queue "$name" </dev/null >/dev/null 2>&1 || true
   done <<<"$queues"
+  # rabbitmqctl has no delete_exchange (the management plugin's CLI has, when it is enabled):
+  # the broker's own function, in the default vhost the tests use. A test name holds no quote.
+  exchanges=$(rabbitmqctl -q list_exchanges name </dev/null 2>/dev/null || true)
+  while read -r name; do
+    [ -n "$name" ] || continue
+    [[ $name =~ $TEST_NAME_RE ]] || continue
+    owner_gone "$name" || continue
+    exchange="rabbit_misc:r(<<\"/\">>, exchange, <<\"$name\">>)"
+    rabbitmqctl -q eval "rabbit_exchange:delete($exchange, false, <<\"test-sweep\">>)." \
+      </dev/null >/dev/null 2>&1 || true
+  done <<<"$exchanges"
 }
 
 sweep() {
   sweep_databases
   sweep_broker
+}
+
+# What this run's test processes left behind: databases, queues and exchanges whose name carries
+# the pid of one of them. Every test removes what it made, passing or failing; prints each
+# leftover and fails when there is one.
+check_left_behind() {
+  local pids kind name pid left=0
+  pids=" $(sort -u "$OUTBOX_TEST_PIDS_FILE" | tr '\n' ' ') "
+  rm -f "$OUTBOX_TEST_PIDS_FILE"
+  while read -r kind name; do
+    [ -n "$name" ] || continue
+    [[ $name =~ $TEST_NAME_RE ]] || continue
+    pid=$(test_pid "$name")
+    [[ $pids == *" $pid "* ]] || continue
+    log "left behind by this run: $kind $name"
+    left=$((left + 1))
+  done < <(
+    if command -v psql >/dev/null 2>&1; then
+      psql -w -h 127.0.0.1 -U postgres -d postgres -Atqc "select datname from pg_database" \
+        </dev/null 2>/dev/null | sed 's/^/database /' || true
+    fi
+    if command -v rabbitmqctl >/dev/null 2>&1; then
+      rabbitmqctl -q list_queues name </dev/null 2>/dev/null | sed 's/^/queue /' || true
+      rabbitmqctl -q list_exchanges name </dev/null 2>/dev/null | sed 's/^/exchange /' || true
+    fi
+  )
+  if [ "$left" -gt 0 ]; then
+    log "$left names left behind by this run's tests (each test removes what it made)"
+    return 1
+  fi
 }
 
 if [ "${1:-}" = "--sweep-only" ]; then
@@ -75,10 +116,17 @@ fi
 
 bash deploy/ensure-services.sh
 bash deploy/ensure-test-tools.sh
+# Every test process of this run writes its pid to this file the first time it makes a name
+# (outbox_testkit::unique), and so does each binary this script starts: the check at the end
+# counts this run's names only, never those of another run on the same machine.
+export OUTBOX_TEST_PIDS_FILE
+OUTBOX_TEST_PIDS_FILE=$(mktemp)
 if [ "$#" -gt 0 ]; then
   sweep
-  cargo test --workspace --locked "$@"
-  exit 0
+  rc=0
+  cargo test --workspace --locked "$@" || rc=$?
+  check_left_behind || rc=1
+  exit "$rc"
 fi
 # The sweep runs beside the build and the tests (rabbitmqctl alone takes seconds, longer on a busy
 # machine): it only drops what a finished process left, never a running test's names.
@@ -143,7 +191,10 @@ run_binary() {
   if [ "$(basename "$dir")" = e2e ]; then
     export RUST_TEST_THREADS="${E2E_TEST_THREADS:-4}"
   fi
-  (cd "$dir" && CARGO="$cargo_bin" CARGO_MANIFEST_DIR="$dir" "$exe")
+  # The binary takes the subshell's pid (exec): recorded for the check at the end, also when
+  # none of its tests makes a name through the testkit.
+  (cd "$dir" && echo "$BASHPID" >>"$OUTBOX_TEST_PIDS_FILE" &&
+    CARGO="$cargo_bin" CARGO_MANIFEST_DIR="$dir" exec "$exe")
 }
 
 # Runs job $1 (a command and its arguments after it), keeps its output, prints it whole under a
@@ -181,6 +232,9 @@ for entry in "${ordered[@]}" doctests; do
 done
 wait
 wait "$sweep_pid" || true
+if ! check_left_behind; then
+  : >"$jobs_dir/0-left-behind.failed"
+fi
 shopt -s nullglob
 failed=("$jobs_dir"/*.failed)
 if [ "${#failed[@]}" -gt 0 ]; then

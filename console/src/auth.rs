@@ -21,6 +21,7 @@ use axum::http::{HeaderMap, header};
 use outbox_kit::auth::{Tokens, constant_time_eq};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
 
@@ -51,6 +52,11 @@ pub struct Session {
     /// The secret the per-form tokens derive from (never sent as such).
     secret: [u8; 32],
     expires: Instant,
+    /// The fingerprint of the token signed in with ([`Tokens::fingerprint`]): a reload that
+    /// rotated the token out ends the session.
+    token: u64,
+    /// Cancelled when the session ends: what it opened (a live stream) ends with it.
+    ended: CancellationToken,
 }
 
 impl std::fmt::Debug for Session {
@@ -76,6 +82,15 @@ impl Session {
     /// True for an operator.
     pub fn may_write(&self) -> bool {
         self.role == Role::Operator
+    }
+
+    /// Resolves when the session ends: signed out, expired, or its token rotated out (seen by
+    /// [`Sessions::alive`]).
+    pub async fn ended(&self) {
+        tokio::select! {
+            _ = self.ended.cancelled() => {}
+            _ = tokio::time::sleep_until(self.expires.into()) => {}
+        }
     }
 }
 
@@ -115,18 +130,21 @@ impl Sessions {
         }
     }
 
+    fn list(&self, role: Role) -> Option<&Tokens> {
+        match role {
+            Role::Viewer => self.viewers.as_ref(),
+            Role::Operator => self.operators.as_ref(),
+        }
+    }
+
     /// Signs in with `token`: the new session's id, or `None` when no list holds the token.
     /// An operator token wins when both lists hold it.
     pub fn sign_in(&self, token: &str) -> Option<(String, Session)> {
         let token = token.trim();
-        let (user, role) = if let Some(u) = self.operators.as_ref().and_then(|t| t.check(token)) {
-            (u, Role::Operator)
-        } else {
-            (
-                self.viewers.as_ref().and_then(|t| t.check(token))?,
-                Role::Viewer,
-            )
-        };
+        let (user, role) = [Role::Operator, Role::Viewer]
+            .into_iter()
+            .find_map(|role| Some((self.list(role)?.check(token)?, role)))?;
+        let fingerprint = self.list(role)?.fingerprint(&user)?;
         let mut secret = [0u8; 32];
         rand::rng().fill_bytes(&mut secret);
         let mut id = [0u8; 32];
@@ -136,9 +154,11 @@ impl Sessions {
             role,
             secret,
             expires: Instant::now() + self.ttl,
+            token: fingerprint,
+            ended: CancellationToken::new(),
         };
         let id = hex(&id);
-        let mut map = self.by_id.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.lock();
         let now = Instant::now();
         map.retain(|_, s| s.expires > now);
         map.insert(id.clone(), session.clone());
@@ -175,17 +195,35 @@ impl Sessions {
             .filter_map(|kv| kv.trim().split_once('='))
             .find(|(k, _)| *k == name)
             .map(|(_, v)| v.to_owned())?;
-        let map = self.by_id.lock().unwrap_or_else(|e| e.into_inner());
-        let s = map.get(&id)?;
-        (s.expires > Instant::now()).then(|| (id.clone(), s.clone()))
+        let session = self.alive(&id)?;
+        Some((id, session))
+    }
+
+    /// Session `id` if it is alive: not signed out, not expired, and its token still the one
+    /// its list holds under its name (a reload may have rotated it out). A session found dead
+    /// is ended.
+    pub fn alive(&self, id: &str) -> Option<Session> {
+        let s = self.lock().get(id)?.clone();
+        let listed = self
+            .list(s.role)
+            .and_then(|l| l.fingerprint(&s.user))
+            .is_some_and(|f| f == s.token);
+        if s.expires > Instant::now() && listed {
+            return Some(s);
+        }
+        self.sign_out(id);
+        None
     }
 
     /// Ends the session `id`.
     pub fn sign_out(&self, id: &str) {
-        self.by_id
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(id);
+        if let Some(s) = self.lock().remove(id) {
+            s.ended.cancel();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Session>> {
+        self.by_id.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 

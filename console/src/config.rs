@@ -6,13 +6,15 @@ use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use anyhow::bail;
 use clap::Parser;
-use outbox_kit::{config::parse_duration, settings, telemetry::LogFormat};
+use outbox_kit::{
+    config::{Bounds, DurationArg, parse_duration},
+    settings,
+    telemetry::LogFormat,
+};
+use outbox_ops::settings::{Tool, ToolSettings};
 
 /// The address the console serves on unless `CONSOLE_ADDR` says otherwise.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
-
-/// The slowest the overview's live figures may refresh.
-pub const MAX_REFRESH: Duration = Duration::from_secs(2);
 
 /// The operator console: a web page on CONSOLE_ADDR.
 #[derive(Debug, Clone, Parser)]
@@ -37,24 +39,10 @@ pub struct Config {
     #[arg(long, env = "CONSOLE_OPERATOR_TOKENS_FILE")]
     pub operator_tokens_file: Option<PathBuf>,
 
-    /// The orders databases, shard 0 first, comma-separated (read-only access is enough).
-    #[arg(
-        long,
-        env = "CONSOLE_ORDERS_DB",
-        default_value = "postgres://postgres@127.0.0.1:5432/orders",
-        value_delimiter = ',',
-        hide_env_values = true
-    )]
-    pub orders_db: Vec<String>,
-
-    /// mail-svc's database (its inbox and mails; read-only access is enough).
-    #[arg(
-        long,
-        env = "CONSOLE_MAIL_DB",
-        default_value = "postgres://postgres@127.0.0.1:5432/mail",
-        hide_env_values = true
-    )]
-    pub mail_db: String,
+    /// CONSOLE_ORDERS_DB, CONSOLE_MAIL_DB, CONSOLE_AUDIT_GRACE and CONSOLE_REPLAY_QUEUE, as
+    /// outboxctl has them.
+    #[command(flatten)]
+    pub ops: ToolSettings<Config>,
 
     /// orders-svc's gRPC address.
     #[arg(
@@ -82,6 +70,16 @@ pub struct Config {
     )]
     pub mail_addr: Vec<String>,
 
+    /// The services' Prometheus listeners (their METRICS_ADDRs), comma-separated: the
+    /// overview's rates. Each counter is summed over the listeners that export it.
+    #[arg(
+        long,
+        env = "CONSOLE_METRICS",
+        default_value = default_metrics(),
+        value_delimiter = ','
+    )]
+    pub metrics: Vec<String>,
+
     /// The services' ADMIN_TOKEN: the console's actions are the services' admin calls. Unset:
     /// every action fails with the services' refusal.
     #[arg(long, env = "CONSOLE_ADMIN_TOKEN", hide_env_values = true)]
@@ -106,33 +104,26 @@ pub struct Config {
     #[command(flatten)]
     pub tls: outbox_kit::tls::ServerTls,
 
-    /// How often the live figures refresh (at most 2s).
-    #[arg(long, env = "CONSOLE_REFRESH", default_value = "1s", value_parser = parse_duration)]
+    /// How often the live figures refresh.
+    #[arg(long, env = "CONSOLE_REFRESH", default_value = "1s",
+          value_parser = parse_duration,
+          bounds = Bounds::between(Duration::from_millis(1), Duration::from_secs(2)))]
     pub refresh: Duration,
 
-    /// An order lags once the event its consumer waits for is older than this.
-    #[arg(long, env = "CONSOLE_AUDIT_GRACE", default_value = "1m", value_parser = parse_duration)]
-    pub audit_grace: Duration,
-
     /// Order heads the live audit reads per shard and pass, besides the orders that moved.
-    #[arg(long, env = "CONSOLE_AUDIT_SLICE", default_value_t = 10_000)]
+    #[arg(long, env = "CONSOLE_AUDIT_SLICE", default_value_t = 10_000,
+          value_parser = clap::value_parser!(i64).range(1..))]
     pub audit_slice: i64,
 
     /// A bulk redrive moves at most this many dead letters per second.
-    #[arg(long, env = "CONSOLE_REDRIVE_RATE", default_value_t = 200)]
+    #[arg(long, env = "CONSOLE_REDRIVE_RATE", default_value_t = 200,
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub redrive_rate: u32,
 
     /// A replay sends at most this many events per second.
-    #[arg(long, env = "CONSOLE_REPLAY_RATE", default_value_t = 50)]
+    #[arg(long, env = "CONSOLE_REPLAY_RATE", default_value_t = 50,
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub replay_rate: u32,
-
-    /// The queue a replay sends to (mail-svc's).
-    #[arg(
-        long,
-        env = "CONSOLE_REPLAY_QUEUE",
-        default_value = "mail-svc.order-events"
-    )]
-    pub replay_queue: String,
 
     /// A session ends this long after sign-in.
     #[arg(long, env = "CONSOLE_SESSION_TTL", default_value = "8h", value_parser = parse_duration)]
@@ -147,6 +138,10 @@ pub struct Config {
     pub log_format: LogFormat,
 }
 
+impl Tool for Config {
+    const ENV_PREFIX: &'static str = "CONSOLE_";
+}
+
 impl Config {
     /// Checks what clap cannot; the error names the setting.
     pub fn validate(&self) -> anyhow::Result<()> {
@@ -156,24 +151,7 @@ impl Config {
                  without a token nobody can sign in"
             );
         }
-        if self.refresh.is_zero() || self.refresh > MAX_REFRESH {
-            bail!(
-                "CONSOLE_REFRESH must be between 1ms and 2s, not {:?}",
-                self.refresh
-            );
-        }
-        if self.audit_slice < 1 {
-            bail!("CONSOLE_AUDIT_SLICE must be at least 1");
-        }
-        if self.redrive_rate == 0 {
-            bail!("CONSOLE_REDRIVE_RATE must be at least 1 per second");
-        }
-        if self.replay_rate == 0 {
-            bail!("CONSOLE_REPLAY_RATE must be at least 1 per second");
-        }
-        if self.orders_db.iter().all(|u| u.trim().is_empty()) {
-            bail!("CONSOLE_ORDERS_DB names no database");
-        }
+        self.ops.validate().map_err(anyhow::Error::msg)?;
         if self.tls.tls_client_ca_file.is_some() {
             bail!(
                 "TLS_CLIENT_CA_FILE: the console does not ask browsers for client certificates; \
@@ -210,8 +188,23 @@ impl Config {
     }
 }
 
-/// `value`, else the first token of the `<name> <token>` file `file` of `setting`; the error names
-/// the setting and never quotes the file.
+/// `CONSOLE_METRICS`' default: the three services' metrics ports on this host (leaked once, as
+/// [`settings::default_addr`] does).
+fn default_metrics() -> &'static str {
+    let ports = [
+        settings::ORDERS_PORTS,
+        settings::RELAY_PORTS,
+        settings::MAIL_PORTS,
+    ];
+    let addrs: Vec<String> = ports
+        .iter()
+        .map(|p| SocketAddr::from(([127, 0, 0, 1], p.metrics)).to_string())
+        .collect();
+    Box::leak(addrs.join(",").into_boxed_str())
+}
+
+/// `value`, else the first token of the token file `file` of `setting` (in the services'
+/// format, read by kit's one parser of it); the error names the setting and never quotes a token.
 fn token(
     value: &Option<String>,
     file: &Option<PathBuf>,
@@ -220,21 +213,7 @@ fn token(
     if let Some(v) = value.as_ref().filter(|v| !v.is_empty()) {
         return Ok(Some(v.clone()));
     }
-    let Some(path) = file else {
-        return Ok(None);
-    };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("{setting}: cannot read {}: {e}", path.display()))?;
-    let first = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with('#'))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "{setting}: {} holds no `<name> <token>` line",
-                path.display()
-            )
-        })?;
-    Ok(Some(first.to_owned()))
+    file.as_deref()
+        .map(|path| outbox_kit::auth::first_token(setting, path))
+        .transpose()
 }

@@ -13,10 +13,7 @@ use crate::views::layout;
 pub enum Error {
     /// Bad input: the field and what is wrong with it (400).
     #[error("{field}: {problem}")]
-    BadInput {
-        field: &'static str,
-        problem: String,
-    },
+    BadInput { field: String, problem: String },
     /// Not signed in, a viewer acting, a write from elsewhere or without its form token (403).
     #[error("{0}")]
     Forbidden(String),
@@ -33,9 +30,9 @@ pub enum Error {
 
 impl Error {
     /// A 400 naming `field`.
-    pub fn bad(field: &'static str, problem: impl Into<String>) -> Self {
+    pub fn bad(field: impl Into<String>, problem: impl Into<String>) -> Self {
         Error::BadInput {
-            field,
+            field: field.into(),
             problem: problem.into(),
         }
     }
@@ -55,10 +52,7 @@ impl From<outbox_ops::admin::Error> for Error {
     fn from(e: outbox_ops::admin::Error) -> Self {
         match e.code() {
             Some(tonic::Code::NotFound) => Error::NotFound(e.to_string()),
-            Some(tonic::Code::InvalidArgument) => Error::BadInput {
-                field: "request",
-                problem: e.to_string(),
-            },
+            Some(tonic::Code::InvalidArgument) => Error::bad("request", e.to_string()),
             _ => Error::Service(e.to_string()),
         }
     }

@@ -373,6 +373,9 @@ pub struct Stack {
     pub broker: Broker,
     /// This stack's share of [`SERVICES_AT_ONCE`] (a test stack's; `None` for the binaries').
     _turn: Option<OwnedSemaphorePermit>,
+    /// The databases, queues and exchanges of the machine's broker named for this stack,
+    /// removed when it goes (after the processes, which drop first and are killed on drop).
+    _made: outbox_testkit::Made,
 }
 
 /// How many services the tests' stacks of one process run at once: each holds a small pool of
@@ -412,6 +415,11 @@ impl Stack {
         };
         let exchange = format!("{tag}.events");
         let queue = format!("{tag}.mail");
+        let made = outbox_testkit::Made::new();
+        for url in orders_shard_urls.iter().chain([&mail_db_url]) {
+            made.database(url);
+        }
+        made.mail_topology(&exchange, &queue);
         let amqp = cfg.broker.url.clone();
         let amqp_of = |urls: &[String], i: usize| {
             if urls.is_empty() {
@@ -489,6 +497,7 @@ impl Stack {
             admin_amqp_url: amqp_of(&cfg.mail_amqp_urls, 0),
             broker: cfg.broker,
             _turn: turn,
+            _made: made,
         })
     }
 
@@ -560,6 +569,24 @@ impl Stack {
 
     pub async fn mail_client(&self, i: usize) -> anyhow::Result<MailServiceClient<Channel>> {
         Ok(MailServiceClient::new(self.mails[i].channel().await?))
+    }
+
+    /// The console binary on this stack's databases and services (the first relay-svc and
+    /// mail-svc), listening on `addr`, its operators' tokens in `operator_tokens`.
+    pub fn console_command(
+        &self,
+        addr: SocketAddr,
+        operator_tokens: &Path,
+    ) -> anyhow::Result<std::process::Command> {
+        let mut cmd = std::process::Command::new(Binaries::locate()?.path("outbox-console")?);
+        cmd.env("CONSOLE_ADDR", addr.to_string())
+            .env("CONSOLE_OPERATOR_TOKENS_FILE", operator_tokens)
+            .env("CONSOLE_ORDERS_DB", &self.orders_db_url)
+            .env("CONSOLE_MAIL_DB", &self.mail_db_url)
+            .env("CONSOLE_ORDERS_ADDR", self.orders.grpc_addr.to_string())
+            .env("CONSOLE_RELAY_ADDR", self.relays[0].grpc_addr.to_string())
+            .env("CONSOLE_MAIL_ADDR", self.mails[0].grpc_addr.to_string());
+        Ok(cmd)
     }
 
     /// A tap on the stack's exchange: an exclusive, auto-deleted queue bound with `#` and consumed

@@ -20,6 +20,7 @@
 
 use std::{
     fmt,
+    hash::{BuildHasher, RandomState},
     path::{Path, PathBuf},
     sync::{Arc, RwLock},
 };
@@ -57,6 +58,9 @@ pub struct Tokens {
     setting: &'static str,
     path: PathBuf,
     current: Arc<RwLock<Arc<Vec<Entry>>>>,
+    /// The keys of [`Tokens::fingerprint`]: random per process, so a fingerprint says nothing
+    /// outside it.
+    keys: RandomState,
 }
 
 impl fmt::Debug for Tokens {
@@ -77,6 +81,7 @@ impl Tokens {
             setting,
             path: path.to_owned(),
             current: Arc::new(RwLock::new(Arc::new(entries))),
+            keys: RandomState::new(),
         })
     }
 
@@ -112,12 +117,31 @@ impl Tokens {
         found
     }
 
+    /// A keyed hash of the token `name` holds now, `None` when no line has that name. A holder
+    /// that keeps the fingerprint of the name it signed in as sees a rotation (a new token under
+    /// the same name, or the line gone) after the reload, without keeping the token.
+    pub fn fingerprint(&self, name: &str) -> Option<u64> {
+        self.snapshot()
+            .iter()
+            .find(|e| e.name == name)
+            .map(|e| self.keys.hash_one(&e.token))
+    }
+
     fn snapshot(&self) -> Arc<Vec<Entry>> {
         self.current
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
     }
+}
+
+/// The first token of the token file `path` of `setting`: the one a client that is given a
+/// service's own file sends (the console, handed the services' `ADMIN_TOKENS_FILE`). The file is
+/// checked as the services check it; the error names the setting and never quotes a token.
+pub fn first_token(setting: &str, path: &Path) -> anyhow::Result<String> {
+    let mut entries = read(setting, path)?;
+    // `parse` refuses a file without a token.
+    Ok(entries.swap_remove(0).token)
 }
 
 fn read(setting: &str, path: &Path) -> anyhow::Result<Vec<Entry>> {
@@ -303,8 +327,21 @@ mod tests {
         assert_eq!(tokens.check(T2), None);
         assert_eq!(tokens.check(""), None);
 
+        let alice = tokens.fingerprint("alice");
+        assert!(alice.is_some());
+        assert_eq!(
+            shared.fingerprint("alice"),
+            alice,
+            "a clone has the same keys"
+        );
+        assert_eq!(tokens.fingerprint("bob"), None);
+        std::fs::write(&path, format!("alice {T2}\n")).unwrap();
+        tokens.reload().unwrap();
+        assert_ne!(tokens.fingerprint("alice"), alice, "a rotated token");
+
         std::fs::write(&path, format!("bob {T2}\n")).unwrap();
         assert_eq!(tokens.reload().unwrap(), 1);
+        assert_eq!(tokens.fingerprint("alice"), None, "a removed line");
         assert_eq!(shared.check(T1), None, "a clone sees the reload");
         assert_eq!(shared.check(T2).as_deref(), Some("bob"));
 

@@ -1,12 +1,18 @@
-//! The one duration format of every setting, and the refusal of removed settings.
+//! The one duration format of every setting, each duration's bounds, and the refusal of removed
+//! settings.
 //!
 //! Every duration setting of the services (`BACKOFF_MIN`, `POLL_INTERVAL`, `LEADER_LEASE`,
-//! `MAIL_HOLD_ALERT`, …) is parsed by [`parse_duration`] through clap's `value_parser`. A removed
-//! setting (the millisecond `BACKOFF_MIN_MS`, …: each service lists its own as a table of
-//! [`Removed`]) still passed stops the service at start-up, naming its replacement
-//! ([`refuse_removed`]).
+//! `MAIL_HOLD_ALERT`, …) is parsed by [`parse_duration`] through clap's `value_parser`. A setting
+//! with bounds declares them once, beside its field, as `#[arg(…, bounds =
+//! Bounds::at_least(…))]` ([`DurationArg::bounds`]): the same declaration checks the value while
+//! the command line is read (a value out of bounds stops the service at start-up, naming the
+//! setting) and writes the bounds into the setting's `--help`. A removed setting (the millisecond
+//! `BACKOFF_MIN_MS`, …: each service lists its own as a table of [`Removed`]) still passed stops
+//! the service at start-up, naming its replacement ([`refuse_removed`]).
 
 use std::time::Duration;
+
+use clap::Arg;
 
 /// Parses a duration the way `humantime` writes it (`250ms`, `1s`, `30s`, `2m`, `1h 30m`), or a
 /// bare number of seconds (`30`), which `LEADER_LEASE` and `MAIL_HOLD_ALERT` always accepted.
@@ -22,6 +28,119 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     }
     humantime::parse_duration(s)
         .map_err(|e| format!("{s:?} is not a duration ({e}); write e.g. 250ms, 1s, 30s, 2m"))
+}
+
+/// The values a duration setting accepts: a minimum, a maximum, and whether 0 (a setting's
+/// "off") is accepted below the minimum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    min: Duration,
+    max: Option<Duration>,
+    zero: bool,
+}
+
+impl Bounds {
+    /// `min` or more.
+    pub const fn at_least(min: Duration) -> Self {
+        Self {
+            min,
+            max: None,
+            zero: false,
+        }
+    }
+
+    /// At most `max` (0 included).
+    pub const fn at_most(max: Duration) -> Self {
+        Self {
+            min: Duration::ZERO,
+            max: Some(max),
+            zero: false,
+        }
+    }
+
+    /// `min` to `max`.
+    pub const fn between(min: Duration, max: Duration) -> Self {
+        Self {
+            min,
+            max: Some(max),
+            zero: false,
+        }
+    }
+
+    /// 0 (off), or `min` or more.
+    pub const fn zero_or_at_least(min: Duration) -> Self {
+        Self {
+            min,
+            max: None,
+            zero: true,
+        }
+    }
+
+    /// The bounds as `--help` states them, e.g. `At least 50ms.`
+    pub fn help(&self) -> String {
+        let (min, zero) = (duration_text(self.min), self.zero);
+        match self.max.map(duration_text) {
+            None if zero => format!("0 or at least {min}."),
+            None => format!("At least {min}."),
+            Some(max) if self.min.is_zero() => format!("At most {max}."),
+            Some(max) => format!("Between {min} and {max}."),
+        }
+    }
+
+    /// Checks `value`; the error says what the bounds are, in the words of [`Bounds::help`].
+    pub fn check(&self, value: Duration) -> Result<Duration, String> {
+        let below = value < self.min && !(self.zero && value.is_zero());
+        let above = self.max.is_some_and(|max| value > max);
+        if below || above {
+            let bounds = self.help();
+            let bounds = bounds.trim_end_matches('.');
+            let mut words = bounds.chars();
+            let first = words.next().map(|c| c.to_ascii_lowercase());
+            let bounds: String = first.into_iter().chain(words).collect();
+            return Err(format!("must be {bounds} (it is {})", duration_text(value)));
+        }
+        Ok(value)
+    }
+}
+
+/// [`Bounds`] as a clap attribute: `#[arg(long, env = "POLL_INTERVAL", value_parser =
+/// parse_duration, bounds = Bounds::at_least(Duration::from_millis(50)))]` parses the setting
+/// with [`parse_duration`] (clap's derive wants a value parser for a `Duration`; `bounds`
+/// replaces it with one that checks the bounds too), refuses a value out of bounds (clap's error
+/// names the setting's flag and value name, e.g. `--poll-interval <POLL_INTERVAL>`) and appends
+/// the bounds to the setting's help, so that they are declared once, beside the field. (clap's derive calls any `name = value` attribute as the
+/// method `name` of [`Arg`], after the doc comment's help.)
+pub trait DurationArg {
+    /// Sets the bounds.
+    fn bounds(self, bounds: Bounds) -> Self;
+}
+
+impl DurationArg for Arg {
+    fn bounds(self, bounds: Bounds) -> Self {
+        // clap drops the last period of a one-sentence doc comment: put it back first.
+        let with_bounds = |help: Option<&clap::builder::StyledStr>| {
+            help.map(|h| {
+                let h = h.to_string();
+                let h = h.trim_end();
+                let stop = if h.ends_with(['.', '!', '?', ')']) {
+                    ""
+                } else {
+                    "."
+                };
+                format!("{h}{stop} {}", bounds.help())
+            })
+        };
+        let help = with_bounds(self.get_help()).unwrap_or_else(|| bounds.help());
+        let long_help = with_bounds(self.get_long_help());
+        // clap puts the setting's flag and value name in front of the error.
+        let arg = self
+            .value_parser(move |s: &str| parse_duration(s).and_then(|d| bounds.check(d)))
+            .help(help);
+        match long_help {
+            Some(long_help) => arg.long_help(long_help),
+            None => arg,
+        }
+    }
 }
 
 /// A setting that was removed, and the duration setting that replaced it. Every removed setting
@@ -290,5 +409,74 @@ mod tests {
         }
         // Names are exact: another service's removed setting is none of this one's business.
         assert_eq!(check(&[], &[("BATCH_WINDOW_MS", "5")]), Ok(()));
+    }
+
+    #[test]
+    fn bounds_check_and_say_themselves() {
+        let ms = Duration::from_millis;
+        // (bounds, its help, a value inside, a value outside, the refusal)
+        let cases = [
+            (
+                Bounds::at_least(ms(50)),
+                "At least 50ms.",
+                ms(50),
+                ms(49),
+                "must be at least 50ms (it is 49ms)",
+            ),
+            (
+                Bounds::at_most(ms(1000)),
+                "At most 1s.",
+                Duration::ZERO,
+                ms(1001),
+                "must be at most 1s (it is 1001ms)",
+            ),
+            (
+                Bounds::between(ms(2000), ms(3_600_000)),
+                "Between 2s and 1h.",
+                ms(2000),
+                ms(1999),
+                "must be between 2s and 1h (it is 1999ms)",
+            ),
+            (
+                Bounds::zero_or_at_least(ms(1000)),
+                "0 or at least 1s.",
+                Duration::ZERO,
+                ms(999),
+                "must be 0 or at least 1s (it is 999ms)",
+            ),
+        ];
+        for (bounds, help, inside, outside, refusal) in cases {
+            assert_eq!(bounds.help(), help);
+            assert_eq!(bounds.check(inside), Ok(inside), "{help}");
+            assert_eq!(bounds.check(outside), Err(refusal.to_owned()), "{help}");
+        }
+    }
+
+    #[derive(Debug, clap::Parser)]
+    struct WithBounds {
+        /// How often to poll.
+        #[arg(long, env = "TEST_BOUNDED_POLL", default_value = "1s", value_parser = parse_duration,
+              bounds = Bounds::at_least(Duration::from_millis(50)))]
+        poll: Duration,
+    }
+
+    #[test]
+    fn a_bounded_setting_refuses_a_value_out_of_bounds_naming_itself_and_its_help_says_so() {
+        use clap::{CommandFactory, Parser};
+        let parsed = WithBounds::try_parse_from(["x", "--poll", "50ms"]).expect("at the bound");
+        assert_eq!(parsed.poll, Duration::from_millis(50));
+        let err = WithBounds::try_parse_from(["x", "--poll", "10ms"])
+            .expect_err("below")
+            .to_string();
+        assert!(
+            err.contains("--poll <POLL>") && err.contains("must be at least 50ms (it is 10ms)"),
+            "{err}"
+        );
+        let err = WithBounds::try_parse_from(["x", "--poll", "soon"])
+            .expect_err("garbage")
+            .to_string();
+        assert!(err.contains("is not a duration"), "{err}");
+        let help = WithBounds::command().render_help().to_string();
+        assert!(help.contains("How often to poll. At least 50ms."), "{help}");
     }
 }

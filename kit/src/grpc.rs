@@ -65,34 +65,29 @@ pub fn reflection(
     Ok((v1, v1alpha))
 }
 
-/// What the server takes as a service: a tonic-generated `…Server` (the bounds tonic's router
-/// puts on it, written once).
-pub trait GrpcService:
-    Service<
+/// A trait alias: `$name` for every type with `$bounds`, the bounds written once for the trait
+/// and its blanket impl.
+macro_rules! trait_alias {
+    ($(#[$doc:meta])* $name:ident = $($bounds:tt)+) => {
+        $(#[$doc])*
+        pub trait $name: $($bounds)+ {}
+        impl<S> $name for S where S: $($bounds)+ {}
+    };
+}
+
+trait_alias! {
+    /// What the server takes as a service: a tonic-generated `…Server` (the bounds tonic's
+    /// router puts on it).
+    GrpcService = Service<
         Request<Body>,
         Error = Infallible,
         Response: axum::response::IntoResponse,
         Future: Send + 'static,
     > + NamedService
-    + Clone
-    + Send
-    + Sync
-    + 'static
-{
-}
-
-impl<S> GrpcService for S where
-    S: Service<
-            Request<Body>,
-            Error = Infallible,
-            Response: axum::response::IntoResponse,
-            Future: Send + 'static,
-        > + NamedService
         + Clone
         + Send
         + Sync
         + 'static
-{
 }
 
 /// The services a server serves beside health and reflection; reflection lists their names.

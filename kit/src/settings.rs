@@ -1,14 +1,18 @@
-//! [`ServerSettings`]: the settings every service has, declared once. Each service flattens them
-//! into its `Config` (`#[command(flatten)] server: ServerSettings<Profile>`), with a [`Profile`]
-//! that says what differs: its default ports ([`Ports`], the one place they are written), the
-//! gRPC services its `GRPC_ADDR` help names, whether it has a broker (the liveness settings) and
-//! an admin service (`ADMIN_TOKEN`), and where the groups stand in its `--help`.
+//! [`ServerSettings`]: the settings every service has, declared once, and [`Profile`]: what a
+//! service's settings are. Each service's `Config` is its own profile (`impl Profile for
+//! Config`) and flattens the common settings (`#[command(flatten)] server:
+//! ServerSettings<Self>`); the profile says what differs: its default ports ([`Ports`], the one
+//! place they are written), the gRPC services its `GRPC_ADDR` help names, whether it has a broker
+//! (the liveness settings) and an admin service (`ADMIN_TOKEN`), where the groups stand in its
+//! `--help`, and the settings it removed. [`crate::service::run`] reads the rest: the command
+//! line, then the service's start-up and shutdown.
 //!
 //! The groups, in the order `--help` lists them:
 //! - the gRPC port: `GRPC_ADDR`, its TLS and `AUTH_TOKENS_FILE` ([`SecuritySettings`]),
 //!   `METRICS_ADDR`; first, or after the setting [`Profile::LISTEN_AFTER`] names;
-//! - liveness ([`LivenessSettings`](crate::liveness::LivenessSettings): `AMQP_HEARTBEAT`, `DB_STATEMENT_TIMEOUT`) for a service with
-//!   a broker; after the setting [`Profile::LIVENESS_AFTER`] names;
+//! - liveness ([`LivenessSettings`](crate::liveness::LivenessSettings): `AMQP_HEARTBEAT`,
+//!   `DB_STATEMENT_TIMEOUT`) for a service with a broker; after the setting
+//!   [`Profile::LIVENESS_AFTER`] names;
 //! - the admin tokens ([`AdminSettings`]: `ADMIN_TOKEN`, `ADMIN_TOKENS_FILE`) for a service with an
 //!   admin service, then `LOG_FORMAT`: last.
 //!
@@ -19,7 +23,7 @@ use std::{fmt, marker::PhantomData, net::SocketAddr, path::PathBuf};
 
 use clap::{ArgMatches, Args, Command, FromArgMatches, Id};
 
-use crate::{admin::AdminToken, grpc::SecuritySettings, telemetry::LogFormat};
+use crate::{admin::AdminToken, config::Removed, grpc::SecuritySettings, telemetry::LogFormat};
 
 /// A service's default ports. The services listen on them on every interface (`0.0.0.0`);
 /// outboxctl calls them on this host.
@@ -71,8 +75,7 @@ pub fn default_addr(addr: SocketAddr) -> &'static str {
     Box::leak(addr.to_string().into_boxed_str())
 }
 
-/// What differs between the services' [`ServerSettings`]. Each service implements it on a unit
-/// type of its own (`orders_svc::config::Orders`, …).
+/// What a service's settings are: a service's `Config` implements it (see the module docs).
 pub trait Profile: fmt::Debug + Clone + Send + Sync + 'static {
     /// The default ports: one of [`ORDERS_PORTS`], [`RELAY_PORTS`], [`MAIL_PORTS`].
     const PORTS: Ports;
@@ -85,10 +88,19 @@ pub trait Profile: fmt::Debug + Clone + Send + Sync + 'static {
     /// The setting after which the liveness group stands in `--help` (`None`: right after the
     /// gRPC port's group). Only read when [`Profile::Liveness`] has settings.
     const LIVENESS_AFTER: Option<&'static str> = None;
+    /// The admin service's mutating calls, for `ADMIN_TOKEN`'s help, e.g.
+    /// ``"`RequeueQuarantined`, `DropQuarantined`, `Replay`"``. Only read when
+    /// [`Profile::Admin`] has settings.
+    const ADMIN_CALLS: &'static str = "";
+    /// The settings the service removed, refused at start-up naming their replacements (see
+    /// [`crate::config::refuse_removed`]).
+    const REMOVED: &'static [Removed] = &[];
     /// [`LivenessSettings`](crate::liveness::LivenessSettings) for a service with a broker, else [`Absent`].
     type Liveness: Group;
-    /// [`AdminSettings`] for a service with an admin service, else [`Absent`].
+    /// [`AdminSettings<Self>`] for a service with an admin service, else [`Absent`].
     type Admin: Group;
+    /// The settings every service has, as the service flattened them.
+    fn server(&self) -> &ServerSettings<Self>;
 }
 
 /// A group of settings a [`Profile`] may have or not ([`Absent`]).
@@ -296,21 +308,15 @@ impl<P: Profile> FromArgMatches for ServerSettings<P> {
     }
 }
 
-/// The names of an admin service's mutating calls, for `ADMIN_TOKEN`'s help.
-pub trait AdminCalls: fmt::Debug + Clone + Send + Sync + 'static {
-    /// The calls, e.g. ``"`RequeueQuarantined`, `DropQuarantined`, `Replay`"``.
-    const CALLS: &'static str;
-}
-
-/// `ADMIN_TOKEN` and `ADMIN_TOKENS_FILE`: who may make the admin service's mutating calls (`A`
-/// names them in the help).
+/// `ADMIN_TOKEN` and `ADMIN_TOKENS_FILE`: who may make the admin service's mutating calls (the
+/// help names them: [`Profile::ADMIN_CALLS`]).
 #[derive(Debug, Clone, clap::Args)]
-pub struct AdminSettings<A: AdminCalls> {
+pub struct AdminSettings<P: Profile> {
     #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true, default_value = "",
           hide_default_value = true, value_parser = AdminToken::parse,
           help = format!("The token the admin service's mutating calls ({}) must carry as \
           `authorization: Bearer <token>`; at least 16 characters. Unset: the admin service is \
-          read-only. Never printed", A::CALLS))]
+          read-only. Never printed", P::ADMIN_CALLS))]
     pub admin_token: AdminToken,
 
     /// File of admin tokens, in the format of AUTH_TOKENS_FILE (`<name> <token>` lines): each
@@ -320,21 +326,21 @@ pub struct AdminSettings<A: AdminCalls> {
     pub admin_tokens_file: Option<PathBuf>,
 
     #[arg(skip)]
-    calls: PhantomData<A>,
+    profile: PhantomData<P>,
 }
 
-impl<A: AdminCalls> Default for AdminSettings<A> {
+impl<P: Profile> Default for AdminSettings<P> {
     /// Unset: a read-only admin service.
     fn default() -> Self {
         Self {
             admin_token: AdminToken::default(),
             admin_tokens_file: None,
-            calls: PhantomData,
+            profile: PhantomData,
         }
     }
 }
 
-impl<A: AdminCalls> AdminSettings<A> {
+impl<P: Profile> AdminSettings<P> {
     /// Checks `ADMIN_TOKEN` (the error names it).
     pub fn validate(&self) -> anyhow::Result<()> {
         self.admin_token.validate()
@@ -355,41 +361,25 @@ mod tests {
     use super::*;
     use crate::liveness::LivenessSettings;
 
-    #[derive(Debug, Clone)]
-    struct Calls;
-    impl AdminCalls for Calls {
-        const CALLS: &'static str = "`Fix`";
-    }
-
-    #[derive(Debug, Clone)]
-    struct Plain;
-    impl Profile for Plain {
-        const PORTS: Ports = ORDERS_PORTS;
-        const GRPC_SERVICES: &'static str = "x.v1.X";
-        type Liveness = Absent;
-        type Admin = Absent;
-    }
-
-    #[derive(Debug, Clone)]
-    struct Full;
-    impl Profile for Full {
-        const PORTS: Ports = RELAY_PORTS;
-        const GRPC_SERVICES: &'static str = "y.v1.Y";
-        const LISTEN_AFTER: Option<&'static str> = Some("exchange");
-        const LIVENESS_AFTER: Option<&'static str> = Some("broker");
-        type Liveness = LivenessSettings;
-        type Admin = AdminSettings<Calls>;
-    }
-
-    #[derive(Debug, Parser)]
+    #[derive(Debug, Clone, Parser)]
     struct PlainConfig {
         #[arg(long)]
         database: Option<String>,
         #[command(flatten)]
-        server: ServerSettings<Plain>,
+        server: ServerSettings<Self>,
     }
 
-    #[derive(Debug, Parser)]
+    impl Profile for PlainConfig {
+        const PORTS: Ports = ORDERS_PORTS;
+        const GRPC_SERVICES: &'static str = "x.v1.X";
+        type Liveness = Absent;
+        type Admin = Absent;
+        fn server(&self) -> &ServerSettings<Self> {
+            &self.server
+        }
+    }
+
+    #[derive(Debug, Clone, Parser)]
     struct FullConfig {
         #[arg(long)]
         database: Option<String>,
@@ -400,7 +390,20 @@ mod tests {
         #[arg(long)]
         batch: Option<String>,
         #[command(flatten)]
-        server: ServerSettings<Full>,
+        server: ServerSettings<Self>,
+    }
+
+    impl Profile for FullConfig {
+        const PORTS: Ports = RELAY_PORTS;
+        const GRPC_SERVICES: &'static str = "y.v1.Y";
+        const LISTEN_AFTER: Option<&'static str> = Some("exchange");
+        const LIVENESS_AFTER: Option<&'static str> = Some("broker");
+        const ADMIN_CALLS: &'static str = "`Fix`";
+        type Liveness = LivenessSettings;
+        type Admin = AdminSettings<Self>;
+        fn server(&self) -> &ServerSettings<Self> {
+            &self.server
+        }
     }
 
     fn flags<C: clap::CommandFactory>() -> Vec<String> {

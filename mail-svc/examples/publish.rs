@@ -25,9 +25,9 @@ async fn main() -> anyhow::Result<()> {
         Some("OrderCreated") => "order.created",
         _ => "order.status_changed",
     };
-    let url = std::env::var("AMQP_URL")
-        .unwrap_or_else(|_| "amqp://guest:guest@127.0.0.1:5672/%2f".into());
-    let exchange = std::env::var("AMQP_EXCHANGE").unwrap_or_else(|_| "orders.events".into());
+    let url = std::env::var("AMQP_URL").unwrap_or_else(|_| outbox_kit::defaults::AMQP_URL.into());
+    let exchange =
+        std::env::var("AMQP_EXCHANGE").unwrap_or_else(|_| outbox_kit::defaults::EXCHANGE.into());
     let conn = Connection::connect(&url, ConnectionProperties::default())
         .await
         .context("AMQP_URL: cannot connect")?;

@@ -6,10 +6,10 @@ use anyhow::{Context, bail};
 use clap::{Parser, ValueEnum};
 use lettre::message::Mailbox;
 use outbox_kit::{
-    config::{Removed, help_with_default, parse_duration},
-    health::Command,
+    config::{Bounds, DurationArg, Removed, default_duration, parse_duration},
+    defaults,
     liveness::LivenessSettings,
-    settings::{AdminCalls, AdminSettings, MAIL_PORTS, Ports, Profile, ServerSettings},
+    settings::{AdminSettings, MAIL_PORTS, Ports, Profile, ServerSettings},
 };
 use outbox_support::{failover::BrokerUrls, secret::SecretUrl};
 
@@ -24,55 +24,14 @@ pub const REMOVED: &[Removed] = &[Removed {
 /// The BATCH_WINDOW when it is not set: short enough not to show as latency.
 const DEFAULT_BATCH_WINDOW: Duration = Duration::from_millis(5);
 
-/// The longest BATCH_WINDOW: a longer wait would show as latency, not throughput.
-const MAX_BATCH_WINDOW: Duration = Duration::from_secs(1);
-
-/// The command line: run the service, or `healthcheck` a running one.
-#[derive(Debug, Clone, Parser)]
-#[command(name = "mail-svc", version, about, long_about = None)]
-pub struct Cli {
-    #[command(flatten)]
-    pub config: Config,
-
-    #[command(subcommand)]
-    pub command: Option<Command>,
-}
-
-/// What mail-svc's [`ServerSettings`] are: a broker and an admin service.
-#[derive(Debug, Clone)]
-pub struct Mail;
-
-impl Profile for Mail {
-    const PORTS: Ports = MAIL_PORTS;
-    const GRPC_SERVICES: &'static str = "mail.v1.MailService";
-    const LIVENESS_AFTER: Option<&'static str> = Some("amqp_client_key_file");
-    type Liveness = LivenessSettings;
-    type Admin = AdminSettings<Self>;
-}
-
-impl AdminCalls for Mail {
-    const CALLS: &'static str = "`ReleaseHeld`, `RedriveDeadLetters`, `RetryMails`";
-}
-
-impl outbox_kit::service::Settings for Config {
-    type Profile = Mail;
-    fn server(&self) -> &ServerSettings<Mail> {
-        &self.server
-    }
-}
-
 /// Consumes order events from RabbitMQ and sends exactly one mail per event, in each order's order.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "mail-svc", version, about, long_about = None)]
 pub struct Config {
     /// mail-svc's own database (watermarks, held events, mails); created if missing, migrated at
     /// startup (waiting for it while it is unreachable). Printed only with its password masked.
-    #[arg(
-        long,
-        env = "DATABASE_URL",
-        default_value = "postgres://postgres@127.0.0.1:5432/mail",
-        hide_env_values = true
-    )]
+    #[arg(long, env = "DATABASE_URL", default_value = defaults::MAIL_DATABASE_URL,
+          hide_env_values = true)]
     pub database_url: SecretUrl,
 
     /// Size of the PostgreSQL connection pool.
@@ -83,12 +42,7 @@ pub struct Config {
     /// The RabbitMQ broker, or a cluster's nodes as a comma-separated list tried in order, with
     /// failover when the connection is lost (all with the same user). Printed only with
     /// passwords masked.
-    #[arg(
-        long,
-        env = "AMQP_URL",
-        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f",
-        hide_env_values = true
-    )]
+    #[arg(long, env = "AMQP_URL", default_value = defaults::AMQP_URL, hide_env_values = true)]
     pub amqp_url: BrokerUrls,
 
     #[command(flatten)]
@@ -96,12 +50,12 @@ pub struct Config {
 
     /// The topic exchange relay-svc publishes order events to (declared here too, durable, so
     /// either service may start first).
-    #[arg(long, env = "AMQP_EXCHANGE", default_value = "orders.events")]
+    #[arg(long, env = "AMQP_EXCHANGE", default_value = defaults::EXCHANGE)]
     pub amqp_exchange: String,
 
     /// The durable quorum queue this service consumes; `<MAIL_QUEUE>.dlx` and
     /// `<MAIL_QUEUE>.dead-letter` hold poison messages.
-    #[arg(long, env = "MAIL_QUEUE", default_value = "mail-svc.order-events")]
+    #[arg(long, env = "MAIL_QUEUE", default_value = defaults::MAIL_QUEUE)]
     pub mail_queue: String,
 
     /// Unacknowledged deliveries the broker may push ahead of the one being processed. It bounds
@@ -124,14 +78,14 @@ pub struct Config {
           value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub batch_size: u16,
 
-    /// How long a batch may wait for more deliveries while an earlier batch is still in flight
-    /// (unset: `DEFAULT_BATCH_WINDOW`).
+    /// How long a batch may wait for more deliveries, e.g. `5ms`, while an earlier batch is
+    /// still in flight. When nothing else is in flight the batch starts at once with what is
+    /// ready (no added latency at low load). 0: never wait. A longer wait would show as latency,
+    /// not throughput.
     #[arg(long, env = "BATCH_WINDOW", value_parser = parse_duration,
-          help = help_with_default("How long a batch may wait for more deliveries, e.g. `5ms`, \
-          while an earlier batch is still in flight. When nothing else is in flight the batch \
-          starts at once with what is ready (no added latency at low load). 0: never wait; at \
-          most 1s.", DEFAULT_BATCH_WINDOW))]
-    pub batch_window: Option<Duration>,
+          bounds = Bounds::at_most(Duration::from_secs(1)),
+          default_value = default_duration(DEFAULT_BATCH_WINDOW))]
+    pub batch_window: Duration,
 
     /// Delivery loops sending mails side by side (each mail is one transaction; one order's mails
     /// still go out one after another, in order).
@@ -173,7 +127,8 @@ pub struct Config {
 
     /// An event held (waiting for its predecessor) longer than this raises a warning: a lost
     /// predecessor becomes visible. Accepts `90s`, `2m`, `500ms` or plain seconds.
-    #[arg(long, env = "MAIL_HOLD_ALERT", default_value = "60s", value_parser = parse_duration)]
+    #[arg(long, env = "MAIL_HOLD_ALERT", default_value = "60s",
+          value_parser = parse_duration, bounds = Bounds::at_least(Duration::from_millis(1)))]
     pub mail_hold_alert: Duration,
 
     /// How long sent mails are kept: older ones are deleted, oldest first, in small batches
@@ -181,14 +136,15 @@ pub struct Config {
     /// Deduplication does not need them (a redelivered event is recognised by its order's
     /// watermark, which is kept forever); ListMails shows an order's mails within this period,
     /// and GetStatus's `processed` still counts them. FAILED mails are kept until retried.
-    /// Accepts `30d`, `12h`, `90m` or plain seconds; 0 or at least 1s.
-    #[arg(long, env = "MAIL_RETENTION", default_value = "30d", value_parser = parse_duration)]
+    /// Accepts `30d`, `12h`, `90m` or plain seconds.
+    #[arg(long, env = "MAIL_RETENTION", default_value = "30d",
+          value_parser = parse_duration, bounds = Bounds::zero_or_at_least(Duration::from_secs(1)))]
     pub mail_retention: Duration,
 
     /// How long the audit rows of operator actions (`admin_actions`) are kept: older ones are
-    /// deleted like sent mails. `0` keeps them forever. 0 or at least 1s.
+    /// deleted like sent mails. `0` keeps them forever.
     #[arg(long, env = "ADMIN_ACTIONS_RETENTION", default_value = "365d",
-          value_parser = parse_duration)]
+          value_parser = parse_duration, bounds = Bounds::zero_or_at_least(Duration::from_secs(1)))]
     pub admin_actions_retention: Duration,
 
     /// RabbitMQ users whose messages are processed, comma-separated (e.g. `relay-svc`). When set,
@@ -203,11 +159,25 @@ pub struct Config {
     /// GRPC_ADDR, its TLS and tokens, METRICS_ADDR, AMQP_HEARTBEAT and DB_STATEMENT_TIMEOUT
     /// (after the broker's TLS in `--help`), ADMIN_TOKEN, ADMIN_TOKENS_FILE, LOG_FORMAT.
     #[command(flatten)]
-    pub server: ServerSettings<Mail>,
+    pub server: ServerSettings<Config>,
 
     /// Fault injection for the crash tests; never set from the command line.
     #[arg(skip)]
     pub hooks: Hooks,
+}
+
+/// A broker and an admin service.
+impl Profile for Config {
+    const PORTS: Ports = MAIL_PORTS;
+    const GRPC_SERVICES: &'static str = "mail.v1.MailService";
+    const LIVENESS_AFTER: Option<&'static str> = Some("amqp_client_key_file");
+    const ADMIN_CALLS: &'static str = "`ReleaseHeld`, `RedriveDeadLetters`, `RetryMails`";
+    const REMOVED: &'static [Removed] = REMOVED;
+    type Liveness = LivenessSettings;
+    type Admin = AdminSettings<Self>;
+    fn server(&self) -> &ServerSettings<Self> {
+        &self.server
+    }
 }
 
 /// The delivery backend.
@@ -281,21 +251,6 @@ impl Config {
             // The mailer's own parser: what passes here is what the mailer uses.
             self.smtp_server()?;
         }
-        let window = self.batch_window();
-        if window > MAX_BATCH_WINDOW {
-            bail!("BATCH_WINDOW must be at most {MAX_BATCH_WINDOW:?} (it is {window:?})");
-        }
-        if self.mail_hold_alert.is_zero() {
-            bail!("MAIL_HOLD_ALERT must be greater than zero");
-        }
-        for (name, keep) in [
-            ("MAIL_RETENTION", self.mail_retention),
-            ("ADMIN_ACTIONS_RETENTION", self.admin_actions_retention),
-        ] {
-            if !keep.is_zero() && keep < Duration::from_secs(1) {
-                bail!("{name} must be 0 (keep forever) or at least 1s (it is {keep:?})");
-            }
-        }
         // An empty name would trust nobody while looking like a list; a padded one would never
         // match (RabbitMQ user names are compared exactly).
         if self
@@ -308,11 +263,6 @@ impl Config {
             );
         }
         Ok(())
-    }
-
-    /// BATCH_WINDOW, or its default 5ms.
-    pub fn batch_window(&self) -> Duration {
-        self.batch_window.unwrap_or(DEFAULT_BATCH_WINDOW)
     }
 
     /// The transport MAILER selects (for SMTP: SMTP_URL, SMTP_CA_FILE and MAIL_FROM read and
@@ -372,14 +322,14 @@ mod tests {
     #[test]
     fn batch_window_takes_humantime_and_the_old_ms_setting_is_refused() {
         let cfg = Config::parse_from(["mail-svc"]);
-        assert_eq!(cfg.batch_window(), Duration::from_millis(5));
+        assert_eq!(cfg.batch_window, Duration::from_millis(5));
 
         let cfg = Config::parse_from(["mail-svc", "--batch-window", "20ms"]);
         cfg.validate().expect("valid");
-        assert_eq!(cfg.batch_window(), Duration::from_millis(20));
+        assert_eq!(cfg.batch_window, Duration::from_millis(20));
         let cfg = Config::parse_from(["mail-svc", "--batch-window", "0"]);
         cfg.validate().expect("valid");
-        assert_eq!(cfg.batch_window(), Duration::ZERO);
+        assert_eq!(cfg.batch_window, Duration::ZERO);
 
         let err = Config::try_parse_from(["mail-svc", "--batch-window", "soonish"])
             .expect_err("garbage")
@@ -388,11 +338,13 @@ mod tests {
             err.contains("--batch-window") && err.contains("soonish"),
             "{err}"
         );
-        let err = Config::parse_from(["mail-svc", "--batch-window", "2s"])
-            .validate()
+        let err = Config::try_parse_from(["mail-svc", "--batch-window", "2s"])
             .expect_err("too long")
             .to_string();
-        assert!(err.contains("BATCH_WINDOW must be at most 1s"), "{err}");
+        assert!(
+            err.contains("<BATCH_WINDOW>': must be at most 1s (it is 2s)"),
+            "{err}"
+        );
 
         assert!(Config::try_parse_from(["mail-svc", "--batch-window-ms", "12"]).is_err());
         let err = outbox_kit::config::check_removed(REMOVED, ["--batch-window-ms", "12"], |_| None)
@@ -469,11 +421,13 @@ mod tests {
             ("--mail-retention", "MAIL_RETENTION"),
             ("--admin-actions-retention", "ADMIN_ACTIONS_RETENTION"),
         ] {
-            let err = Config::parse_from(["mail-svc", flag, "500ms"])
-                .validate()
+            let err = Config::try_parse_from(["mail-svc", flag, "500ms"])
                 .expect_err("too short")
                 .to_string();
-            assert!(err.contains(name) && err.contains("at least 1s"), "{err}");
+            assert!(
+                err.contains(name) && err.contains("must be 0 or at least 1s"),
+                "{err}"
+            );
             let err = Config::try_parse_from(["mail-svc", flag, "a month"])
                 .expect_err("garbage")
                 .to_string();
@@ -488,5 +442,45 @@ mod tests {
         let cfg = Config::parse_from(["mail-svc", "--trusted-publishers", "relay-svc,relay-2"]);
         assert_eq!(cfg.trusted_publishers, ["relay-svc", "relay-2"]);
         cfg.validate().expect("valid");
+    }
+
+    /// Each bound, as its field declares it: a value out of bounds stops mail-svc at start-up
+    /// naming the setting, and `--help` states the bound.
+    #[test]
+    fn a_duration_out_of_its_bounds_fails_at_startup_naming_the_setting() {
+        let help = <Config as clap::CommandFactory>::command()
+            .render_long_help()
+            .to_string();
+        for (name, flag, bad, bound) in [
+            (
+                "MAIL_HOLD_ALERT",
+                "--mail-hold-alert",
+                "0",
+                "must be at least 1ms",
+            ),
+            (
+                "BATCH_WINDOW",
+                "--batch-window",
+                "1001ms",
+                "must be at most 1s",
+            ),
+            (
+                "MAIL_RETENTION",
+                "--mail-retention",
+                "999ms",
+                "must be 0 or at least 1s",
+            ),
+        ] {
+            let err = Config::try_parse_from(["mail-svc", flag, bad])
+                .expect_err(name)
+                .to_string();
+            assert!(
+                err.contains(&format!("{flag} <{name}>")) && err.contains(bound),
+                "{name}: {err}"
+            );
+        }
+        for bound in ["At least 1ms.", "At most 1s.", "0 or at least 1s."] {
+            assert!(help.contains(bound), "{bound}: {help}");
+        }
     }
 }

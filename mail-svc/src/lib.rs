@@ -149,7 +149,7 @@ impl App {
             )?)
             .with_batch(
                 nonzero(usize::from(cfg.batch_size), "BATCH_SIZE")?,
-                cfg.batch_window(),
+                cfg.batch_window,
             )
             .with_attempt_timeout(db_step_timeout);
         let workers = Workers {

@@ -1,12 +1,8 @@
 use std::process::ExitCode;
 
-use clap::Parser;
-use mail_svc::{App, config::Cli};
+use mail_svc::App;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<ExitCode> {
-    // Before clap, which would call a removed flag merely unknown and never read the variable.
-    outbox_kit::config::refuse_removed(mail_svc::config::REMOVED)?;
-    let Cli { config, command } = Cli::parse();
-    outbox_kit::service::main("mail-svc", command, config, App::build, App::run).await
+    outbox_kit::service::run(App::build, App::run).await
 }

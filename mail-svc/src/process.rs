@@ -18,7 +18,7 @@
 use std::{collections::HashMap, ops::ControlFlow, sync::Arc, sync::LazyLock};
 
 use outbox::trace::TraceHeaders;
-use outbox_inbox::{Conflict, Envelope, Failure, Handler, Inbox, Outcome, Tables};
+use outbox_inbox::{Conflict, Envelope, Handler, Inbox, Outcome, Tables, failure::Failure};
 use sqlx::{Connection, PgConnection, PgPool, Postgres, QueryBuilder};
 use tokio::sync::Notify;
 

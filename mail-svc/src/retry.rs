@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 /// Bounds one database attempt: no answer within `limit` is an IO error (the connection is
-/// counted as dead: `outbox_inbox::Failure::Reconnect`). A socket gone silent (a firewall, a NAT) gives no
+/// counted as dead: `outbox_inbox::failure::Failure::Reconnect`). A socket gone silent (a firewall, a NAT) gives no
 /// error at all; only this frees the attempt, whose connection the pool then closes.
 pub async fn within<T, E: From<sqlx::Error>>(
     limit: Duration,

@@ -9,6 +9,8 @@
 //! - [`lists`]: keyset-paginated listings of quarantined rows, held chains and dead letters.
 //! - [`fleet`]: the relay fleet's registry as operators change it (add, drain, remove, list),
 //!   and the databases `--db NAME` and the fleet-wide audit read.
+//! - [`settings`]: the settings both tools take (the databases, the audit's grace, the replay's
+//!   queue), declared once.
 //! - [`admin`]: the services' admin calls (requeue, drop, release, redrive, replay), each of
 //!   which the service records in its `admin_actions` table.
 //!
@@ -23,6 +25,7 @@ pub mod audit;
 pub mod fleet;
 pub mod lists;
 pub mod replay;
+pub mod settings;
 pub mod trace;
 
 pub use outbox_proto as proto;

@@ -90,14 +90,7 @@ pub async fn dry_run(
     to: Option<i64>,
 ) -> Result<Plan, sqlx::Error> {
     let events = published(orders, order, from, to).await?;
-    let applied: Option<i64> = sqlx::query_scalar(
-        "select last_seq from order_progress
-          where shard = $1 and aggregate_type = 'order' and order_id = $2",
-    )
-    .bind(shard)
-    .bind(order)
-    .fetch_optional(mail)
-    .await?;
+    let applied = crate::trace::applied(mail, shard, order).await?;
     let held: Vec<(i64, i64)> = sqlx::query_as(
         "select seq, prev_seq from held_events
           where shard = $1 and aggregate_type = 'order' and order_id = $2 order by seq",

@@ -198,20 +198,29 @@ async fn appended(orders: &PgPool, order: i64) -> Result<Vec<Appended>, sqlx::Er
     .await
 }
 
-/// What mail-svc's database says of the order's events: a function of the seq.
-async fn consumed(
+/// mail-svc's watermark for the order: the last seq it applied, if any.
+pub(crate) async fn applied(
     mail: &PgPool,
     shard: i32,
     order: i64,
-) -> Result<impl Fn(i64) -> Consumed, sqlx::Error> {
-    let applied: Option<i64> = sqlx::query_scalar(
+) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar(
         "select last_seq from order_progress
           where shard = $1 and aggregate_type = 'order' and order_id = $2",
     )
     .bind(shard)
     .bind(order)
     .fetch_optional(mail)
-    .await?;
+    .await
+}
+
+/// What mail-svc's database says of the order's events: a function of the seq.
+async fn consumed(
+    mail: &PgPool,
+    shard: i32,
+    order: i64,
+) -> Result<impl Fn(i64) -> Consumed, sqlx::Error> {
+    let applied = applied(mail, shard, order).await?;
     let held: Vec<(i64, DateTime<Utc>)> = sqlx::query_as(
         "select seq, held_at from held_events
           where shard = $1 and aggregate_type = 'order' and order_id = $2",

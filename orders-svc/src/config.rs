@@ -2,40 +2,11 @@
 
 use clap::Parser;
 use outbox_kit::{
-    health::Command,
+    defaults,
     settings::{Absent, ORDERS_PORTS, Ports, Profile, ServerSettings},
 };
 use outbox_support::{failover::BrokerUrls, secret::SecretUrl};
 use sqlx::postgres::PgConnectOptions;
-
-/// The command line: run the service, or `healthcheck` a running one.
-#[derive(Debug, Clone, Parser)]
-#[command(name = "orders-svc", version, about, long_about = None)]
-pub struct Cli {
-    #[command(flatten)]
-    pub config: Config,
-
-    #[command(subcommand)]
-    pub command: Option<Command>,
-}
-
-/// What orders-svc's [`ServerSettings`] are: no broker, no admin service.
-#[derive(Debug, Clone)]
-pub struct Orders;
-
-impl Profile for Orders {
-    const PORTS: Ports = ORDERS_PORTS;
-    const GRPC_SERVICES: &'static str = "orders.v1.OrderService";
-    type Liveness = Absent;
-    type Admin = Absent;
-}
-
-impl outbox_kit::service::Settings for Config {
-    type Profile = Orders;
-    fn server(&self) -> &ServerSettings<Orders> {
-        &self.server
-    }
-}
 
 /// gRPC orders service: writes each order change and its outbox event in one PostgreSQL transaction.
 #[derive(Debug, Clone, Parser)]
@@ -46,7 +17,7 @@ pub struct Config {
     #[arg(
         long,
         env = "DATABASE_URL",
-        default_value = "postgres://postgres@127.0.0.1:5432/orders",
+        default_value = defaults::ORDERS_DATABASE_URL,
         hide_env_values = true
     )]
     pub database_url: SecretUrl,
@@ -65,7 +36,18 @@ pub struct Config {
 
     /// GRPC_ADDR, its TLS and tokens, METRICS_ADDR, LOG_FORMAT.
     #[command(flatten)]
-    pub server: ServerSettings<Orders>,
+    pub server: ServerSettings<Config>,
+}
+
+/// No broker, no admin service.
+impl Profile for Config {
+    const PORTS: Ports = ORDERS_PORTS;
+    const GRPC_SERVICES: &'static str = "orders.v1.OrderService";
+    type Liveness = Absent;
+    type Admin = Absent;
+    fn server(&self) -> &ServerSettings<Self> {
+        &self.server
+    }
 }
 
 impl Config {

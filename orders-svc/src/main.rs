@@ -1,10 +1,8 @@
 use std::process::ExitCode;
 
-use clap::Parser;
-use orders_svc::{App, config::Cli};
+use orders_svc::App;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<ExitCode> {
-    let Cli { config, command } = Cli::parse();
-    outbox_kit::service::main("orders-svc", command, config, App::build, App::run).await
+    outbox_kit::service::run(App::build, App::run).await
 }

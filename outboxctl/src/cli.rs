@@ -3,7 +3,14 @@
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use outbox_kit::settings;
+use outbox_kit::{
+    config::{Bounds, DurationArg, parse_duration},
+    settings,
+};
+use outbox_ops::settings::{Tool, ToolSettings};
+
+/// The shortest timeout and audit interval: any, but not none.
+const MS: Duration = Duration::from_millis(1);
 
 /// The operator's tool for the outbox stack: see everything at a glance, and get out of every
 /// stuck state (an outbox backlog, a quarantined row, a held chain, a dead letter, a failed mail).
@@ -97,11 +104,21 @@ pub struct Cli {
     pub json: bool,
 
     /// How long one call may take (e.g. `30s`, `2m`).
-    #[arg(long, default_value = "30s", value_parser = parse_duration, global = true)]
+    #[arg(long, default_value = "30s", value_parser = parse_duration,
+          bounds = Bounds::at_least(MS), global = true)]
     pub timeout: Duration,
+
+    /// OUTBOXCTL_ORDERS_DB and OUTBOXCTL_MAIL_DB (read by `audit` and `trace`),
+    /// OUTBOXCTL_AUDIT_GRACE (`audit`), OUTBOXCTL_REPLAY_QUEUE (`replay`), as the console has them.
+    #[command(flatten)]
+    pub ops: ToolSettings<Cli>,
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Tool for Cli {
+    const ENV_PREFIX: &'static str = "OUTBOXCTL_";
 }
 
 #[derive(Debug, Subcommand)]
@@ -251,81 +268,21 @@ pub enum Fleet {
     List,
 }
 
-/// The databases the audit and the trace read (read-only access is enough).
-#[derive(Debug, Args)]
-pub struct Databases {
-    /// The orders databases, shard 0 first, comma-separated (as orders-svc's SHARDS).
-    #[arg(
-        long,
-        env = "OUTBOXCTL_ORDERS_DB",
-        default_value = "postgres://postgres@127.0.0.1:5432/orders",
-        value_delimiter = ',',
-        hide_env_values = true
-    )]
-    pub orders_db: Vec<String>,
-
-    /// mail-svc's database (its inbox and mails).
-    #[arg(
-        long,
-        env = "OUTBOXCTL_MAIL_DB",
-        default_value = "postgres://postgres@127.0.0.1:5432/mail",
-        hide_env_values = true
-    )]
-    pub mail_db: String,
-}
-
-impl Databases {
-    /// Read-only pools of the databases to read (see [`crate::audit::Sources::connect_targets`]):
-    /// every registered one of the fleet when `fleet` is given, else the orders shards named;
-    /// only `db` when given.
-    pub async fn connect(
-        &self,
-        fleet: Option<&crate::fleet::Fleet>,
-        db: Option<&str>,
-    ) -> crate::Result<crate::audit::Sources> {
-        let registry = match fleet {
-            Some(f) => Some(f.registry().await?),
-            None => None,
-        };
-        let targets = outbox_ops::fleet::targets(registry.as_ref(), &self.orders_db, db)
-            .await
-            .map_err(crate::fleet::failure)?;
-        crate::audit::Sources::connect_targets(&targets, &self.mail_db)
-            .await
-            .map_err(|e| {
-                crate::Failure::new(
-                    crate::Failure::UNREACHABLE,
-                    format!(
-                        "{e} (see --orders-db / OUTBOXCTL_ORDERS_DB, --mail-db / \
-                         OUTBOXCTL_MAIL_DB, --fleet-database-url / FLEET_DATABASE_URL)"
-                    ),
-                )
-            })
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct AuditArgs {
-    #[command(flatten)]
-    pub databases: Databases,
-
     /// Only this database: a fleet database's name (with --fleet-database-url), else an
     /// orders shard (`shard-1`, or `1`). Without it the audit reads every database: each
     /// registered one in a fleet.
     #[arg(long)]
     pub db: Option<String>,
 
-    /// An order lags once the event its consumer waits for is older than this: normal latency
-    /// and held chains that resolve within it are not reported.
-    #[arg(long, env = "OUTBOXCTL_AUDIT_GRACE", default_value = "1m", value_parser = parse_duration)]
-    pub grace: Duration,
-
     /// Audit continuously, with metrics, until SIGTERM or Ctrl-C.
     #[arg(long)]
     pub watch: bool,
 
     /// With --watch: the pause between passes.
-    #[arg(long, env = "OUTBOXCTL_AUDIT_INTERVAL", default_value = "30s", value_parser = parse_duration)]
+    #[arg(long, env = "OUTBOXCTL_AUDIT_INTERVAL", default_value = "30s",
+          value_parser = parse_duration, bounds = Bounds::at_least(MS))]
     pub interval: Duration,
 
     /// With --watch: how many order heads per shard each pass reads beside the orders that
@@ -344,9 +301,6 @@ pub struct AuditArgs {
 
 #[derive(Debug, Args)]
 pub struct TraceArgs {
-    #[command(flatten)]
-    pub databases: Databases,
-
     /// The order whose events to show.
     #[arg(long)]
     pub order: i64,
@@ -373,10 +327,6 @@ pub struct Replay {
     pub to_seq: Option<i64>,
     #[command(flatten)]
     pub shard: Shard,
-    /// The one queue that receives them; it must exist. The default is mail-svc's queue
-    /// (its MAIL_QUEUE default).
-    #[arg(long, default_value = "mail-svc.order-events")]
-    pub queue: String,
     #[command(flatten)]
     pub reason: Reason,
 }
@@ -388,17 +338,7 @@ pub enum Quarantine {
   outboxctl quarantine list
   outboxctl quarantine list --order 45
   outboxctl quarantine list --db tenant-acme")]
-    List {
-        /// Only this order's rows.
-        #[arg(long)]
-        order: Option<i64>,
-        /// Only this database's rows: a fleet database's name (with --fleet-database-url), else
-        /// an orders shard (`shard-1`, or `1`).
-        #[arg(long)]
-        db: Option<String>,
-        #[arg(long, default_value_t = 100)]
-        limit: u32,
-    },
+    List(QuarantineList),
     /// Moves rows back into the outbox after the cause was fixed (a relay that understands
     /// them, a repaired payload); the relay publishes them, then their order's later events.
     #[command(after_help = "Examples:
@@ -406,27 +346,46 @@ pub enum Quarantine {
   outboxctl quarantine requeue --order 45 --reason 'payload repaired, INC-2231'
   outboxctl quarantine requeue --shard 1 --seq 118 --reason 'relay 1.4 knows OrderRefunded'
   outboxctl quarantine requeue --db tenant-acme --seq 118 --reason 'relay 1.4 knows OrderRefunded'")]
-    Requeue {
-        #[command(flatten)]
-        select: QuarantineSelect,
-        #[command(flatten)]
-        shard: Shard,
-        #[command(flatten)]
-        reason: Reason,
-    },
+    Requeue(Act<QuarantineSelect>),
     /// Deletes rows for good (their content stays in the audit row). Their order's later events
     /// then flow, and mail-svc holds them: release them with `outboxctl held release`.
     #[command(after_help = "Examples:
   outboxctl quarantine drop --seq 118 --reason 'test event written by hand, INC-2231'
   outboxctl quarantine drop --shard 1 --order 45 --reason 'test order, INC-2231'")]
-    Drop {
-        #[command(flatten)]
-        select: QuarantineSelect,
-        #[command(flatten)]
-        shard: Shard,
-        #[command(flatten)]
-        reason: Reason,
-    },
+    Drop(Act<QuarantineSelect>),
+}
+
+/// Which rows a listing shows.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only this order's.
+    #[arg(long)]
+    pub order: Option<i64>,
+    /// How many to show.
+    #[arg(long, default_value_t = 100)]
+    pub limit: u32,
+}
+
+/// Which quarantined rows `quarantine list` shows, and of which database.
+#[derive(Debug, Args)]
+pub struct QuarantineList {
+    #[command(flatten)]
+    pub list: ListArgs,
+    /// Only this database's rows: a fleet database's name (with --fleet-database-url), else
+    /// an orders shard (`shard-1`, or `1`).
+    #[arg(long)]
+    pub db: Option<String>,
+}
+
+/// What a command that changes something acts on (`select`, of `shard`) and why.
+#[derive(Debug, Args)]
+pub struct Act<S: Args> {
+    #[command(flatten)]
+    pub select: S,
+    #[command(flatten)]
+    pub shard: Shard,
+    #[command(flatten)]
+    pub reason: Reason,
 }
 
 #[derive(Debug, Args)]
@@ -498,13 +457,7 @@ pub enum DeadLetters {
     #[command(after_help = "Examples:
   outboxctl dead-letters list
   outboxctl dead-letters list --order 43")]
-    List {
-        /// Only this order's dead letters.
-        #[arg(long)]
-        order: Option<i64>,
-        #[arg(long, default_value_t = 100)]
-        limit: u32,
-    },
+    List(ListArgs),
     /// Moves dead letters back to the main queue (after fixing why they died), each with its
     /// original properties and an `x-redrive-count` header. Each copy is confirmed by the broker
     /// before the dead letter is removed. Shows progress; a filter matching nothing is an error.
@@ -515,11 +468,7 @@ pub enum DeadLetters {
   outboxctl dead-letters redrive --shard 1 --seq 11 --reason 'TRUSTED_PUBLISHERS fixed'")]
     Redrive {
         #[command(flatten)]
-        select: DeadLetterSelect,
-        #[command(flatten)]
-        shard: Shard,
-        #[command(flatten)]
-        reason: Reason,
+        act: Act<DeadLetterSelect>,
         /// Messages per call (progress is shown after each).
         #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1000))]
         batch: u32,
@@ -546,25 +495,13 @@ pub enum Mails {
     #[command(after_help = "Examples:
   outboxctl mails failed
   outboxctl mails failed --order 43")]
-    Failed {
-        #[arg(long)]
-        order: Option<i64>,
-        #[arg(long, default_value_t = 100)]
-        limit: u32,
-    },
+    Failed(ListArgs),
     /// Puts FAILED mails back in the send queue (after the mailbox or server was fixed).
     #[command(after_help = "Examples:
   outboxctl mails retry --seq 12 --reason 'mailbox restored'
   outboxctl mails retry --all-failed --reason 'SMTP relay misconfiguration fixed'
   outboxctl mails retry --shard 1 --seq 12 --reason 'mailbox restored'")]
-    Retry {
-        #[command(flatten)]
-        select: MailSelect,
-        #[command(flatten)]
-        shard: Shard,
-        #[command(flatten)]
-        reason: Reason,
-    },
+    Retry(Act<MailSelect>),
 }
 
 #[derive(Debug, Args)]
@@ -579,25 +516,4 @@ pub struct MailSelect {
     /// Every FAILED mail.
     #[arg(long)]
     pub all_failed: bool,
-}
-
-/// `30s`, `2m`, `500ms` or plain seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let (n, unit) = s
-        .find(|c: char| !c.is_ascii_digit())
-        .map_or((s, ""), |i| s.split_at(i));
-    let n: u64 = n
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration like 30s, 2m or 500ms"))?;
-    let d = match unit {
-        "" | "s" => Duration::from_secs(n),
-        "ms" => Duration::from_millis(n),
-        "m" => Duration::from_secs(n * 60),
-        _ => return Err(format!("{s:?}: unknown unit {unit:?} (ms, s or m)")),
-    };
-    if d.is_zero() {
-        return Err("must be more than 0".into());
-    }
-    Ok(d)
 }

@@ -4,7 +4,12 @@
 
 use outbox_ops::fleet::{Error, Registry, SecretUrl, registry::Error as RegistryError};
 
-use crate::{Failure, Result, cli::Shard};
+use outbox_ops::{audit::Sources, settings::ToolSettings};
+
+use crate::{
+    Failure, Result,
+    cli::{Cli, Shard},
+};
 
 /// The fleet database, if one was given.
 #[derive(Debug, Clone)]
@@ -36,6 +41,30 @@ pub(crate) async fn required(fleet: Option<&Fleet>) -> Result<Registry> {
              FLEET_DATABASE_URL (relay-svc's)",
         )),
     }
+}
+
+/// Read-only pools of the databases the audit and the trace read (the orders databases and
+/// mail's of `ops`): every registered one of the fleet when `fleet` is given, else the orders
+/// shards `ops` names; only `db` when given.
+pub(crate) async fn connect(
+    ops: &ToolSettings<Cli>,
+    fleet: Option<&Fleet>,
+    db: Option<&str>,
+) -> Result<Sources> {
+    let registry = match fleet {
+        Some(f) => Some(f.registry().await?),
+        None => None,
+    };
+    let targets = outbox_ops::fleet::targets(registry.as_ref(), &ops.orders_db, db)
+        .await
+        .map_err(failure)?;
+    ops.connect_targets(&targets).await.map_err(|e| {
+        let fleet_hint = match fleet {
+            Some(_) => " (the fleet's databases: see --fleet-database-url / FLEET_DATABASE_URL)",
+            None => "",
+        };
+        Failure::new(Failure::UNREACHABLE, format!("{e}{fleet_hint}"))
+    })
 }
 
 /// The shard an admin call acts on: `--shard`, or the one `--db NAME` names (the fleet

@@ -102,7 +102,7 @@ pub(crate) type Result<T> = std::result::Result<T, Failure>;
 /// Runs the command, prints its output (or the failure on stderr) and returns the exit code.
 pub async fn run(cli: Cli) -> ExitCode {
     let services = Services::new(&cli);
-    match commands::dispatch(&cli.command, &services).await {
+    match commands::dispatch(&cli.command, &services, &cli.ops).await {
         Ok(out) => {
             if cli.json {
                 println!(

@@ -1,18 +1,28 @@
 //! relay-svc settings: every one a flag and an environment variable (`--help` lists them).
+//!
+//! Adding a duration setting touches three places:
+//! 1. its field in [`Config`], with its environment variable, its default (the relay library's
+//!    `outbox_relay::DEFAULT_*` constant, through `default_duration`) and its bounds (`bounds =
+//!    Bounds::at_least(…)`, which both checks the value at start-up and writes the bound into
+//!    `--help`);
+//! 2. its use: the line of [`Config::settings`] that hands it to the relay library;
+//! 3. the library's default constant and `outbox_relay::Settings` field, when the library does
+//!    not have the knob yet.
+//!
+//! Nothing else: `--help`, the start-up check and the error naming the setting come from the
+//! field's attributes.
 
 use std::time::Duration;
 
 use clap::Parser;
 use outbox_kit::{
-    config::{Removed, default_duration, help_with_default, parse_duration},
-    health::Command,
+    config::{Bounds, DurationArg, Removed, default_duration, parse_duration},
+    defaults,
     liveness::LivenessSettings,
-    settings::{AdminCalls, AdminSettings, Ports, Profile, RELAY_PORTS, ServerSettings},
+    settings::{AdminSettings, Ports, Profile, RELAY_PORTS, ServerSettings},
 };
 use outbox_support::{failover::BrokerUrls, secret::SecretUrl};
 use sqlx::postgres::PgConnectOptions;
-
-use crate::hook::BeforeDelete;
 
 /// The settings removed from relay-svc, refused at start-up naming their replacements (see
 /// [`outbox_kit::config::refuse_removed`]).
@@ -44,44 +54,8 @@ pub const REMOVED: &[Removed] = &[
     },
 ];
 
-/// A shorter lease would let a standby terminate a leader that is merely busy for a moment.
-const MIN_LEADER_LEASE: Duration = Duration::from_secs(2);
-const MAX_LEADER_LEASE: Duration = Duration::from_secs(3600);
-
-/// The command line: run the relay, or `healthcheck` a running one.
-#[derive(Debug, Clone, Parser)]
-#[command(name = "relay-svc", version, about, long_about = None)]
-pub struct Cli {
-    #[command(flatten)]
-    pub config: Config,
-
-    #[command(subcommand)]
-    pub command: Option<Command>,
-}
-
-/// What relay-svc's [`ServerSettings`] are: a broker, an admin service, and the gRPC port's
-/// settings after the broker's in `--help`.
-#[derive(Debug, Clone)]
-pub struct Relay;
-
-impl Profile for Relay {
-    const PORTS: Ports = RELAY_PORTS;
-    const GRPC_SERVICES: &'static str = "relay.v1.RelayService";
-    const LISTEN_AFTER: Option<&'static str> = Some("amqp_exchange");
-    const LIVENESS_AFTER: Option<&'static str> = Some("amqp_client_key_file");
-    type Liveness = LivenessSettings;
-    type Admin = AdminSettings<Self>;
-}
-
-impl AdminCalls for Relay {
-    const CALLS: &'static str = "`RequeueQuarantined`, `DropQuarantined`, `Replay`";
-}
-
-impl outbox_kit::service::Settings for Config {
-    type Profile = Relay;
-    fn server(&self) -> &ServerSettings<Relay> {
-        &self.server
-    }
+const fn ms(ms: u64) -> Duration {
+    Duration::from_millis(ms)
 }
 
 /// Relay: publishes the orders outbox to RabbitMQ with publisher confirms, then deletes what the
@@ -91,35 +65,26 @@ impl outbox_kit::service::Settings for Config {
 pub struct Config {
     /// The orders database (owned and migrated by orders-svc) whose outbox is published. Printed
     /// only with its password masked (`user:***@host`).
-    #[arg(
-        long,
-        env = "DATABASE_URL",
-        default_value = "postgres://postgres@127.0.0.1:5432/orders",
-        hide_env_values = true
-    )]
+    #[arg(long, env = "DATABASE_URL", default_value = defaults::ORDERS_DATABASE_URL,
+          hide_env_values = true)]
     pub database_url: SecretUrl,
 
     /// Sharded writes: every order database whose outbox this process publishes, comma-separated,
     /// shard 0 first (as orders-svc's `SHARDS`). One relay per shard, each with its own leader
     /// lock in its own database. Unset: one, `DATABASE_URL`. Printed only with passwords masked.
     #[arg(long, env = "RELAY_SHARDS", hide_env_values = true)]
-    pub relay_shards: Option<outbox_support::failover::BrokerUrls>,
+    pub relay_shards: Option<BrokerUrls>,
 
     /// The RabbitMQ broker, or a cluster's nodes as a comma-separated list tried in order, with
     /// failover when the connection is lost. Printed only with passwords masked.
-    #[arg(
-        long,
-        env = "AMQP_URL",
-        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f",
-        hide_env_values = true
-    )]
+    #[arg(long, env = "AMQP_URL", default_value = defaults::AMQP_URL, hide_env_values = true)]
     pub amqp_url: BrokerUrls,
 
     #[command(flatten)]
     pub amqp_tls: outbox_kit::broker::TlsSettings,
 
     /// The durable topic exchange events are published to (declared at connect).
-    #[arg(long, env = "AMQP_EXCHANGE", default_value = "orders.events")]
+    #[arg(long, env = "AMQP_EXCHANGE", default_value = defaults::EXCHANGE)]
     pub amqp_exchange: String,
 
     /// Most outbox rows read and published per cycle (pipelined on one confirm channel).
@@ -127,46 +92,42 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub batch_size: u32,
 
-    // The five durations below are optional: unset, the relay library's default applies
-    // (`outbox_relay::Settings::new`), and their help shows that default.
-    /// First retry delay after a failure (broker or database); doubles up to BACKOFF_MAX.
-    #[arg(long, env = "BACKOFF_MIN", value_parser = parse_duration,
-          help = help_with_default("First retry delay after a failure (broker or database), e.g. \
-          `200ms`; doubles up to BACKOFF_MAX.", outbox_relay::DEFAULT_BACKOFF_MIN))]
-    pub backoff_min: Option<Duration>,
+    /// First retry delay after a failure (broker or database), e.g. `200ms`; doubles up to
+    /// BACKOFF_MAX.
+    #[arg(long, env = "BACKOFF_MIN", value_parser = parse_duration, bounds = Bounds::at_least(ms(1)),
+          default_value = default_duration(outbox_relay::DEFAULT_BACKOFF_MIN))]
+    pub backoff_min: Duration,
 
-    /// Longest retry delay after repeated failures.
-    #[arg(long, env = "BACKOFF_MAX", value_parser = parse_duration,
-          help = help_with_default("Longest retry delay after repeated failures, e.g. `30s`.",
-          outbox_relay::DEFAULT_BACKOFF_MAX))]
-    pub backoff_max: Option<Duration>,
+    /// Longest retry delay after repeated failures, e.g. `30s`.
+    #[arg(long, env = "BACKOFF_MAX", value_parser = parse_duration, bounds = Bounds::at_least(ms(1)),
+          default_value = default_duration(outbox_relay::DEFAULT_BACKOFF_MAX))]
+    pub backoff_max: Duration,
 
-    /// Fallback poll of the outbox when no NOTIFY arrives.
-    #[arg(long, env = "POLL_INTERVAL", value_parser = parse_duration,
-          help = help_with_default("Fallback poll of the outbox when no NOTIFY arrives, e.g. `1s` \
-          (a lost notification costs at most this much latency). Also how often the leader \
-          checks its lock connection when idle. At least 50ms.",
-          outbox_relay::DEFAULT_POLL_INTERVAL))]
-    pub poll_interval: Option<Duration>,
+    /// Fallback poll of the outbox when no NOTIFY arrives, e.g. `1s` (a lost notification costs
+    /// at most this much latency). Also how often the leader checks its lock connection when
+    /// idle.
+    #[arg(long, env = "POLL_INTERVAL", value_parser = parse_duration, bounds = Bounds::at_least(ms(50)),
+          default_value = default_duration(outbox_relay::DEFAULT_POLL_INTERVAL))]
+    pub poll_interval: Duration,
 
-    /// How often a standby tries to take the leader lock.
-    #[arg(long, env = "STANDBY_RETRY", value_parser = parse_duration,
-          help = help_with_default("How often a standby tries to take the leader lock, e.g. `1s`. \
-          At least 50ms.", outbox_relay::DEFAULT_STANDBY_RETRY))]
-    pub standby_retry: Option<Duration>,
+    /// How often a standby tries to take the leader lock, e.g. `1s`.
+    #[arg(long, env = "STANDBY_RETRY", value_parser = parse_duration, bounds = Bounds::at_least(ms(50)),
+          default_value = default_duration(outbox_relay::DEFAULT_STANDBY_RETRY))]
+    pub standby_retry: Duration,
 
-    /// How long one wave of a batch may take until the broker confirmed it.
-    #[arg(long, env = "CONFIRM_TIMEOUT", value_parser = parse_duration,
-          help = help_with_default("How long one wave of a batch may take, sending included (a \
-          broker applying flow control stops reading), until the broker confirmed it; then the \
-          connection is treated as broken. E.g. `15s`; at least 100ms.",
-          outbox_relay::DEFAULT_CONFIRM_TIMEOUT))]
-    pub confirm_timeout: Option<Duration>,
+    /// How long one wave of a batch may take, sending included (a broker applying flow control
+    /// stops reading), until the broker confirmed it; then the connection is treated as broken.
+    /// E.g. `15s`.
+    #[arg(long, env = "CONFIRM_TIMEOUT", value_parser = parse_duration, bounds = Bounds::at_least(ms(100)),
+          default_value = default_duration(outbox_relay::DEFAULT_CONFIRM_TIMEOUT))]
+    pub confirm_timeout: Duration,
 
     /// Leader lease: the leader proves it is alive every second; a standby that sees the
     /// leader's lock session silent for longer than this terminates it and takes over (a frozen
-    /// or vanished leader). Accepts `10s`, `2m`, `500ms` or plain seconds; at least 2s.
+    /// or vanished leader). Accepts `10s`, `2m`, `500ms` or plain seconds. A shorter lease would
+    /// let a standby terminate a leader that is merely busy for a moment.
     #[arg(long, env = "LEADER_LEASE", value_parser = parse_duration,
+          bounds = Bounds::between(ms(2_000), ms(3_600_000)),
           default_value = default_duration(outbox_relay::DEFAULT_LEADER_LEASE))]
     pub leader_lease: Duration,
 
@@ -181,16 +142,32 @@ pub struct Config {
     /// AMQP_HEARTBEAT and DB_STATEMENT_TIMEOUT (after the broker's TLS), ADMIN_TOKEN,
     /// ADMIN_TOKENS_FILE, LOG_FORMAT.
     #[command(flatten)]
-    pub server: ServerSettings<Relay>,
+    pub server: ServerSettings<Config>,
 
     /// Fleet mode: FLEET_DATABASE_URL, FLEET_INSTANCE_ID, FLEET_LEASE, FLEET_POLL_INTERVAL.
     #[command(flatten)]
     pub fleet: crate::fleet::FleetConfig,
 
     /// Test hook: stop between the broker's confirms and the outbox delete.
+    #[cfg(feature = "unstable-internals")]
     #[doc(hidden)]
     #[arg(skip)]
-    pub before_delete: Option<BeforeDelete>,
+    pub before_delete: Option<outbox_relay::hook::BeforeDelete>,
+}
+
+/// A broker and an admin service; the gRPC port's settings after the broker's in `--help`.
+impl Profile for Config {
+    const PORTS: Ports = RELAY_PORTS;
+    const GRPC_SERVICES: &'static str = "relay.v1.RelayService";
+    const LISTEN_AFTER: Option<&'static str> = Some("amqp_exchange");
+    const LIVENESS_AFTER: Option<&'static str> = Some("amqp_client_key_file");
+    const ADMIN_CALLS: &'static str = "`RequeueQuarantined`, `DropQuarantined`, `Replay`";
+    const REMOVED: &'static [Removed] = REMOVED;
+    type Liveness = LivenessSettings;
+    type Admin = AdminSettings<Self>;
+    fn server(&self) -> &ServerSettings<Self> {
+        &self.server
+    }
 }
 
 impl Config {
@@ -202,34 +179,12 @@ impl Config {
         if self.amqp_exchange.is_empty() || self.amqp_exchange.len() > 255 {
             anyhow::bail!("AMQP_EXCHANGE must be 1 to 255 bytes long");
         }
-        if self.leader_lease < MIN_LEADER_LEASE || self.leader_lease > MAX_LEADER_LEASE {
-            anyhow::bail!(
-                "LEADER_LEASE must be between {MIN_LEADER_LEASE:?} and {MAX_LEADER_LEASE:?} \
-                 (the leader proves it is alive every second)"
-            );
-        }
         self.server.admin.validate()?;
-        let t = self.relay_settings();
-        for (name, value, min) in [
-            ("BACKOFF_MIN", t.backoff_min, Duration::from_millis(1)),
-            ("BACKOFF_MAX", t.backoff_max, Duration::from_millis(1)),
-            ("POLL_INTERVAL", t.poll_interval, Duration::from_millis(50)),
-            ("STANDBY_RETRY", t.standby_retry, Duration::from_millis(50)),
-            (
-                "CONFIRM_TIMEOUT",
-                t.confirm_timeout,
-                Duration::from_millis(100),
-            ),
-        ] {
-            if value < min {
-                anyhow::bail!("{name} must be at least {min:?} (it is {value:?})");
-            }
-        }
-        if t.backoff_min > t.backoff_max {
+        if self.backoff_min > self.backoff_max {
             anyhow::bail!(
                 "BACKOFF_MIN ({:?}) must not exceed BACKOFF_MAX ({:?})",
-                t.backoff_min,
-                t.backoff_max
+                self.backoff_min,
+                self.backoff_max
             );
         }
         Ok(())
@@ -278,35 +233,26 @@ impl Config {
         }
     }
 
-    /// The relay library's settings: the table `outbox` of the orders database.
+    /// The relay library's settings for the table `outbox` of the orders database: each setting
+    /// handed over, the TLS material read.
     pub fn settings(&self) -> anyhow::Result<outbox_relay::Settings> {
-        let mut s = self.relay_settings();
-        s.amqp_tls = self.amqp_tls.load(&self.amqp_url)?;
-        Ok(s)
-    }
-
-    /// The library's settings without the TLS material: its own defaults
-    /// (`outbox_relay::Settings::new`) for the durations left unset.
-    fn relay_settings(&self) -> outbox_relay::Settings {
         let mut s = outbox_relay::Settings::new(self.amqp_url.clone(), self.amqp_exchange.clone());
+        s.amqp_tls = self.amqp_tls.load(&self.amqp_url)?;
         s.amqp_heartbeat = self.server.liveness.amqp_heartbeat;
         s.db_step_timeout = outbox_kit::db::step_timeout(self.server.liveness.db_statement_timeout);
         s.batch_size = self.batch_size;
-        for (set, value) in [
-            (&mut s.backoff_min, self.backoff_min),
-            (&mut s.backoff_max, self.backoff_max),
-            (&mut s.poll_interval, self.poll_interval),
-            (&mut s.standby_retry, self.standby_retry),
-            (&mut s.confirm_timeout, self.confirm_timeout),
-        ] {
-            if let Some(value) = value {
-                *set = value;
-            }
-        }
+        s.backoff_min = self.backoff_min;
+        s.backoff_max = self.backoff_max;
+        s.poll_interval = self.poll_interval;
+        s.standby_retry = self.standby_retry;
+        s.confirm_timeout = self.confirm_timeout;
         s.leader_lease = self.leader_lease;
         s.published_retention = Some(self.published_retention).filter(|d| !d.is_zero());
-        s.before_delete = self.before_delete.clone();
-        s
+        #[cfg(feature = "unstable-internals")]
+        {
+            s.before_delete = self.before_delete.clone();
+        }
+        Ok(s)
     }
 }
 
@@ -329,9 +275,15 @@ mod tests {
         let cfg = Config::parse_from(["relay-svc"]);
         assert_eq!(cfg.leader_lease, Duration::from_secs(10));
         cfg.validate().expect("defaults are valid");
-        let cfg = Config::parse_from(["relay-svc", "--leader-lease", "1500ms"]);
-        let err = cfg.validate().expect_err("too short");
-        assert!(err.to_string().contains("LEADER_LEASE"), "{err}");
+        for short_or_long in ["1500ms", "2h"] {
+            let err = Config::try_parse_from(["relay-svc", "--leader-lease", short_or_long])
+                .expect_err(short_or_long)
+                .to_string();
+            assert!(
+                err.contains("LEADER_LEASE") && err.contains("must be between 2s and 1h"),
+                "{err}"
+            );
+        }
         assert!(Config::try_parse_from(["relay-svc", "--leader-lease", "soon"]).is_err());
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
@@ -380,11 +332,6 @@ mod tests {
                 .to_string();
             assert!(err.contains(flag) && err.contains("fast"), "{name}: {err}");
         }
-        let err = Config::parse_from(["relay-svc", "--poll-interval", "10ms"])
-            .validate()
-            .expect_err("too short")
-            .to_string();
-        assert!(err.contains("POLL_INTERVAL must be at least"), "{err}");
         let err = Config::parse_from(["relay-svc", "--backoff-min", "2s", "--backoff-max", "1s"])
             .validate()
             .expect_err("min > max")
@@ -393,6 +340,42 @@ mod tests {
             err.contains("BACKOFF_MIN (2s) must not exceed BACKOFF_MAX (1s)"),
             "{err}"
         );
+    }
+
+    /// Each duration's minimum, as its field declares it: a value below it stops the relay at
+    /// start-up (clap reads the command line and the environment alike), naming the setting,
+    /// and `--help` states it.
+    #[test]
+    fn a_duration_below_its_minimum_fails_at_startup_naming_the_setting() {
+        let help = <Config as clap::CommandFactory>::command()
+            .render_long_help()
+            .to_string();
+        for (name, flag, below, min) in [
+            ("BACKOFF_MIN", "--backoff-min", "0s", "1ms"),
+            ("BACKOFF_MAX", "--backoff-max", "0s", "1ms"),
+            ("POLL_INTERVAL", "--poll-interval", "10ms", "50ms"),
+            ("STANDBY_RETRY", "--standby-retry", "49ms", "50ms"),
+            ("CONFIRM_TIMEOUT", "--confirm-timeout", "99ms", "100ms"),
+            ("LEADER_LEASE", "--leader-lease", "1s", "2s"),
+        ] {
+            let err = Config::try_parse_from(["relay-svc", flag, below])
+                .expect_err(name)
+                .to_string();
+            let bound = [format!("at least {min}"), format!("between {min}")];
+            assert!(
+                err.contains(&format!("{flag} <{name}>")) && bound.iter().any(|b| err.contains(b)),
+                "{name}: {err}"
+            );
+            Config::try_parse_from(["relay-svc", flag, min]).expect(name);
+        }
+        for bound in [
+            "At least 1ms.",
+            "At least 50ms.",
+            "At least 100ms.",
+            "Between 2s and 1h.",
+        ] {
+            assert!(help.contains(bound), "{bound}: {help}");
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! How the relay library's [`Error`] answers the admin service's calls (`GetStatus` itself
 //! never fails).
 
-use outbox_relay::{error::Error, lapin};
+use outbox_relay::{Error, lapin};
 
 /// How a relay error answers a gRPC call (the admin service's database and broker work): an
 /// outage of either is UNAVAILABLE (retry later), a missing outbox UNAVAILABLE with the reason;

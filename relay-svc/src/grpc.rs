@@ -6,10 +6,7 @@ use outbox_proto::relay::v1::{GetStatusRequest, RelayStatus, relay_service_serve
 use sqlx::PgPool;
 use tonic::{Request, Response, Status as GrpcStatus};
 
-use outbox_relay::{
-    operator::Operator,
-    status::{Snapshot, Status},
-};
+use outbox_relay::{Snapshot, Status, operator::Operator};
 
 /// A status call waits this long for fresh backlog figures before answering from the last ones.
 const FRESH_BACKLOG_TIMEOUT: Duration = Duration::from_secs(2);

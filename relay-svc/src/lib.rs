@@ -33,8 +33,8 @@
 //! Layout: [`config`] (settings → `outbox_relay::Settings`), [`grpc`] (`GetStatus`), [`admin`]
 //! (`relay.admin.v1.RelayAdmin`: backlog, quarantine and replay for operators, `outboxctl`), [`schema`]
 //! (the orders-svc migration it waits for), [`error`] (the library's errors as gRPC statuses).
-//! The relay's SQL, figures, metric names and errors are the library's:
-//! `outbox_relay::{db, status, error}`.
+//! The relay's SQL, figures, metric names and errors are the library's (`outbox_relay::Status`,
+//! `outbox_relay::status` for the metric names, `outbox_relay::Error`).
 
 pub mod admin;
 pub mod config;
@@ -42,7 +42,6 @@ pub mod error;
 pub mod fleet;
 pub mod grpc;
 #[doc(hidden)]
-pub mod hook;
 pub mod schema;
 
 use std::{net::SocketAddr, sync::Arc};
@@ -52,10 +51,7 @@ use outbox_kit::health::{AllOf, DbProbe, Health, Probe};
 use outbox_proto::relay::{
     admin::v1::relay_admin_server::RelayAdminServer, v1::relay_service_server::RelayServiceServer,
 };
-use outbox_relay::{
-    operator::Operator,
-    status::{METRICS, Status},
-};
+use outbox_relay::{Status, operator::Operator, status::METRICS};
 use outbox_support::backoff::Backoff;
 use tokio::{net::TcpListener, sync::watch, task::AbortHandle, task::JoinHandle};
 use tokio_util::sync::CancellationToken;

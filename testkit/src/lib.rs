@@ -16,7 +16,10 @@
 //! - [`confirming_channel`], [`preload`] and [`ready_messages`], the broker side of the tests
 //!   (publishing with confirms, counting a queue); [`RefusingQueue`], a queue the broker nacks for;
 //!   [`rabbit_node`], a RabbitMQ node of a test's own for tests that restart or block a broker;
-//! - [`wait_until`], the one way tests wait for an outcome;
+//! - [`Made`], the guard that removes what a test made (databases, queues, exchanges), whether
+//!   it passed or failed; [`Running`], a service running in-process and the one way to stop it;
+//!   [`stack`] (feature `stack`), the three services in-process for the operator tools' tests;
+//! - [`wait_until`] and [`eventually`], the one way tests wait for an outcome;
 //! - [`chains`], the relay's guarantee checked on what a consumer received;
 //! - [`orders`], test orders written through orders-svc or by hand (and the benches' writers);
 //! - [`settings`], checks of the settings every service declares alike;
@@ -25,6 +28,7 @@
 
 pub mod chains;
 pub mod health;
+mod made;
 mod metrics;
 pub mod orders;
 pub mod pki;
@@ -33,8 +37,14 @@ mod proxy;
 pub mod rabbit_node;
 pub mod reflection;
 mod refusing;
+mod running;
 pub mod secrets;
 pub mod settings;
+#[cfg(feature = "stack")]
+pub mod stack;
+
+pub use made::Made;
+pub use running::{Running, STOP_PATIENCE};
 
 pub use metrics::{Exposition, PROCESS_METRICS, scrape};
 pub use process::{
@@ -123,9 +133,16 @@ fn split_url(url: &str) -> (String, String, String, String) {
     (scheme.into(), userinfo, host.into(), path.into())
 }
 
-/// A name no other test (in this or another process) uses: `prefix_<pid>_<time>_<n>`.
+/// The file a test run names in this variable (deploy/test.sh) collects the pids of its test
+/// processes, so that its check at the end counts the names of this run only.
+pub const PIDS_FILE_VAR: &str = "OUTBOX_TEST_PIDS_FILE";
+
+/// A name no other test (in this or another process) uses: `prefix_<pid>_<time>_<n>`. The first
+/// call of a process adds its pid to the run's [`PIDS_FILE_VAR`] file, if any.
 pub fn unique(prefix: &str) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
+    static RECORDED: std::sync::Once = std::sync::Once::new();
+    RECORDED.call_once(record_pid);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() % 1_000_000_000_000)
@@ -135,6 +152,23 @@ pub fn unique(prefix: &str) -> String {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     )
+}
+
+/// Appends this process's pid to the run's [`PIDS_FILE_VAR`] file (one short `O_APPEND` write:
+/// the lines of processes writing at once never mix).
+fn record_pid() {
+    use std::io::Write;
+    let Some(path) = std::env::var_os(PIDS_FILE_VAR) else {
+        return;
+    };
+    let written = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(format!("{}\n", std::process::id()).as_bytes()));
+    if let Err(e) = written {
+        eprintln!("cannot record this test process in {}: {e}", path.display());
+    }
 }
 
 /// A URL for a fresh database named `unique(prefix)`; the service creates it on startup.
@@ -161,18 +195,26 @@ pub async fn drop_database(name: &str) -> Result<(), sqlx::Error> {
     admin.close().await
 }
 
-/// [`drop_database`] from a `Drop` impl, which cannot await: on a thread and runtime of its own,
-/// ending whatever still uses the database (the services and relays of the test that just
-/// ended). Best effort: a leftover is swept by the next test run.
+/// [`drop_database`] from a `Drop` impl, which cannot await (see [`on_own_runtime`]), ending
+/// whatever still uses the database (the services and relays of the test that just ended).
+/// Best effort: a failure is printed.
 pub fn drop_database_blocking(name: String) {
+    on_own_runtime(async move {
+        if let Err(e) = drop_database(&name).await {
+            eprintln!("cannot drop database {name}: {e}");
+        }
+    });
+}
+
+/// Runs `work` to its end on a thread and runtime of its own: for a `Drop` impl, which cannot
+/// await, and whose caller may be the test's only runtime thread, blocked until this returns.
+pub fn on_own_runtime(work: impl Future<Output = ()> + Send + 'static) {
     let done = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
+        tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .expect("runtime");
-        rt.block_on(async move {
-            let _ = drop_database(&name).await;
-        });
+            .expect("runtime")
+            .block_on(work);
     });
     let _ = done.join();
 }
@@ -200,22 +242,6 @@ pub async fn install_fault(db: &mut sqlx::PgConnection, on: &str, sqlstate: &str
             .execute(&mut *db)
             .await
             .expect("install the fault");
-    }
-}
-
-/// The databases named by these URLs (e.g. made with [`fresh_database_url`] for a service to
-/// create), dropped when the guard goes: a passing test leaves none behind, a failing one keeps
-/// them to look at.
-#[derive(Debug)]
-pub struct DropDatabasesOnPass(pub Vec<String>);
-
-impl Drop for DropDatabasesOnPass {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            for url in &self.0 {
-                drop_database_blocking(database_name(url).to_owned());
-            }
-        }
     }
 }
 
@@ -272,6 +298,38 @@ where
         assert!(start.elapsed() < PATIENCE, "timed out waiting for: {what}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Polls `check` every 50 ms until it returns `Some`, for at most `secs` seconds (for waits
+/// longer than [`PATIENCE`]); what it returned.
+pub async fn eventually<T, F, Fut>(what: &str, secs: u64, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {secs}s waiting for: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Empties `queue` (an operator's mistake, in a test of what the tools do about it); how many
+/// messages it held.
+pub async fn purge(queue: &str) -> u32 {
+    let (conn, ch) = confirming_channel().await;
+    let purged = ch
+        .queue_purge(queue.into(), lapin::options::QueuePurgeOptions::default())
+        .await
+        .expect("purge");
+    let _ = conn.close(200, "purged".into()).await;
+    purged
 }
 
 /// A connection to the test broker and a channel on it in confirm mode: once a publish's confirm

@@ -6,9 +6,7 @@
 use std::time::Duration;
 
 use axum::{
-    body::Bytes,
-    extract::{RawQuery, State},
-    http::HeaderMap,
+    extract::State,
     response::{Html, Response},
 };
 use maud::{Markup, html};
@@ -18,22 +16,27 @@ use outbox_ops::{
     replay::{self, Verdict},
 };
 
-use super::{csrf, reason_and_confirm, seq_list, write_fields};
+use super::see_other;
 use crate::{
-    AppState, Signed,
     error::{Error, Result},
+    extractors::{Query, Signed, WriteForm},
     form::Fields,
-    see_other,
-    views::fragments,
+    paths::Route,
+    state::AppState,
+    views::{
+        fragments,
+        widgets::{order_input, post_form, reason_and_confirm, seq_input, seq_list, shard_select},
+    },
 };
 
 fn replay_form(shards: usize, f: &Fields) -> Markup {
+    let shard = f.get("shard").and_then(|s| s.parse().ok()).unwrap_or(0);
     html! {
-        form.filters method="get" action="/replay" aria-label="Replay: dry run" {
-            label { "Order id " input name="order" inputmode="numeric" size="10" required value=[f.get("order")]; }
-            label { "Shard " select name="shard" { @for s in 0..shards { option value=(s) selected[f.get("shard") == Some(&s.to_string())] { (s) } } } }
-            label { "From seq " input name="from" inputmode="numeric" size="8" value=[f.get("from")]; }
-            label { "To seq " input name="to" inputmode="numeric" size="8" value=[f.get("to")]; }
+        form.filters method="get" action=(Route::Replay) aria-label="Replay: dry run" {
+            (order_input(f.get("order"), true))
+            (shard_select(shards, shard))
+            (seq_input("from", "From seq", f.get("from")))
+            (seq_input("to", "To seq", f.get("to")))
             button type="submit" { "Dry run" }
         }
     }
@@ -42,9 +45,8 @@ fn replay_form(shards: usize, f: &Fields) -> Markup {
 pub async fn audit(
     State(state): State<AppState>,
     signed: Signed,
-    RawQuery(q): RawQuery,
+    Query(f): Query,
 ) -> Result<Html<String>> {
-    let f = Fields::parse(q.unwrap_or_default().as_bytes());
     let stage = match f.get("stage") {
         None => None,
         Some(s) => Some(
@@ -55,13 +57,12 @@ pub async fn audit(
         ),
     };
     let audit = state.live.audit.borrow().clone();
-    Ok(state.page(
+    Ok(signed.page(
         "Audit and replay",
-        &signed,
         html! {
-            p { "Every order's chain head in the orders database against mail-svc's watermark; an order lags once the event it waits for is older than " (outbox_kit::config::duration_text(state.cfg.audit_grace)) "." }
+            p { "Every order's chain head in the orders database against mail-svc's watermark; an order lags once the event it waits for is older than " (outbox_kit::config::duration_text(state.cfg.ops.audit_grace)) "." }
             @if stage.is_some() {
-                p { a href="/audit" { "All stages (live)" } }
+                p { a href=(Route::Audit) { "All stages (live)" } }
                 div { (fragments::audit_table(&audit, stage)) }
             } @else {
                 div data-live="audit" aria-live="polite" { (fragments::audit_table(&audit, None)) }
@@ -92,9 +93,8 @@ fn params(state: &AppState, f: &Fields) -> Result<(i64, i32, Option<i64>, Option
 pub async fn dry_run(
     State(state): State<AppState>,
     signed: Signed,
-    RawQuery(q): RawQuery,
+    Query(f): Query,
 ) -> Result<Html<String>> {
-    let f = Fields::parse(q.unwrap_or_default().as_bytes());
     let (order, shard, from, to) = params(&state, &f)?;
     let plan = replay::dry_run(
         &state.sources.shards[shard as usize],
@@ -116,9 +116,8 @@ pub async fn dry_run(
     let hold = plan.seqs(|v| matches!(v, Verdict::Hold(_)));
     let conflict = plan.seqs(|v| v == Verdict::Conflict);
     let all: Vec<i64> = plan.events.iter().map(|e| e.seq).collect();
-    Ok(state.page(
+    Ok(signed.page(
         &format!("Replay order {order}: dry run"),
-        &signed,
         html! {
             (replay_form(state.sources.shards.len(), &f))
             p { "mail-svc has applied order " (order) " up to seq " (plan.applied.map_or("none".into(), |a| a.to_string())) "." }
@@ -144,15 +143,14 @@ pub async fn dry_run(
                 }
             }
             @if signed.session.may_write() {
-                form method="post" action="/replay" {
-                    p { "Replay these " (all.len()) " event(s) to " code { (state.cfg.replay_queue) } ", at most " (state.cfg.replay_rate) " per second." }
-                    (csrf(&signed, "/replay"))
+                (post_form(&signed, Route::Replay, html! {
+                    p { "Replay these " (all.len()) " event(s) to " code { (state.cfg.ops.replay_queue) } ", at most " (state.cfg.replay_rate) " per second." }
                     input type="hidden" name="order" value=(order);
                     input type="hidden" name="shard" value=(shard);
                     @if let Some(a) = from { input type="hidden" name="from" value=(a); }
                     @if let Some(b) = to { input type="hidden" name="to" value=(b); }
                     (reason_and_confirm("Replay"))
-                }
+                }))
             }
         },
     ))
@@ -161,11 +159,8 @@ pub async fn dry_run(
 /// Starts the replay as a job: the range's published seqs in chunks, a pause after each.
 pub async fn replay(
     State(state): State<AppState>,
-    signed: Signed,
-    headers: HeaderMap,
-    body: Bytes,
+    WriteForm { signed, fields: f }: WriteForm,
 ) -> Result<Response> {
-    let f = write_fields(&signed, &headers, "/replay", &body)?;
     let (order, shard, from, to) = params(&state, &f)?;
     let reason = f.reason()?;
     let seqs: Vec<i64> = replay::published(&state.sources.shards[shard as usize], order, from, to)
@@ -191,7 +186,7 @@ pub async fn replay(
     let chunk = (rate / 5).clamp(1, 100) as usize;
     let pause = Duration::from_secs_f64(chunk as f64 / f64::from(rate));
     let admin = state.admin.as_operator(&user);
-    let queue = state.cfg.replay_queue.clone();
+    let queue = state.cfg.ops.replay_queue.clone();
     let jobs = state.clone();
     tracing::info!(user = %user, job = id, order, "console: replay started");
     tokio::spawn(async move {
@@ -222,5 +217,5 @@ pub async fn replay(
             .update(id, |j| j.finished = Some(chrono::Utc::now()));
         tracing::info!(job = id, "console: replay finished");
     });
-    Ok(see_other(&format!("/jobs/{id}")))
+    Ok(see_other(&Route::job(id)))
 }

@@ -6,9 +6,7 @@
 use std::{collections::BTreeMap, time::Duration};
 
 use axum::{
-    body::Bytes,
-    extract::{RawQuery, State},
-    http::HeaderMap,
+    extract::State,
     response::{Html, Response},
 };
 use maud::html;
@@ -17,17 +15,16 @@ use outbox_ops::{
     proto::mail::admin::v1::DeadLetterFilter,
 };
 
-use super::{
-    csrf,
-    quarantine::{filter_form, filter_query},
-    reason_and_confirm, seq_list, write_fields,
-};
+use super::see_other;
 use crate::{
-    AppState, Signed,
     error::{Error, Result},
-    form::{Fields, shard_seq},
-    see_other,
-    views::fragments::age_ms,
+    extractors::{Query, Signed, WriteForm},
+    form::shard_seq,
+    paths::Route,
+    state::AppState,
+    views::widgets::{
+        ListFilters, action_buttons, age_since, order_link, post_form, reason_and_confirm, seq_list,
+    },
 };
 
 const PAGE: i64 = 50;
@@ -35,70 +32,50 @@ const PAGE: i64 = 50;
 /// no bound: mail-svc takes them in queue order).
 pub const MAX_MATCHING: i64 = 10_000;
 
-fn filter(f: &Fields) -> Result<Filter> {
-    Ok(Filter {
-        order_id: f.positive("order")?,
-        event_type: None,
-        reason: f.get("reason").map(str::to_owned),
-        min_age_secs: f.age("min_age")?,
-    })
-}
+const FILTERS: ListFilters = ListFilters::mail(Route::DeadLetters);
 
 pub async fn list(
     State(state): State<AppState>,
     signed: Signed,
-    RawQuery(q): RawQuery,
+    Query(f): Query,
 ) -> Result<Html<String>> {
-    let f = Fields::parse(q.unwrap_or_default().as_bytes());
-    let filter = filter(&f)?;
+    let filter = FILTERS.read(&f)?;
     let after = f.i64("after")?;
     let page = lists::dead_letters(&state.sources.mail, &filter, after, PAGE).await?;
     let act = signed.session.may_write();
-    let now = chrono::Utc::now();
-    let query = filter_query(&f, &["order", "reason", "min_age"]);
-    let next = page
-        .next
-        .map(|k| format!("/dead-letters?{query}&after={k}"));
-    Ok(state.page(
-        "Dead letters",
-        &signed,
-        html! {
-            (filter_form("/dead-letters", &f, false, None))
-            @if page.rows.is_empty() {
-                p { "No dead letter matches." }
-            } @else {
-                form method="post" action="/dead-letters/preview" {
-                    (csrf(&signed, "/dead-letters/preview"))
-                    @for k in ["order", "reason", "min_age"] {
-                        @if let Some(v) = f.get(k) { input type="hidden" name=(k) value=(v); }
-                    }
-                    table {
-                        caption { "Dead-lettered events not applied since, oldest first" }
-                        thead { tr {
-                            @if act { th { "Select" } }
-                            th { "Shard" } th { "Seq" } th { "Order" } th { "Dead-lettered" } th { "Reason" }
-                        } }
-                        tbody {
-                            @for d in &page.rows {
-                                tr data-seq=(d.seq) {
-                                    @if act { td { input type="checkbox" name="sel" value={ (d.shard) ":" (d.seq) } id={ "d" (d.id) } aria-label={ "select seq " (d.seq) }; } }
-                                    td { (d.shard) }
-                                    td { label for={ "d" (d.id) } { (d.seq) } }
-                                    td { a href={ "/where?shard=" (d.shard) "&order=" (d.order_id) } { (d.order_id) } }
-                                    td { (age_ms((now - d.at).num_milliseconds().max(0) as u64)) " ago" }
-                                    td { (d.reason) }
-                                }
-                            }
-                        }
-                    }
-                    @if act {
-                        button type="submit" name="action" value="selected" { "Redrive selected…" }
-                        " "
-                        button type="submit" name="action" value="matching" { "Redrive all matching…" }
+    let table = html! {
+        (FILTERS.hidden(&f))
+        table {
+            caption { "Dead-lettered events not applied since, oldest first" }
+            thead { tr {
+                @if act { th { "Select" } }
+                th { "Shard" } th { "Seq" } th { "Order" } th { "Dead-lettered" } th { "Reason" }
+            } }
+            tbody {
+                @for d in &page.rows {
+                    tr data-seq=(d.seq) {
+                        @if act { td { input type="checkbox" name="sel" value={ (d.shard) ":" (d.seq) } id={ "d" (d.id) } aria-label={ "select seq " (d.seq) }; } }
+                        td { (d.shard) }
+                        td { label for={ "d" (d.id) } { (d.seq) } }
+                        td { (order_link(d.shard, d.order_id)) }
+                        td { (age_since(d.at)) " ago" }
+                        td { (d.reason) }
                     }
                 }
             }
-            @if let Some(next) = next { p { a rel="next" href=(next) { "Next page" } } }
+        }
+        (action_buttons(act, &[("selected", "Redrive selected…"), ("matching", "Redrive all matching…")]))
+    };
+    Ok(signed.page(
+        "Dead letters",
+        html! {
+            (FILTERS.form(&f, 0))
+            @if page.rows.is_empty() {
+                p { "No dead letter matches." }
+            } @else {
+                (post_form(&signed, Route::DeadLettersPreview, table))
+            }
+            (FILTERS.next_page(&f, page.next))
         },
     ))
 }
@@ -112,12 +89,9 @@ enum Selection {
 
 pub async fn preview(
     State(state): State<AppState>,
-    signed: Signed,
-    headers: HeaderMap,
-    body: Bytes,
+    WriteForm { signed, fields: f }: WriteForm,
 ) -> Result<Html<String>> {
-    let f = write_fields(&signed, &headers, "/dead-letters/preview", &body)?;
-    let filter = filter(&f)?;
+    let filter = FILTERS.read(&f)?;
     let selection = match f.get("action") {
         Some("selected") => {
             let sel: Vec<(i32, i64)> = f
@@ -174,24 +148,22 @@ pub async fn preview(
             "every dead letter in the queue".to_owned(),
         ),
     };
-    Ok(state.page(
+    Ok(signed.page(
         "Dead letters: preview",
-        &signed,
         html! {
-            form method="post" action="/dead-letters/redrive" {
+            (post_form(&signed, Route::DeadLettersRedrive, html! {
                 p role="status" data-count=(shown.len()) {
                     "Redrive " (what) ": " strong { (shown.len()) } " event(s) now, "
                     (seq_list(&shown.iter().map(|(s, q)| format!("{s}:{q}")).collect::<Vec<_>>()))
                     " (shard:seq)."
                 }
                 p { "Each goes back to mail-svc's queue, at most " (state.cfg.redrive_rate) " per second; mail-svc applies it once (a seq it applied is skipped)." }
-                (csrf(&signed, "/dead-letters/redrive"))
                 input type="hidden" name="mode" value=(mode);
                 input type="hidden" name="value" value=(value);
                 input type="hidden" name="target" value=(shown.len());
                 (reason_and_confirm("Redrive"))
-            }
-            p { a href="/dead-letters" { "Back to the dead letters" } }
+            }))
+            p { a href=(Route::DeadLetters) { "Back to the dead letters" } }
         },
     ))
 }
@@ -199,18 +171,16 @@ pub async fn preview(
 /// Starts the redrive as a job and sends the browser to its progress.
 pub async fn redrive(
     State(state): State<AppState>,
-    signed: Signed,
-    headers: HeaderMap,
-    body: Bytes,
+    WriteForm { signed, fields: f }: WriteForm,
 ) -> Result<Response> {
-    let f = write_fields(&signed, &headers, "/dead-letters/redrive", &body)?;
+    let shards = state.sources.shards.len();
     let value = f.get("value").unwrap_or("");
     let filters: Vec<DeadLetterFilter> = match f.get("mode") {
         Some("seqs") => {
             let mut by_shard: BTreeMap<i32, Vec<u64>> = BTreeMap::new();
             for s in value.split(',').filter(|s| !s.trim().is_empty()) {
                 let (shard, seq) = shard_seq("value", s)?;
-                if shard < 0 || seq < 1 {
+                if shard < 0 || shard as usize >= shards || seq < 1 {
                     return Err(Error::bad("value", format!("not shard:seq: {s:?}")));
                 }
                 by_shard.entry(shard).or_default().push(seq as u64);
@@ -229,6 +199,9 @@ pub async fn redrive(
         }
         Some("order") => {
             let order = crate::form::number("value", value)?;
+            if order < 1 {
+                return Err(Error::bad("value", format!("not an order id: {order}")));
+            }
             vec![DeadLetterFilter {
                 order_id: order,
                 ..Default::default()
@@ -279,5 +252,5 @@ pub async fn redrive(
             .update(id, |j| j.finished = Some(chrono::Utc::now()));
         tracing::info!(job = id, "console: redrive finished");
     });
-    Ok(see_other(&format!("/jobs/{id}")))
+    Ok(see_other(&Route::job(id)))
 }

@@ -4,14 +4,13 @@
 use axum::{extract::State, response::Html};
 use maud::html;
 
-use crate::{AppState, Signed, views::fragments};
+use crate::{extractors::Signed, state::AppState, views::fragments};
 
 pub async fn overview(State(state): State<AppState>, signed: Signed) -> Html<String> {
     let figures = state.live.figures.borrow().clone();
     let audit = state.live.audit.borrow().clone();
-    state.page(
+    signed.page(
         "Overview",
-        &signed,
         html! {
             div data-live="figures" aria-live="polite" { (fragments::figures(&figures, &audit)) }
         },

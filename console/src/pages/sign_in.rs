@@ -4,17 +4,21 @@ use axum::{
     body::Bytes,
     extract::State,
     http::{HeaderMap, header},
-    response::{Html, IntoResponse, Response},
+    response::{Html, Response},
 };
 use maud::html;
 
-use crate::{AppState, Signed, auth, error::Error, form::Fields, see_other, views::layout};
+use super::see_other;
+use crate::{
+    auth, error::Error, extractors::Form, form::Fields, paths::Route, state::AppState,
+    views::layout,
+};
 
 pub async fn form() -> Html<String> {
     layout::bare(
         "Sign in",
         html! {
-            form method="post" action="/sign-in" {
+            form method="post" action=(Route::SignIn) {
                 p {
                     label for="token" { "Token" }
                     br;
@@ -34,14 +38,14 @@ pub async fn sign_in(
 ) -> Result<Response, Error> {
     // A sign-in forged by another site would sign the victim in as the attacker.
     auth::same_origin(&headers)?;
-    let fields = Fields::parse(&body);
+    let fields = Fields::parse(&body)?;
     let token = fields.get("token").unwrap_or("");
     let Some((id, session)) = state.sessions.sign_in(token) else {
         tracing::info!("console: a sign-in with an unknown token was refused");
         return Err(Error::Forbidden("this token is not accepted".into()));
     };
     tracing::info!(user = %session.user, role = session.role.label(), "console: signed in");
-    let mut r = see_other("/");
+    let mut r = see_other(Route::Overview.as_str());
     r.headers_mut().insert(
         header::SET_COOKIE,
         state
@@ -53,19 +57,12 @@ pub async fn sign_in(
     Ok(r)
 }
 
-pub async fn sign_out(
-    State(state): State<AppState>,
-    signed: Signed,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response, Error> {
-    let fields = Fields::parse(&body);
-    auth::check_form(&signed.session, &headers, "/sign-out", fields.get("csrf"))?;
+pub async fn sign_out(State(state): State<AppState>, Form { signed, .. }: Form) -> Response {
     state.sessions.sign_out(&signed.id);
     tracing::info!(user = %signed.session.user, "console: signed out");
-    let mut r = see_other("/sign-in");
+    let mut r = see_other(Route::SignIn.as_str());
     if let Ok(v) = state.sessions.cookie_cleared().parse() {
         r.headers_mut().insert(header::SET_COOKIE, v);
     }
-    Ok(r.into_response())
+    r
 }

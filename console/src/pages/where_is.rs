@@ -2,18 +2,17 @@
 //! or dead-lettered, mail), found by order id or by (shard, seq), with where it stopped and the
 //! next step.
 
-use axum::{
-    extract::{RawQuery, State},
-    response::Html,
-};
+use axum::{extract::State, response::Html};
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 use outbox_ops::trace::{self, Place, Stop, Traced};
 
 use crate::{
-    AppState, Signed,
     error::{Error, Result},
-    form::Fields,
+    extractors::{Query, Signed},
+    paths::Route,
+    state::AppState,
+    views::widgets::{order_input, seq_input, shard_select},
 };
 
 fn time(t: DateTime<Utc>) -> Markup {
@@ -22,17 +21,10 @@ fn time(t: DateTime<Utc>) -> Markup {
 
 fn search(shards: usize, order: Option<i64>, shard: i32, seq: Option<i64>) -> Markup {
     html! {
-        form.filters method="get" action="/where" role="search" {
-            label { "Order id " input name="order" inputmode="numeric" value=[order]; }
-            label { "or seq " input name="seq" inputmode="numeric" value=[seq]; }
-            label {
-                "Shard "
-                select name="shard" {
-                    @for s in 0..shards {
-                        option value=(s) selected[s as i32 == shard] { (s) }
-                    }
-                }
-            }
+        form.filters method="get" action=(Route::Where) role="search" {
+            (order_input(order, false))
+            (seq_input("seq", "or seq", seq))
+            (shard_select(shards, shard))
             button type="submit" { "Find" }
         }
     }
@@ -41,9 +33,8 @@ fn search(shards: usize, order: Option<i64>, shard: i32, seq: Option<i64>) -> Ma
 pub async fn where_is(
     State(state): State<AppState>,
     signed: Signed,
-    RawQuery(q): RawQuery,
+    Query(f): Query,
 ) -> Result<Html<String>> {
-    let f = Fields::parse(q.unwrap_or_default().as_bytes());
     let shards = state.sources.shards.len();
     let shard = f.shard("shard", shards)?;
     let seq = f.positive("seq")?;
@@ -59,9 +50,8 @@ pub async fn where_is(
         })?);
     }
     let Some(order) = order else {
-        return Ok(state.page(
+        return Ok(signed.page(
             "Where is this event",
-            &signed,
             html! {
                 (search(shards, None, shard, None))
                 p { "Give an order id, or the seq of one of its events (seqs are per shard)." }
@@ -76,9 +66,8 @@ pub async fn where_is(
         )));
     }
     let first_stop = events.iter().find(|t| !t.stop().is_done());
-    Ok(state.page(
+    Ok(signed.page(
         &format!("Order {order}"),
-        &signed,
         html! {
             (search(shards, Some(order), shard, seq))
             @match first_stop {
@@ -100,13 +89,13 @@ fn next_step(signed: &Signed, shard: i32, order: i64, t: &Traced) -> Markup {
     let act = signed.session.may_write();
     html! {
         @match t.stop() {
-            Stop::NeverApplied => a href={ "/replay?shard=" (shard) "&order=" (order) "&from=" (t.event.seq) } {
+            Stop::NeverApplied => a href=(Route::Replay.with(&[("shard", shard.to_string()), ("order", order.to_string()), ("from", t.event.seq.to_string())])) {
                 "Replay from seq " (t.event.seq) (if act { " (dry run first)" } else { " (the dry run)" })
             },
-            Stop::DeadLettered => a href={ "/dead-letters?order=" (order) } { "See its dead letters" (if act { " and redrive" } else { "" }) },
-            Stop::Quarantined => a href={ "/quarantine?shard=" (shard) "&order=" (order) } { "See the quarantined row" (if act { " and requeue or drop it" } else { "" }) },
-            Stop::Held => a href={ "/held?order=" (order) } { "See the held chain" },
-            Stop::NotPublished => a href="/" { "Is the relay running? (the overview)" },
+            Stop::DeadLettered => a href=(Route::DeadLetters.with(&[("order", order.to_string())])) { "See its dead letters" (if act { " and redrive" } else { "" }) },
+            Stop::Quarantined => a href=(Route::Quarantine.with(&[("shard", shard.to_string()), ("order", order.to_string())])) { "See the quarantined row" (if act { " and requeue or drop it" } else { "" }) },
+            Stop::Held => a href=(Route::Held.with(&[("order", order.to_string())])) { "See the held chain" },
+            Stop::NotPublished => a href=(Route::Overview) { "Is the relay running? (the overview)" },
             Stop::MailFailed => "The mail server refused it for good: `outboxctl mails retry` after fixing the cause.",
             _ => "",
         }

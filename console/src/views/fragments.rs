@@ -5,25 +5,29 @@ use chrono::Utc;
 use maud::{Markup, html};
 use outbox_ops::audit::Stage;
 
-use crate::live::{Audit, Figures};
+use super::{
+    chart,
+    widgets::{age_ms, order_link},
+};
+use crate::{
+    live::{Audit, Figures, Reading},
+    paths::Route,
+};
 
-/// `3s`, `4m 12s`, `2h 5m`.
-pub fn age_ms(ms: u64) -> String {
-    let s = ms / 1000;
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m {}s", s / 60, s % 60),
-        _ => format!("{}h {}m", s / 3600, (s % 3600) / 60),
+/// A count figure linking to its list, marked when stale (its last value kept, greyed).
+fn count(name: &str, href: impl maud::Render, r: &Reading<i64>) -> Markup {
+    html! {
+        a href=(href) data-figure=(name) class=[r.stale.then_some("stale")]
+          title=[r.stale.then_some("not read lately: the last value read")] {
+            (r.value.map_or_else(|| "?".to_owned(), |v| v.to_string()))
+        }
     }
-}
-
-fn count(v: Option<i64>) -> String {
-    v.map_or_else(|| "?".to_owned(), |v| v.to_string())
 }
 
 /// The overview's figures; every figure links to the list that explains it.
 pub fn figures(f: &Figures, audit: &Audit) -> Markup {
     let lagging = audit.counts();
+    let problems = f.problems();
     html! {
         section aria-labelledby="services-h" {
             h2 #services-h { "Services" }
@@ -31,24 +35,26 @@ pub fn figures(f: &Figures, audit: &Audit) -> Markup {
                 thead { tr { th { "Service" } th { "Address" } th { "Health" } th { "Broker" } th { "State" } } }
                 tbody {
                     @for i in &f.instances {
-                        tr {
+                        @let s = i.status.value.clone().unwrap_or_default();
+                        tr class=[i.status.stale.then_some("stale")] data-stale=[i.status.stale.then_some(&i.addr)] {
                             td { (i.service) }
                             td { (i.addr) }
                             td {
-                                a class=(if i.health == "SERVING" { "ok" } else { "bad" })
-                                  href={ "/where" } data-figure={ "health-" (i.service) } {
-                                    (i.health)
+                                a class=(if s.health == "SERVING" && !i.status.stale { "ok" } else { "bad" })
+                                  href=(Route::Where) data-figure={ "health-" (i.service) } {
+                                    (if s.health.is_empty() { "?" } else { &s.health })
                                 }
+                                @if i.status.stale { " " small { "(not answering: last read shown)" } }
                             }
                             td {
-                                @match &i.blocked {
-                                    Some((why, ms)) => a.bad href="/dead-letters" data-figure="blocked" {
+                                @match &s.blocked {
+                                    Some((why, ms)) => a.bad href=(Route::DeadLetters) data-figure="blocked" {
                                         "blocked: " (why) ", since " (age_ms(*ms))
                                     },
-                                    None => @if i.service != "orders-svc" { span.ok { "not blocked" } },
+                                    None => @if i.service != "orders-svc" && i.status.value.is_some() { span.ok { "not blocked" } },
                                 }
                             }
-                            td { (i.detail) }
+                            td { (s.detail) }
                         }
                     }
                 }
@@ -59,25 +65,25 @@ pub fn figures(f: &Figures, audit: &Audit) -> Markup {
             div.figures {
                 div.figure {
                     div { "Relay backlog" }
-                    @match f.backlog {
+                    @match f.backlog.value {
                         Some((n, oldest)) => {
-                            a href="/where" data-figure="backlog" { (n) }
+                            a href=(Route::Where) data-figure="backlog" class=[f.backlog.stale.then_some("stale")] { (n) }
                             div { "oldest unsent: " (if n == 0 { "-".to_owned() } else { age_ms(oldest) }) }
                         }
-                        None => a href="/where" data-figure="backlog" { "?" },
+                        None => a href=(Route::Where) data-figure="backlog" { "?" },
                     }
                 }
                 div.figure {
                     div { "Quarantined rows" }
-                    a href="/quarantine" data-figure="quarantined" { (count(f.quarantined)) }
+                    (count("quarantined", Route::Quarantine, &f.quarantined))
                 }
                 div.figure {
                     div { "Held chains" }
-                    a href="/held" data-figure="held" { (count(f.held)) }
+                    (count("held", Route::Held, &f.held))
                 }
                 div.figure {
                     div { "Dead letters" }
-                    a href="/dead-letters" data-figure="dead-letters" { (count(f.dead_letters)) }
+                    (count("dead-letters", Route::DeadLetters, &f.dead_letters))
                 }
             }
         }
@@ -87,7 +93,7 @@ pub fn figures(f: &Figures, audit: &Audit) -> Markup {
                 @for stage in Stage::ALL {
                     div.figure {
                         div { (stage.label()) }
-                        a href={ "/audit?stage=" (stage.label()) } data-figure={ "lagging-" (stage.label()) } {
+                        a href=(Route::Audit.with(&[("stage", stage.label())])) data-figure={ "lagging-" (stage.label()) } {
                             @match &lagging {
                                 Some(c) => (c.get(&stage).copied().unwrap_or(0)),
                                 None => "?",
@@ -97,9 +103,13 @@ pub fn figures(f: &Figures, audit: &Audit) -> Markup {
                 }
             }
         }
-        @if !f.problems.is_empty() || audit.error.is_some() {
+        section aria-labelledby="rates-h" {
+            h2 #rates-h { "Rates, last 15 minutes" }
+            (chart::rates(&f.rates))
+        }
+        @if !problems.is_empty() || audit.error.is_some() {
             ul.error role="status" {
-                @for p in &f.problems { li { (p) } }
+                @for p in &problems { li { (p) } }
                 @if let Some(e) = &audit.error { li { (e) } }
             }
         }
@@ -136,7 +146,7 @@ pub fn audit_table(audit: &Audit, stage: Option<Stage>) -> Markup {
                             @for l in rows.iter().take(500) {
                                 tr {
                                     td { (l.key.0) }
-                                    td { a href={ "/where?shard=" (l.key.0) "&order=" (l.key.2) } { (l.key.2) } }
+                                    td { (order_link(l.key.0, l.key.2)) }
                                     td { (l.stage.label()) }
                                     td { (l.waiting_for.map_or("-".into(), |s| s.to_string())) }
                                     td { (l.applied.map_or("-".into(), |s| s.to_string())) }
@@ -158,10 +168,10 @@ pub fn audit_table(audit: &Audit, stage: Option<Stage>) -> Markup {
 pub fn next_step(stage: Stage, shard: i32, order: i64) -> Markup {
     html! {
         @match stage {
-            Stage::NotApplied => a href={ "/replay?shard=" (shard) "&order=" (order) } { "Replay (dry run first)" },
-            Stage::DeadLettered => a href={ "/dead-letters?order=" (order) } { "Redrive" },
-            Stage::Quarantined => a href={ "/quarantine?shard=" (shard) "&order=" (order) } { "Requeue or drop" },
-            Stage::Unpublished => a href="/" { "Is the relay running?" },
+            Stage::NotApplied => a href=(Route::Replay.with(&[("shard", shard.to_string()), ("order", order.to_string())])) { "Replay (dry run first)" },
+            Stage::DeadLettered => a href=(Route::DeadLetters.with(&[("order", order.to_string())])) { "Redrive" },
+            Stage::Quarantined => a href=(Route::Quarantine.with(&[("shard", shard.to_string()), ("order", order.to_string())])) { "Requeue or drop" },
+            Stage::Unpublished => a href=(Route::Overview) { "Is the relay running?" },
         }
     }
 }

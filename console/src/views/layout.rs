@@ -4,17 +4,16 @@
 use axum::response::Html;
 use maud::{DOCTYPE, Markup, html};
 
-use crate::auth::Session;
+use crate::paths::{NAV, Route};
 
-/// The navigation's pages: path and label.
-const NAV: &[(&str, &str)] = &[
-    ("/", "Overview"),
-    ("/where", "Where is this event"),
-    ("/quarantine", "Quarantine"),
-    ("/held", "Held chains"),
-    ("/dead-letters", "Dead letters"),
-    ("/audit", "Audit and replay"),
-];
+/// Who is signed in, as the page frame shows it, and the sign-out form's token.
+#[derive(Debug, Clone, Copy)]
+pub struct Frame<'a> {
+    pub user: &'a str,
+    /// `viewer` or `operator`.
+    pub role: &'a str,
+    pub sign_out_token: &'a str,
+}
 
 fn head(title: &str) -> Markup {
     html! {
@@ -23,14 +22,14 @@ fn head(title: &str) -> Markup {
             meta name="viewport" content="width=device-width, initial-scale=1";
             title { (title) " · outbox console" }
             style { (maud::PreEscaped(STYLE)) }
-            script src="/assets/htmx.min.js" defer {}
-            script src="/assets/console.js" defer {}
+            script src=(Route::Htmx) defer {}
+            script src=(Route::ConsoleJs) defer {}
         }
     }
 }
 
-/// A full page for a signed-in user.
-pub fn page(title: &str, session: &Session, sign_out_token: &str, content: Markup) -> Html<String> {
+/// The document: head, a header with `nav`, the title and `content`.
+fn document(title: &str, header: Markup, content: Markup) -> Html<String> {
     Html(
         html! {
             (DOCTYPE)
@@ -38,20 +37,7 @@ pub fn page(title: &str, session: &Session, sign_out_token: &str, content: Marku
                 (head(title))
                 body {
                     a.skip href="#main" { "Skip to content" }
-                    header {
-                        nav aria-label="Pages" {
-                            ul {
-                                @for (path, label) in NAV {
-                                    li { a href=(path) { (label) } }
-                                }
-                            }
-                        }
-                        form.signout method="post" action="/sign-out" {
-                            span { "Signed in as " strong { (session.user) } " (" (session.role.label()) ")" }
-                            input type="hidden" name="csrf" value=(sign_out_token);
-                            button type="submit" { "Sign out" }
-                        }
-                    }
+                    header { (header) }
                     main #main {
                         h1 { (title) }
                         (content)
@@ -63,24 +49,27 @@ pub fn page(title: &str, session: &Session, sign_out_token: &str, content: Marku
     )
 }
 
+/// A full page for a signed-in user.
+pub fn page(title: &str, frame: Frame<'_>, content: Markup) -> Html<String> {
+    let header = html! {
+        nav aria-label="Pages" {
+            ul { @for (route, label) in NAV { li { a href=(route) { (label) } } } }
+        }
+        form.signout method="post" action=(Route::SignOut) {
+            span { "Signed in as " strong { (frame.user) } " (" (frame.role) ")" }
+            input type="hidden" name="csrf" value=(frame.sign_out_token);
+            button type="submit" { "Sign out" }
+        }
+    };
+    document(title, header, content)
+}
+
 /// A page without a session: sign-in, errors.
 pub fn bare(title: &str, content: Markup) -> Html<String> {
-    Html(
-        html! {
-            (DOCTYPE)
-            html lang="en" {
-                (head(title))
-                body {
-                    header { nav aria-label="Pages" { ul { li { a href="/" { "Overview" } } } } }
-                    main #main {
-                        h1 { (title) }
-                        (content)
-                    }
-                }
-            }
-        }
-        .into_string(),
-    )
+    let header = html! {
+        nav aria-label="Pages" { ul { li { a href=(Route::Overview) { "Overview" } } } }
+    };
+    document(title, header, content)
 }
 
 /// An error or a refusal: what happened, and the way back.
@@ -89,7 +78,7 @@ pub fn message_page(title: &str, message: &str) -> Html<String> {
         title,
         html! {
             p.error role="alert" { (message) }
-            p { a href="/" { "Back to the overview" } }
+            p { a href=(Route::Overview) { "Back to the overview" } }
         },
     )
 }

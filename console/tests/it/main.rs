@@ -3,5 +3,8 @@
 
 mod actions;
 mod common;
+mod hostile;
 mod hostile_reason;
+mod overview;
 mod refusals;
+mod sessions;

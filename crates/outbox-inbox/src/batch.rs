@@ -11,6 +11,21 @@ use crate::{
     plan_aggregate,
 };
 
+/// Pushes `unnest($n::<type>[], …)` onto a query builder: each column a bound array and its
+/// element type, so the statement's text is the same whatever the batch's size.
+macro_rules! push_unnest {
+    ($q:expr, $($column:expr => $ty:literal),+ $(,)?) => {{
+        let q: &mut QueryBuilder<Postgres> = $q;
+        q.push("unnest(");
+        let mut columns = q.separated(", ");
+        $(
+            columns.push_bind($column);
+            columns.push_unseparated(concat!("::", $ty, "[]"));
+        )+
+        columns.push_unseparated(")");
+    }};
+}
+
 impl Inbox {
     /// Starts applying a batch of delivered events in the caller's transaction: takes their
     /// aggregates' locks (in ascending order, one statement) and reads their watermarks and held
@@ -204,46 +219,40 @@ impl Batch<'_, '_> {
             }
         }
         let mut q = QueryBuilder::<Postgres>::new(format!(
-            "with released as (delete from {h} where (shard, seq) in (select * from unnest("
+            "with released as (delete from {h} where (shard, seq) in (select * from "
         ));
-        q.push_bind(&released_shards);
-        q.push("::integer[], ");
-        q.push_bind(&released);
+        push_unnest!(&mut q, &released_shards => "integer", &released => "bigint");
         q.push(format!(
-            "::bigint[]))), moved as (insert into {p} (shard, aggregate_type, {a}, last_seq) \
-             select * from unnest("
+            ")), moved as (insert into {p} (shard, aggregate_type, {a}, last_seq) select * from "
         ));
-        q.push_bind(&w_shards);
-        q.push("::integer[], ");
-        q.push_bind(&w_types);
-        q.push("::text[], ");
-        q.push_bind(&w_ids);
-        q.push("::bigint[], ");
-        q.push_bind(&w_seqs);
+        push_unnest!(
+            &mut q,
+            &w_shards => "integer",
+            &w_types => "text",
+            &w_ids => "bigint",
+            &w_seqs => "bigint",
+        );
         q.push(format!(
-            "::bigint[]) on conflict (shard, aggregate_type, {a}) \
+            " on conflict (shard, aggregate_type, {a}) \
              do update set last_seq = excluded.last_seq),\n"
         ));
         extra(&mut q);
         q.push(format!(
             "\nheld as (insert into {h} (shard, seq, aggregate_type, {a}, prev_seq, event, \
-             traceparent) select * from unnest("
+             traceparent) select * from "
         ));
-        q.push_bind(&holds.shards);
-        q.push("::integer[], ");
-        q.push_bind(&holds.seqs);
-        q.push("::bigint[], ");
-        q.push_bind(&holds.types);
-        q.push("::text[], ");
-        q.push_bind(&holds.ids);
-        q.push("::bigint[], ");
-        q.push_bind(&holds.prevs);
-        q.push("::bigint[], ");
-        q.push_bind(&holds.events);
-        q.push("::bytea[], ");
-        q.push_bind(&holds.traceparents);
+        push_unnest!(
+            &mut q,
+            &holds.shards => "integer",
+            &holds.seqs => "bigint",
+            &holds.types => "text",
+            &holds.ids => "bigint",
+            &holds.prevs => "bigint",
+            &holds.events => "bytea",
+            &holds.traceparents => "text",
+        );
         q.push(
-            "::text[]) on conflict (shard, seq) do nothing returning shard, seq) \
+            " on conflict (shard, seq) do nothing returning shard, seq) \
              select shard, seq from held",
         );
         let stored: Vec<(i32, i64)> = q.build_query_as().fetch_all(conn).await?;

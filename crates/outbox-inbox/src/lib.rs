@@ -66,9 +66,9 @@
 //! failure windows. [`Inbox::batch`] does the same for many deliveries in a fixed number of
 //! statements, with exactly the result of applying them one by one.
 //!
-//! Layout: [`schema`] (table names, migration), [`decide`](mod@decide) (the rule), [`plan`] (the
-//! rule over a batch), [`failure`] (what a failed transaction means for its delivery), the
-//! one-event transactions here, `batch` (many deliveries: [`Inbox::batch`], [`Batch`] and its one
+//! Layout: `schema` ([`Tables`]: table names, migration), `decide` (the rule, [`decide()`]),
+//! `plan` (the rule over a batch, [`plan_aggregate`]), [`failure`] (what a failed transaction
+//! means for its delivery), `envelope` ([`Envelope`]), the one-event transactions here, `batch` (many deliveries: [`Inbox::batch`], [`Batch`] and its one
 //! statement, [`Inbox::apply_batch`]), `db` (the other statements), and with the `amqp` feature, `amqp` (lapin
 //! dispositions, dead-lettering, acks, and the `Consumer` loop: batches, reconnects, counts).
 //!
@@ -78,9 +78,10 @@
 //! signature before → after (`docs/public-api/outbox-inbox.txt` lists every item; CI holds the
 //! crate to it, see `.ci/public-api.sh`): [`Inbox`], [`Handler`], [`Envelope`], [`Chain`],
 //! [`Held`], [`Conflict`], [`Outcome`], [`Released`], [`Error`], [`ApplyError`], [`Batch`],
-//! [`Processed`], [`Tables`], the modules [`decide`](mod@decide), [`failure`], [`plan`], [`schema`]
-//! and, with the feature `amqp`, `amqp` (the consumer loop, its topology and the re-exported
-//! connect), and the re-exports `sqlx` and (feature `amqp`) `lapin`. Nothing else is public, except
+//! [`Processed`], [`Tables`], [`decide()`] and its [`Decision`], [`plan_aggregate`] and its
+//! [`AggregatePlan`] and [`Step`], the module [`failure`] and, with the feature `amqp`, `amqp`
+//! (the consumer loop, its topology and the re-exported connect), and the re-exports `sqlx` and
+//! (feature `amqp`) `lapin`. Each item has one path. Nothing else is public, except
 //! `doctest_pool`, the doctests' and tests' fresh database, behind the feature `unstable-internals`
 //! (no promise: it changes in any version).
 
@@ -95,18 +96,21 @@ pub use sqlx;
 pub mod amqp;
 mod batch;
 mod db;
-pub mod decide;
+mod decide;
+mod envelope;
 pub mod failure;
-pub mod plan;
-pub mod schema;
+mod plan;
+mod schema;
 
 use std::{fmt, ops::ControlFlow};
 
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 
+use crate::failure::Failure;
+
 pub use batch::{Batch, Processed};
 pub use decide::{Decision, decide};
-pub use failure::Failure;
+pub use envelope::Envelope;
 pub use plan::{AggregatePlan, Step, plan_aggregate};
 pub use schema::Tables;
 
@@ -255,69 +259,6 @@ pub trait Handler {
     /// the handler's words; by default the conflict's [`Display`](fmt::Display).
     fn conflict_reason(&self, conflict: &Conflict) -> String {
         conflict.to_string()
-    }
-}
-
-/// One event as the inbox sees it: its aggregate, its place in the aggregate's chain, and the
-/// payload handed to the handler (stored as is while the event is held).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Envelope {
-    /// The producer's shard the event comes from: its outbox's database, when the producer
-    /// writes to several (0 for one). Seqs are unique per outbox, so `(shard, seq)` is the
-    /// event's identity and `(shard, aggregate_type, aggregate_id)` its chain's.
-    pub shard: i32,
-    /// What kind of aggregate it belongs to (the outbox row's `aggregate_type`; empty when the
-    /// producer does not say). Types may share ids: each `(type, id)` is a chain of its own.
-    pub aggregate_type: String,
-    /// The aggregate whose chain the event belongs to.
-    pub aggregate_id: i64,
-    /// The event's seq: unique per outbox (per shard), its idempotency key.
-    pub seq: i64,
-    /// The aggregate's previous event; `None` for its first.
-    pub prev_seq: Option<i64>,
-    /// What the handler needs to process the event (typically the message body).
-    pub payload: Vec<u8>,
-    /// The W3C trace context the event arrived with, kept while it is held.
-    pub traceparent: Option<String>,
-}
-
-impl Envelope {
-    /// An event of `aggregate_id` with its chain position and payload.
-    pub fn new(aggregate_id: i64, seq: i64, prev_seq: Option<i64>, payload: Vec<u8>) -> Self {
-        Self {
-            shard: 0,
-            aggregate_type: String::new(),
-            aggregate_id,
-            seq,
-            prev_seq,
-            payload,
-            traceparent: None,
-        }
-    }
-
-    /// From shard `shard` of a sharded producer (default 0). A negative shard is a producer's
-    /// bug: `Envelope::from_delivery` (feature `amqp`) refuses one.
-    pub fn with_shard(mut self, shard: i32) -> Self {
-        self.shard = shard;
-        self
-    }
-
-    /// Of aggregate type `aggregate_type` (default empty: a producer that does not say).
-    pub fn with_aggregate_type(mut self, aggregate_type: impl Into<String>) -> Self {
-        self.aggregate_type = aggregate_type.into();
-        self
-    }
-
-    /// Its chain: its aggregate (type and id) in its shard.
-    pub fn chain(&self) -> Chain {
-        Chain::new(self.shard, self.aggregate_type.clone(), self.aggregate_id)
-    }
-
-    /// The trace context it arrived with.
-    pub fn with_traceparent(mut self, traceparent: Option<String>) -> Self {
-        self.traceparent = traceparent;
-        self
     }
 }
 

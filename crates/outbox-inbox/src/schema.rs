@@ -42,9 +42,9 @@ pub struct Tables {
 }
 
 /// Checks `name` (`table` or `schema.table`) with the outbox crates' one naming rule
-/// ([`outbox::schema::split_name`]) and splits it.
+/// ([`outbox::TableName::split_name`]) and splits it.
 fn split(name: &str) -> Result<(Option<&str>, &str), Error> {
-    outbox::schema::split_name(name).map_err(|reason| Error::InvalidTableName {
+    outbox::TableName::split_name(name).map_err(|reason| Error::InvalidTableName {
         name: name.to_owned(),
         reason,
     })

@@ -441,7 +441,7 @@ async fn fenced<'q, 'c>(
 }
 
 /// The published rows (`T_published`) of one aggregate with seqs from `from` to `to`
-/// (inclusive), in seq order: what [`crate::replay`] sends again. One walk of the index by
+/// (inclusive), in seq order: what [`crate::Replay`] sends again. One walk of the index by
 /// (aggregate_type, aggregate_id, seq) per day partition.
 pub async fn published_of(
     table: &TableName,

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-/// Everything a relay cycle, or a [`replay`](crate::replay), can fail with.
+/// Everything a relay cycle, or a [`Replay`](crate::Replay), can fail with.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

@@ -43,7 +43,7 @@ use sqlx::PgPool;
 use crate::{
     db::{self, Observation, OutboxRow, Queries, ReadFrom},
     error::Error,
-    status::Status,
+    live::Status,
 };
 
 /// Every seq up to `handed_out` belongs to a writer whose id is below `xid`.

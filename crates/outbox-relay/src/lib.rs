@@ -43,9 +43,11 @@
 //!
 //! Layout: `cycle` (the loop: stand by or lead, read, publish, delete; the per-row rule table),
 //! `lease` (taking the leader lock, the heartbeat), `floor` (the read floor), `publisher`
-//! (messages, topology, confirms, return matching), `db` (the SQL), [`status`] (figures and
-//! metric names), [`operator`] (listings and moves out of quarantine), [`replay`] (published
-//! events sent again to one queue), [`error`]. The guarantees and failure windows are in the crate README.
+//! (messages, topology, confirms, return matching), `db` (the SQL), `live` (the figures,
+//! [`Status`]), [`status`] (the metric names), [`operator`] (listings and moves out of
+//! quarantine), `replay` (published events sent again to one queue, [`Replay`]), `error`
+//! ([`Error`]), `hook` (a crash test's stop). The guarantees and failure windows are in the crate
+//! README.
 //!
 //! ## Stable API
 //!
@@ -53,13 +55,14 @@
 //! signature before → after (`docs/public-api/outbox-relay.txt` lists every item; CI holds the
 //! crate to it, see `.ci/public-api.sh`): [`Relay`], [`Settings`] and its `DEFAULT_*` constants,
 //! [`LEADER_LOCK_KEY`], [`Encoder`], [`EnvelopeEncoder`], [`Outgoing`], [`OutboxRow`],
-//! [`Publisher`] (for [`Replay`]) and its [`Outcome`], [`declare_exchange`] (the events exchange as
-//! the relay declares it, for a consumer or a test that starts first), [`Replay`], [`Backlog`],
-//! the modules [`error`], [`status`] (with [`Status`] and [`Snapshot`]), [`operator`], [`replay`],
-//! [`fleet`] (the registry, the fence, the assignment and [`fleet::Fleet`]) and [`hook`] (a crash test's stop between the broker's confirms and the delete,
-//! [`Settings::before_delete`]), and the re-exports `sqlx`, `lapin`, `tokio_util`, [`Tls`],
-//! [`BrokerUrls`], [`DEFAULT_HEARTBEAT`]. Nothing else is public:
-//! the modules `db` (the SQL), `floor` and `publisher` are public only with the feature
+//! [`Publisher`] (for [`Replay`]) and its [`Outcome`], [`declare_exchange`] (the events exchange
+//! as the relay declares it, for a consumer or a test that starts first), [`Replay`] and its
+//! [`Prepared`], [`Backlog`],
+//! [`Error`], [`Status`] and its [`Snapshot`], the modules [`status`] (the metric names),
+//! [`operator`] and [`fleet`] (the registry, the fence, the assignment and [`fleet::Fleet`]), and the re-exports `sqlx`, `lapin`, `tokio_util`, [`Tls`], [`BrokerUrls`],
+//! [`DEFAULT_HEARTBEAT`]. Each item has one path. Nothing else is public: the modules `db` (the
+//! SQL), `floor`, `publisher` and `hook` (a crash test's stop between the broker's confirms and
+//! the delete, with the field `Settings::before_delete`) are public only with the feature
 //! `unstable-internals`, for this workspace's tests, without any promise (they change in any
 //! version).
 
@@ -72,12 +75,12 @@ pub use sqlx;
 pub use tokio_util;
 
 mod cycle;
-pub mod error;
+mod error;
 pub mod fleet;
-pub mod hook;
 mod lease;
+mod live;
 pub mod operator;
-pub mod replay;
+mod replay;
 pub mod status;
 
 // The internals: the SQL, the read floor and the publisher's parts. Public only with the feature
@@ -95,6 +98,9 @@ mod floor;
 pub mod publisher;
 #[cfg(not(feature = "unstable-internals"))]
 mod publisher;
+// The crash tests' hook: a stop between the broker's confirms and the delete.
+#[cfg(feature = "unstable-internals")]
+pub mod hook;
 
 use std::{sync::Arc, time::Duration};
 
@@ -105,9 +111,9 @@ use tokio_util::sync::CancellationToken;
 
 pub use db::{Backlog, LEADER_LOCK_KEY, OutboxRow};
 pub use error::Error;
+pub use live::{Snapshot, Status};
 pub use publisher::{Encoder, EnvelopeEncoder, Outcome, Outgoing, Publisher, declare_exchange};
-pub use replay::Replay;
-pub use status::{Snapshot, Status};
+pub use replay::{Prepared, Replay};
 
 /// The broker settings' types from the `outbox-support` crate ([`Settings::amqp_url`],
 /// [`Settings::amqp_tls`], [`Settings::amqp_heartbeat`]), re-exported so a relay needs no
@@ -191,7 +197,9 @@ pub struct Settings {
     /// older. `None`: the delete keeps nothing (the table must still exist).
     pub published_retention: Option<Duration>,
     /// For crash tests: stop for good between the broker's confirms and the outbox delete, the
-    /// window in which a crash publishes the batch again (default `None`; see [`hook`]).
+    /// window in which a crash publishes the batch again (default `None`; see [`hook`]). Only
+    /// with the feature `unstable-internals`.
+    #[cfg(feature = "unstable-internals")]
     pub before_delete: Option<hook::BeforeDelete>,
 }
 
@@ -215,6 +223,7 @@ impl Settings {
             leader_lease: DEFAULT_LEADER_LEASE,
             db_step_timeout: DEFAULT_DB_STEP_TIMEOUT,
             published_retention: Some(DEFAULT_PUBLISHED_RETENTION),
+            #[cfg(feature = "unstable-internals")]
             before_delete: None,
         }
     }

@@ -411,7 +411,7 @@ impl Publisher {
     /// Publishes `messages` as [`Publisher::publish`] does, through the default exchange (`""`)
     /// instead: each reaches exactly the queue its `routing_key` names and no binding of the
     /// events exchange, and a missing queue is a return, not a silent drop (a replay to one
-    /// consumer, [`crate::replay`]).
+    /// consumer, [`crate::Replay`]).
     pub async fn publish_to_queue(
         &self,
         messages: &[&Outgoing],

@@ -47,7 +47,7 @@
 //! column, `tracestate` among the headers. The relay's publish span continues it. Without the
 //! OpenTelemetry layer in the subscriber nothing is stored; no exporter is needed either way.
 //!
-//! Layout: [`schema`] (names, migration), [`wire`] (envelope and headers), [`trace`] (W3C
+//! Layout: `schema` ([`TableName`]: names, migration), [`wire`] (envelope and headers), [`trace`] (W3C
 //! trace context), [`rounds`] (the order of a batch's appends), and the append API here. What
 //! the outbox crates share besides (retry pacing, secret URLs, broker failover, metric
 //! declarations, the AMQP connection) is the `outbox-support` crate.
@@ -57,8 +57,8 @@
 //! What this version promises, changed only with a new version and a CHANGELOG line with the
 //! signature before → after (`docs/public-api/outbox.txt` lists every item; CI holds the crate to
 //! it, see `.ci/public-api.sh`): [`Outbox`], [`NewEvent`], [`Appended`], [`Error`], [`TableName`]
-//! and the module [`schema`] (the migrations and their SQL), [`rounds`], [`trace`], [`wire`] (the
-//! message format), and the re-export of `sqlx`. Nothing else is public, except `doctest_pool`, the
+//! (the names, the migrations and their SQL), the modules [`rounds`], [`trace`], [`wire`] (the
+//! message format), and the re-export of `sqlx`. Each item has one path. Nothing else is public, except `doctest_pool`, the
 //! doctests' fresh database, behind the feature `unstable-internals` (no promise: it changes in any
 //! version).
 
@@ -69,7 +69,7 @@
 pub use sqlx;
 
 pub mod rounds;
-pub mod schema;
+mod schema;
 pub mod trace;
 pub mod wire;
 

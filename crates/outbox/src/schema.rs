@@ -1,23 +1,4 @@
-//! The outbox's tables for a configurable name, and the migration that creates them.
-//!
-//! For a table `T` (optionally `schema.T`) the crate uses three tables:
-//!
-//! - `T`: one row per event, appended in the writer's transaction, deleted once published;
-//! - `T_heads`: each aggregate's latest seq (its chain head). The relay deletes published rows,
-//!   so the head cannot be derived from the rows present: it is kept here, durably, and its row
-//!   is the lock that serialises the appends of one aggregate;
-//! - `T_quarantine`: rows a relay can never publish, with the reason;
-//! - `T_read_floor` (a sequence) and `T_holes`: the relay's read floor, so that its reads and
-//!   backlog figures never walk the rows it already relayed (see outbox-relay's `floor` module):
-//!   behind a pinned xmin horizon (a `pg_dump`, a long report) those deleted rows cannot be
-//!   vacuumed, and a read from the head of the table would visit every one of them;
-//! - `T_published`: the published rows, kept for a retention window (where an event went, and
-//!   replay), in one partition per UTC day that is dropped whole when it expires: no row of it
-//!   is ever deleted, so it leaves no dead rows behind a pinned horizon.
-//!
-//! sqlx's `migrate!` embeds files at compile time and cannot take a name, so the crate offers
-//! both the SQL ([`TableName::migration_sql`], to paste into a migration of your own) and a
-//! ready [`sqlx::migrate::Migrator`] ([`TableName::migrator`]) that keeps its own history table.
+//! [`TableName`]: an outbox's table names, and the migration that creates its tables.
 
 use std::{borrow::Cow, fmt};
 
@@ -32,38 +13,57 @@ use crate::Error;
 ///
 /// Each part is a lowercase SQL identifier (`[a-z_][a-z0-9_]*`, at most 40 characters), so the
 /// derived names (`T_heads`, `T_quarantine`) are valid too and no quoting is ever needed.
+///
+/// For a table `T` (optionally `schema.T`) the crate uses these tables:
+///
+/// - `T`: one row per event, appended in the writer's transaction, deleted once published;
+/// - `T_heads`: each aggregate's latest seq (its chain head). The relay deletes published rows,
+///   so the head cannot be derived from the rows present: it is kept here, durably, and its row
+///   is the lock that serialises the appends of one aggregate;
+/// - `T_quarantine`: rows a relay can never publish, with the reason;
+/// - `T_read_floor` (a sequence) and `T_holes`: the relay's read floor, so that its reads and
+///   backlog figures never walk the rows it already relayed (see outbox-relay's `floor` module):
+///   behind a pinned xmin horizon (a `pg_dump`, a long report) those deleted rows cannot be
+///   vacuumed, and a read from the head of the table would visit every one of them;
+/// - `T_published`: the published rows, kept for a retention window (where an event went, and
+///   replay), in one partition per UTC day that is dropped whole when it expires: no row of it
+///   is ever deleted, so it leaves no dead rows behind a pinned horizon.
+///
+/// sqlx's `migrate!` embeds files at compile time and cannot take a name, so the crate offers
+/// both the SQL ([`TableName::migration_sql`], to paste into a migration of your own) and a
+/// ready [`sqlx::migrate::Migrator`] ([`TableName::migrator`]) that keeps its own history table.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TableName {
     schema: Option<String>,
     table: String,
 }
 
-/// Checks `name`, one lowercase SQL identifier or `schema.name`, and splits it; the error says
-/// what is wrong. The one naming rule of the outbox crates' tables (the inbox's too): each part
-/// is `[a-z_][a-z0-9_]*`, at most 40 characters, so derived names stay valid and no quoting is
-/// ever needed.
-pub fn split_name(name: &str) -> Result<(Option<&str>, &str), String> {
-    let (schema, table) = match name.split_once('.') {
-        Some((s, t)) => (Some(s), t),
-        None => (None, name),
-    };
-    for part in schema.into_iter().chain([table]) {
-        let ok = !part.is_empty()
-            && part.len() <= 40
-            && part.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
-            && part
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-        if !ok {
-            return Err(format!(
-                "{part:?} is not a lowercase SQL identifier of at most 40 characters ([a-z_][a-z0-9_]*)"
-            ));
-        }
-    }
-    Ok((schema, table))
-}
-
 impl TableName {
+    /// Checks `name`, one lowercase SQL identifier or `schema.name`, and splits it; the error says
+    /// what is wrong. The one naming rule of the outbox crates' tables (the inbox's too): each part
+    /// is `[a-z_][a-z0-9_]*`, at most 40 characters, so derived names stay valid and no quoting is
+    /// ever needed.
+    pub fn split_name(name: &str) -> Result<(Option<&str>, &str), String> {
+        let (schema, table) = match name.split_once('.') {
+            Some((s, t)) => (Some(s), t),
+            None => (None, name),
+        };
+        for part in schema.into_iter().chain([table]) {
+            let ok = !part.is_empty()
+                && part.len() <= 40
+                && part.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            if !ok {
+                return Err(format!(
+                    "{part:?} is not a lowercase SQL identifier of at most 40 characters ([a-z_][a-z0-9_]*)"
+                ));
+            }
+        }
+        Ok((schema, table))
+    }
+
     /// Parses `table` or `schema.table`.
     ///
     /// ```
@@ -73,7 +73,7 @@ impl TableName {
     /// # Ok::<(), outbox::Error>(())
     /// ```
     pub fn parse(name: &str) -> Result<Self, Error> {
-        let (schema, table) = split_name(name).map_err(|reason| Error::InvalidTableName {
+        let (schema, table) = Self::split_name(name).map_err(|reason| Error::InvalidTableName {
             name: name.to_owned(),
             reason,
         })?;

@@ -16,7 +16,7 @@ use tokio::{
 
 use crate::{
     load::progress,
-    stack::{Binaries, Stack, free_addr},
+    stack::{Stack, free_addr},
 };
 
 /// Ids far above the ones the load uses (and the audit section's).
@@ -184,14 +184,8 @@ impl ConsoleProcess {
         std::fs::write(&tokens, format!("bench {TOKEN}\n"))?;
         let addr = free_addr()?;
         let log = std::fs::File::create(stack.log_dir.join("outbox-console.log"))?;
-        let child = std::process::Command::new(Binaries::locate()?.path("outbox-console")?)
-            .env("CONSOLE_ADDR", addr.to_string())
-            .env("CONSOLE_OPERATOR_TOKENS_FILE", &tokens)
-            .env("CONSOLE_ORDERS_DB", &stack.orders_db_url)
-            .env("CONSOLE_MAIL_DB", &stack.mail_db_url)
-            .env("CONSOLE_ORDERS_ADDR", stack.orders.grpc_addr.to_string())
-            .env("CONSOLE_RELAY_ADDR", stack.relays[0].grpc_addr.to_string())
-            .env("CONSOLE_MAIL_ADDR", stack.mails[0].grpc_addr.to_string())
+        let child = stack
+            .console_command(addr, &tokens)?
             .stdout(log.try_clone()?)
             .stderr(log)
             .spawn()?;

@@ -20,7 +20,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use e2e::stack::{Binaries, Stack, StackConfig, free_addr};
+use e2e::stack::{Stack, StackConfig, free_addr};
 use fantoccini::{Client, ClientBuilder, Locator, elements::Element};
 use lapin::{Connection, ConnectionProperties, options::QueuePurgeOptions};
 use outbox_proto::orders::v1::OrderStatus;
@@ -28,19 +28,19 @@ use serde_json::json;
 use sqlx::PgPool;
 use tokio::process::{Child, Command};
 
-const ADMIN_TOKEN: &str = "e2e-console-admin-token-0123456789";
-const OPERATOR: &str = "e2e-console-operator-0123456789";
+pub(crate) const ADMIN_TOKEN: &str = "e2e-console-admin-token-0123456789";
+pub(crate) const OPERATOR: &str = "e2e-console-operator-0123456789";
 /// WebDriver's keys (the spec's code points).
 const TAB: &str = "\u{E004}";
-const ENTER: &str = "\u{E007}";
+pub(crate) const ENTER: &str = "\u{E007}";
 
 /// A child that is killed when dropped, with its log path for failure messages.
-struct Proc {
+pub(crate) struct Proc {
     child: Child,
 }
 
 impl Proc {
-    async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         let _ = self.child.start_kill();
         let _ = self.child.wait().await;
     }
@@ -60,19 +60,21 @@ async fn listening(addr: SocketAddr, what: &str, child: &mut Child) {
 }
 
 /// The console binary against `stack`.
-async fn start_console(stack: &Stack, dir: &std::path::Path) -> (Proc, String) {
+pub(crate) async fn start_console(stack: &Stack, dir: &std::path::Path) -> (Proc, String) {
     let tokens = dir.join("console-operators");
     std::fs::write(&tokens, format!("olivia {OPERATOR}\n")).expect("token file");
     let addr = free_addr().expect("port");
     let log = std::fs::File::create(dir.join("outbox-console.log")).expect("log");
-    let mut child = Command::new(Binaries::locate().unwrap().path("outbox-console").unwrap())
-        .env("CONSOLE_ADDR", addr.to_string())
-        .env("CONSOLE_OPERATOR_TOKENS_FILE", &tokens)
-        .env("CONSOLE_ORDERS_DB", &stack.orders_db_url)
-        .env("CONSOLE_MAIL_DB", &stack.mail_db_url)
-        .env("CONSOLE_ORDERS_ADDR", stack.orders.grpc_addr.to_string())
-        .env("CONSOLE_RELAY_ADDR", stack.relays[0].grpc_addr.to_string())
-        .env("CONSOLE_MAIL_ADDR", stack.mails[0].grpc_addr.to_string())
+    let mut child = Command::from(stack.console_command(addr, &tokens).expect("the console"))
+        .env(
+            "CONSOLE_METRICS",
+            format!(
+                "{},{},{}",
+                stack.orders.metrics_addr,
+                stack.relays[0].metrics_addr,
+                stack.mails[0].metrics_addr
+            ),
+        )
         .env("CONSOLE_ADMIN_TOKEN", ADMIN_TOKEN)
         .env("CONSOLE_REPLAY_QUEUE", &stack.queue)
         .env("CONSOLE_AUDIT_GRACE", "2s")
@@ -92,7 +94,7 @@ async fn start_console(stack: &Stack, dir: &std::path::Path) -> (Proc, String) {
 /// Ends every chromium process of this test's profile directory when dropped, also after a
 /// failed assertion (chromedriver killed first would leave its browser running). Only processes
 /// whose binary is chromium and whose command line names the directory are signalled.
-struct ChromiumGuard(std::path::PathBuf);
+pub(crate) struct ChromiumGuard(std::path::PathBuf);
 
 impl Drop for ChromiumGuard {
     fn drop(&mut self) {
@@ -119,7 +121,7 @@ impl Drop for ChromiumGuard {
 }
 
 /// chromedriver, and a headless chromium session through it (its profile in `dir`).
-async fn start_browser(dir: &std::path::Path) -> (Proc, Client, ChromiumGuard) {
+pub(crate) async fn start_browser(dir: &std::path::Path) -> (Proc, Client, ChromiumGuard) {
     let profile = dir.join("chromium-profile");
     let guard = ChromiumGuard(profile.clone());
     let port = free_addr().expect("port").port();
@@ -161,7 +163,7 @@ async fn start_browser(dir: &std::path::Path) -> (Proc, Client, ChromiumGuard) {
 }
 
 /// The element `css` finds once the page that has it is loaded (30 s).
-async fn el(b: &Client, css: &str) -> Element {
+pub(crate) async fn el(b: &Client, css: &str) -> Element {
     b.wait()
         .at_most(Duration::from_secs(30))
         .for_element(Locator::Css(css))
@@ -170,7 +172,7 @@ async fn el(b: &Client, css: &str) -> Element {
 }
 
 /// The field whose `<label>` says `label`, as a user finds it.
-async fn field(b: &Client, label: &str) -> Element {
+pub(crate) async fn field(b: &Client, label: &str) -> Element {
     let label = b
         .wait()
         .at_most(Duration::from_secs(30))
@@ -193,7 +195,7 @@ fn xpath_literal(s: &str) -> String {
 }
 
 /// Polls `check` on the page until it holds (30 s).
-async fn until<F, Fut>(what: &str, mut check: F)
+pub(crate) async fn until<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
@@ -206,9 +208,9 @@ where
 }
 
 /// Clicks what `css` finds; the live figures are replaced every refresh, so a click that found a
-/// replaced element finds it again.
+/// replaced element finds it again (for up to 10 s: a loaded machine swaps slowly).
 async fn click(b: &Client, css: &str) {
-    for _ in 0..20 {
+    for _ in 0..100 {
         if let Ok(e) = b.find(Locator::Css(css)).await
             && e.click().await.is_ok()
         {
@@ -220,7 +222,7 @@ async fn click(b: &Client, css: &str) {
 }
 
 /// The text of the live figure `name` on the overview.
-async fn figure(b: &Client, name: &str) -> String {
+pub(crate) async fn figure(b: &Client, name: &str) -> String {
     match b
         .find(Locator::Css(&format!("[data-figure='{name}']")))
         .await

@@ -14,6 +14,7 @@ mod chaos_shards;
 mod cluster;
 mod compose;
 mod console;
+mod console_rates;
 mod dashboard;
 mod demo;
 mod end_to_end;

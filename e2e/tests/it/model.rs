@@ -1,11 +1,14 @@
-//! The protocol model (`model/outbox.pml`) checked with SPIN, as part of the suite:
+//! The protocol models (`model/outbox.pml`, `model/fleet.pml`) checked with SPIN, as part of
+//! the suite:
 //!
 //! - the default bounds, exhaustively, one profile per class of faults (see `model/README.md`),
 //!   with the relay reading from its floor: no assertion fails, no invalid end state;
 //! - the liveness property (`ltl live`) under weak fairness (reading from the head: with the
 //!   floor it is on demand, `liveness_with_the_floor_on_demand`);
 //! - each mutant (`-DMUTANT_…`) produces the violation it must produce;
-//! - every `models: <path>::<fn>` comment of the model names a function that exists.
+//! - the fleet model (`model/fleet.pml`: leases, freezes, fencing) verifies clean, and its
+//!   mutant without fencing produces its violation;
+//! - every `models: <path>::<fn>` comment of the models names a function that exists.
 //!
 //! Every run works in a directory of its own under the system's temp dir (`spin -a` writes
 //! `pan.c` and friends into its working directory), never in the source tree. Without `spin` or
@@ -118,23 +121,34 @@ fn run(dir: &Path, program: &str, args: &[&str]) -> String {
 /// `spin -a <defines> outbox.pml`, `gcc <cflags> pan.c`, `./pan <pan_args>` in a fresh temp dir;
 /// replays the trail when pan wrote one.
 fn verify(name: &str, defines: &[&str], cflags: &[&str], pan_args: &[&str]) -> Pan {
+    verify_model("outbox.pml", name, defines, cflags, pan_args)
+}
+
+/// [`verify`] for the model file `model/<file>`.
+fn verify_model(
+    file: &str,
+    name: &str,
+    defines: &[&str],
+    cflags: &[&str],
+    pan_args: &[&str],
+) -> Pan {
     require_tools();
     let tmp = TempDir::new(name);
     let dir = tmp.0.as_path();
-    std::fs::copy(model_dir().join("outbox.pml"), dir.join("outbox.pml")).expect("copy model");
+    std::fs::copy(model_dir().join(file), dir.join(file)).expect("copy model");
     let mut spin_args: Vec<&str> = vec!["-a"];
     spin_args.extend(defines);
-    spin_args.push("outbox.pml");
+    spin_args.push(file);
     run(dir, "spin", &spin_args);
     let mut gcc_args: Vec<&str> = vec!["-O2", "-w", "-o", "pan"];
     gcc_args.extend(cflags);
     gcc_args.push("pan.c");
     run(dir, "gcc", &gcc_args);
     let output = run(dir, "./pan", pan_args);
-    let trail = dir.join("outbox.pml.trail").exists().then(|| {
+    let trail = dir.join(format!("{file}.trail")).exists().then(|| {
         let mut replay: Vec<&str> = vec!["-t"];
         replay.extend(defines);
-        replay.push("outbox.pml");
+        replay.push(file);
         run(dir, "spin", &replay)
     });
     Pan { output, trail }
@@ -287,7 +301,12 @@ fn liveness_with_a_returned_event() {
 
 /// A mutant must fail with the violation that names its bug, and leave a trail (returned).
 fn assert_mutant(name: &str, defines: &[&str], violated: &str) -> String {
-    let pan = verify(name, defines, SAFETY, PAN);
+    assert_mutant_of("outbox.pml", name, defines, violated)
+}
+
+/// [`assert_mutant`] for the model file `model/<file>`.
+fn assert_mutant_of(file: &str, name: &str, defines: &[&str], violated: &str) -> String {
+    let pan = verify_model(file, name, defines, SAFETY, PAN);
     assert!(
         pan.errors() >= 1,
         "mutant {name}: SPIN found no violation — the model cannot tell this bug apart:\n{}",
@@ -413,6 +432,101 @@ fn mutant_floor_above_the_holes_passes_an_unread_row() {
         &["RETURN"],
     );
     assert_floor_mutant("floor_above_holes", &defines);
+}
+
+/// The fleet model (`model/fleet.pml`): one outbox database, two relay instances claiming,
+/// renewing, releasing and losing its lease, each frozen at any step for a lease and resuming
+/// there (with a checked wave, or inside its fenced delete); the fence taken by each new owner.
+/// `profile` is the bounds of a run (see model/README.md, "The fleet model"); every run is
+/// exhaustive.
+fn assert_fleet_clean(name: &str, profile: &[&str]) {
+    assert_clean(name, &verify_model("fleet.pml", name, profile, SAFETY, PAN));
+}
+
+/// Two aggregates of two events, a lease that runs out once, an owner that gives its lease back
+/// once: every delete commits under the fence's epoch and after the broker confirmed its rows,
+/// each aggregate's events arrive first in their order, nothing is left behind.
+#[test]
+fn fleet_leases_and_fencing() {
+    assert_fleet_clean("fleet", &["-DPOISON=0", "-DEXPIRIES=1", "-DRELEASES=1"]);
+}
+
+/// The same with a row no instance can encode: its move to quarantine is fenced too, and its
+/// aggregate's later event waits; and with a lease that runs out twice (each instance frozen,
+/// or one frozen twice).
+#[test]
+fn fleet_quarantine_and_two_expiries() {
+    assert_fleet_clean(
+        "fleet_quarantine",
+        &["-DPOISON=1", "-DEXPIRIES=1", "-DRELEASES=1"],
+    );
+    assert_fleet_clean(
+        "fleet_two_expiries",
+        &["-DPOISON=1", "-DEXPIRIES=2", "-DRELEASES=1"],
+    );
+}
+
+/// An instance holding the lease killed at any step (inside its fenced delete too: the
+/// transaction rolls back), its lease left to run out, then restarted; with a frozen owner, or
+/// with an owner that gives its lease back.
+#[test]
+fn fleet_kills() {
+    assert_fleet_clean(
+        "fleet_kill_freeze",
+        &["-DPOISON=1", "-DEXPIRIES=1", "-DRELEASES=0", "-DKILLS=1"],
+    );
+    assert_fleet_clean(
+        "fleet_kill_release",
+        &["-DPOISON=0", "-DEXPIRIES=0", "-DRELEASES=1", "-DKILLS=1"],
+    );
+}
+
+/// Without fencing (the epoch checked by a statement of its own before the delete's
+/// transaction), an instance frozen between the check and the delete wakes up after the next
+/// owner took the fence, and deletes under an epoch that is no longer current.
+#[test]
+fn mutant_fleet_without_fence_deletes_under_an_old_epoch() {
+    let trail = assert_mutant_of(
+        "fleet.pml",
+        "fleet_no_fence",
+        &[
+            "-DPOISON=0",
+            "-DEXPIRIES=1",
+            "-DRELEASES=1",
+            "-DMUTANT_NO_FENCE",
+        ],
+        "assertion violated (fence==ep)",
+    );
+    assert!(
+        trail.lines().any(delete_under_an_old_epoch),
+        "mutant fleet_no_fence: no delete in the trail ran under an old epoch:\n{trail}"
+    );
+}
+
+/// Whether a trail line is a delete whose epoch is not the fence's: `relay: delete seq=1
+/// (epoch 1, fence 2)`.
+fn delete_under_an_old_epoch(line: &str) -> bool {
+    let Some(at) = line.find("relay: delete seq=") else {
+        return false;
+    };
+    let numbers: Vec<&str> = line[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|w| !w.is_empty())
+        .collect();
+    matches!(numbers.as_slice(), [_, epoch, fence] if epoch != fence)
+}
+
+#[test]
+fn the_trail_check_tells_an_old_epoch() {
+    assert!(delete_under_an_old_epoch(
+        "  relay-svc-1  relay: delete seq=1 (epoch 1, fence 2)"
+    ));
+    assert!(!delete_under_an_old_epoch(
+        "  relay-svc-1  relay: delete seq=1 (epoch 2, fence 2)"
+    ));
+    assert!(!delete_under_an_old_epoch(
+        "  relay-svc-1  relay: sent seq=1 aggregate=1 (epoch 1)"
+    ));
 }
 
 /// One `models: <path>::<fn>` reference of the model.

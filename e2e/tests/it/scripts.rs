@@ -5,7 +5,11 @@
 
 use std::{path::PathBuf, process::Command};
 
-use lapin::{Connection, ConnectionProperties, options::QueueDeclareOptions, types::FieldTable};
+use lapin::{
+    Connection, ConnectionProperties, ExchangeKind,
+    options::{ExchangeDeclareOptions, QueueDeclareOptions},
+    types::FieldTable,
+};
 use sqlx::{Connection as _, PgConnection};
 
 fn repo_root() -> PathBuf {
@@ -58,6 +62,23 @@ async fn database_exists(conn: &mut PgConnection, name: &str) -> bool {
         .expect("query pg_database")
 }
 
+async fn exchange_exists(conn: &Connection, name: &str) -> bool {
+    let channel = conn.create_channel().await.expect("channel");
+    let passive = ExchangeDeclareOptions {
+        passive: true,
+        ..Default::default()
+    };
+    channel
+        .exchange_declare(
+            name.into(),
+            ExchangeKind::Topic,
+            passive,
+            FieldTable::default(),
+        )
+        .await
+        .is_ok()
+}
+
 async fn queue_exists(conn: &Connection, name: &str) -> bool {
     let channel = conn.create_channel().await.expect("channel");
     let passive = QueueDeclareOptions {
@@ -83,8 +104,19 @@ async fn sweep_drops_leftovers_of_finished_test_processes_only() {
     let gone_db = format!("orders_test_{dead}_1_0");
     let gone_queue = format!("mail_test_q_{dead}_1_0");
     let gone_dlq = format!("mail_test_q_{dead}_1_1.dead-letter");
+    let gone_exchange = format!("relay_ex_{dead}_1_0");
     let live_db = outbox_testkit::unique("relay_test");
     let live_queue = outbox_testkit::unique("mail_test_q");
+    let live_exchange = outbox_testkit::unique("relay_ex");
+    // Whatever the sweep leaves, the test removes (also when it fails).
+    let made = outbox_testkit::Made::new();
+    made.database(&gone_db)
+        .database(&live_db)
+        .queue(&gone_queue)
+        .queue(&gone_dlq)
+        .queue(&live_queue)
+        .exchange(&gone_exchange)
+        .exchange(&live_exchange);
 
     let mut db = pg().await;
     for name in [&gone_db, &live_db] {
@@ -107,6 +139,20 @@ async fn sweep_drops_leftovers_of_finished_test_processes_only() {
             .await
             .expect("declare queue");
     }
+    for name in [&gone_exchange, &live_exchange] {
+        channel
+            .exchange_declare(
+                name.as_str().into(),
+                ExchangeKind::Topic,
+                ExchangeDeclareOptions {
+                    durable: true,
+                    ..Default::default()
+                },
+                FieldTable::default(),
+            )
+            .await
+            .expect("declare exchange");
+    }
 
     drop(channel);
     amqp.close(0, "declared".into()).await.ok();
@@ -120,7 +166,6 @@ async fn sweep_drops_leftovers_of_finished_test_processes_only() {
     let amqp = Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
         .await
         .expect("connect to RabbitMQ");
-    let channel = amqp.create_channel().await.expect("channel");
 
     assert!(
         !database_exists(&mut db, &gone_db).await,
@@ -133,17 +178,17 @@ async fn sweep_drops_leftovers_of_finished_test_processes_only() {
     );
     assert!(!queue_exists(&amqp, &gone_dlq).await, "{gone_dlq} deleted");
     assert!(queue_exists(&amqp, &live_queue).await, "{live_queue} kept");
-
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "drop database \"{live_db}\" with (force)"
-    )))
-    .execute(&mut db)
-    .await
-    .expect("drop database");
-    channel
-        .queue_delete(live_queue.as_str().into(), Default::default())
-        .await
-        .expect("delete queue");
+    assert!(
+        !exchange_exists(&amqp, &gone_exchange).await,
+        "{gone_exchange} deleted"
+    );
+    assert!(
+        exchange_exists(&amqp, &live_exchange).await,
+        "{live_exchange} kept"
+    );
+    amqp.close(0, "checked".into()).await.ok();
+    db.close().await.ok();
+    made.remove().await.expect("the test's names removed");
 }
 
 #[test]
@@ -600,7 +645,7 @@ async fn dev_secrets_are_what_the_services_accept_and_are_kept_on_rerun() {
 
     // orders-svc with compose's settings (its own addresses and database, the rest as compose).
     let mut args = vec!["orders-svc".to_owned()];
-    let command = <orders_svc::config::Cli as clap::CommandFactory>::command();
+    let command = <outbox_kit::service::Cli<orders_svc::Config> as clap::CommandFactory>::command();
     for (key, value) in compose_env("orders-svc", &dir) {
         let Some(arg) = command
             .get_arguments()
@@ -616,7 +661,8 @@ async fn dev_secrets_are_what_the_services_accept_and_are_kept_on_rerun() {
         args.push(format!("--{}", arg.get_long().expect("long flag")));
         args.push(value);
     }
-    let cli = orders_svc::config::Cli::try_parse_from(&args).expect("compose's settings parse");
+    let cli = outbox_kit::service::Cli::<orders_svc::Config>::try_parse_from(&args)
+        .expect("compose's settings parse");
     assert!(
         cli.config.server.grpc_security.auth_tokens_file.is_some()
             && cli.config.server.grpc_security.tls.tls_cert_file.is_some(),
@@ -676,7 +722,8 @@ async fn dev_secrets_are_what_the_services_accept_and_are_kept_on_rerun() {
             health_args.push(value);
         }
     }
-    let health = orders_svc::config::Cli::try_parse_from(&health_args).expect("healthcheck args");
+    let health = outbox_kit::service::Cli::<orders_svc::Config>::try_parse_from(&health_args)
+        .expect("healthcheck args");
     let Some(outbox_kit::health::Command::Healthcheck(check)) = health.command else {
         panic!("healthcheck parses as the subcommand: {health_args:?}");
     };

@@ -136,7 +136,7 @@ async fn mail_svc(n: u64, orders: u64, batch_size: u16) -> f64 {
     cfg.batch_size = batch_size;
     cfg.prefetch = env_u64("MAIL_BENCH_PREFETCH", 256) as u16;
     cfg.consumer_concurrency = env_u64("MAIL_BENCH_CONCURRENCY", 16) as u16;
-    cfg.batch_window = Some(Duration::from_millis(env_u64("MAIL_BENCH_WINDOW_MS", 5)));
+    cfg.batch_window = Duration::from_millis(env_u64("MAIL_BENCH_WINDOW_MS", 5));
     let started = Instant::now();
     let svc = start(cfg).await;
     loop {

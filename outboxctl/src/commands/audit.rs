@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use chrono::Utc;
+use outbox_ops::settings::ToolSettings;
 use serde_json::json;
 
 use crate::{
@@ -12,25 +13,23 @@ use crate::{
         Auditor, CONSUMER, LAGGING, Lagging, METRICS, OLDEST_LAG, PASS_FAILURES, PASS_SECONDS,
         PASSES, Report, ShardId, Stage,
     },
-    cli::AuditArgs,
+    cli::{AuditArgs, Cli},
     table::Table,
 };
 
 /// Lagging orders `--watch` logs by name each pass.
 const LOGGED_PER_PASS: usize = 10;
 
-pub async fn audit(s: &Services, args: &AuditArgs) -> Result<Output> {
-    let sources = args
-        .databases
-        .connect(s.fleet.as_ref(), args.db.as_deref())
-        .await?;
+pub async fn audit(s: &Services, args: &AuditArgs, ops: &ToolSettings<Cli>) -> Result<Output> {
+    let sources = crate::fleet::connect(ops, s.fleet.as_ref(), args.db.as_deref()).await?;
     let ids = sources.ids.clone();
-    let mut auditor = Auditor::new(sources, args.grace, args.slice);
+    let grace = ops.audit_grace;
+    let mut auditor = Auditor::new(sources, grace, args.slice);
     if args.watch {
-        return watch(args, auditor).await;
+        return watch(args, grace, auditor).await;
     }
     let report = auditor.full_pass().await.map_err(read_failed)?;
-    Ok(listing(&report, &ids, args.grace))
+    Ok(listing(&report, &ids, grace))
 }
 
 fn read_failed(e: sqlx::Error) -> Failure {
@@ -167,7 +166,7 @@ fn next_steps(report: &Report) -> String {
 }
 
 /// Passes every `--interval` until SIGTERM or Ctrl-C, the figures on `--metrics-addr`.
-async fn watch(args: &AuditArgs, mut auditor: Auditor) -> Result<Output> {
+async fn watch(args: &AuditArgs, grace: Duration, mut auditor: Auditor) -> Result<Output> {
     let _telemetry =
         outbox_kit::telemetry::init(outbox_kit::telemetry::LogFormat::Text, "outboxctl")
             .map_err(|e| Failure::new(Failure::FAILED, format!("{e:#}")))?;
@@ -180,7 +179,7 @@ async fn watch(args: &AuditArgs, mut auditor: Auditor) -> Result<Output> {
         %addr,
         "audit: watching every {:?}, grace {:?}",
         args.interval,
-        args.grace
+        grace
     );
     loop {
         let started = std::time::Instant::now();

@@ -7,12 +7,15 @@ use serde_json::json;
 use tonic::Status;
 
 use super::{listing::ShardTable, mail_admin, seq_list, u};
-use crate::{Failure, Output, Result, Services, cli::DeadLetters};
+use crate::{
+    Failure, Output, Result, Services,
+    cli::{Act, DeadLetters, ListArgs},
+};
 
 /// `outboxctl dead-letters ...`.
 pub(super) async fn dead_letters(s: &Services, d: &DeadLetters) -> Result<Output> {
     match d {
-        DeadLetters::List { order, limit } => {
+        DeadLetters::List(ListArgs { order, limit }) => {
             let (addr, mut c) = mail_admin(s).await?;
             let fail = |e: Status| Failure::from_status("mail-svc", &addr, &e);
             let request = ListDeadLettersRequest {
@@ -71,9 +74,12 @@ pub(super) async fn dead_letters(s: &Services, d: &DeadLetters) -> Result<Output
             })
         }
         DeadLetters::Redrive {
-            select,
-            shard,
-            reason,
+            act:
+                Act {
+                    select,
+                    shard,
+                    reason,
+                },
             batch,
         } => {
             let (shard, _) = crate::fleet::shard(s.fleet.as_ref(), shard).await?;

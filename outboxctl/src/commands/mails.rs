@@ -5,14 +5,17 @@ use serde_json::json;
 use tonic::Status;
 
 use super::{listing::ShardTable, mail_admin, seq_list, u};
-use crate::{Failure, Output, Result, Services, cli::Mails};
+use crate::{
+    Failure, Output, Result, Services,
+    cli::{Act, ListArgs, Mails},
+};
 
 /// `outboxctl mails ...`.
 pub(super) async fn mails(s: &Services, m: &Mails) -> Result<Output> {
     let (addr, mut c) = mail_admin(s).await?;
     let fail = |e: Status| Failure::from_status("mail-svc", &addr, &e);
     match m {
-        Mails::Failed { order, limit } => {
+        Mails::Failed(ListArgs { order, limit }) => {
             let request = ListFailedMailsRequest {
                 limit: *limit,
                 order_id: order.unwrap_or_default(),
@@ -59,11 +62,11 @@ pub(super) async fn mails(s: &Services, m: &Mails) -> Result<Output> {
                 }),
             })
         }
-        Mails::Retry {
+        Mails::Retry(Act {
             select,
             shard,
             reason,
-        } => {
+        }) => {
             let (shard, _) = crate::fleet::shard(s.fleet.as_ref(), shard).await?;
             let request = RetryMailsRequest {
                 filter: Some(MailFilter {

@@ -19,10 +19,16 @@ use outbox_proto::{
 };
 use tonic::transport::Channel;
 
-use crate::{Output, Result, Services, cli::Command};
+use outbox_ops::settings::ToolSettings;
 
-/// Runs one command.
-pub async fn dispatch(command: &Command, s: &Services) -> Result<Output> {
+use crate::{
+    Output, Result, Services,
+    cli::{Cli, Command},
+};
+
+/// Runs one command; `ops` are the databases `audit` and `trace` read, the audit's grace and the
+/// replay's queue.
+pub async fn dispatch(command: &Command, s: &Services, ops: &ToolSettings<Cli>) -> Result<Output> {
     match command {
         Command::Status => status::status(s).await,
         Command::Backlog { limit } => backlog::backlog(s, *limit).await,
@@ -30,9 +36,9 @@ pub async fn dispatch(command: &Command, s: &Services) -> Result<Output> {
         Command::Held(h) => held::held(s, h).await,
         Command::DeadLetters(d) => dead_letters::dead_letters(s, d).await,
         Command::Mails(m) => mails::mails(s, m).await,
-        Command::Audit(a) => audit::audit(s, a).await,
-        Command::Trace(t) => trace::trace(s, t).await,
-        Command::Replay(r) => replay::replay(s, r).await,
+        Command::Audit(a) => audit::audit(s, a, ops).await,
+        Command::Trace(t) => trace::trace(s, t, ops).await,
+        Command::Replay(r) => replay::replay(s, r, &ops.replay_queue).await,
         Command::Fleet(f) => fleet::fleet(s, f).await,
     }
 }

@@ -21,10 +21,35 @@ fn quarantine_selector(sel: &cli::QuarantineSelect) -> QuarantineSelector {
     }
 }
 
+/// What a requeue or a drop of `shard` (named `db` by `--db`) did: the seqs it `done` now and
+/// `before` (a repeated call), and what follows (`next`).
+fn acted(
+    (shard, db): (u32, Option<&str>),
+    (done, now, before): (&str, &[u64], &[u64]),
+    next: &str,
+) -> Output {
+    let mut json = serde_json::Map::new();
+    json.insert(done.to_owned(), json!(now));
+    json.insert(format!("already_{done}"), json!(before));
+    Output {
+        exit: 0,
+        human: format!(
+            "{}{done}: {}\nalready {done} before: {}\n{next}\n",
+            scope_prefix(shard, db),
+            seq_list(now),
+            seq_list(before)
+        ),
+        json: json.into(),
+    }
+}
+
 /// `outboxctl quarantine ...`.
 pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
     match q {
-        Quarantine::List { order, limit, db } => {
+        Quarantine::List(cli::QuarantineList {
+            list: cli::ListArgs { order, limit },
+            db,
+        }) => {
             // Rows of one database: the relay lists every shard's, each with its shard.
             let only = match db {
                 Some(_) => {
@@ -96,51 +121,31 @@ pub(super) async fn quarantine(s: &Services, q: &Quarantine) -> Result<Output> {
                 }),
             })
         }
-        Quarantine::Requeue {
-            select,
-            shard,
-            reason,
-        } => {
-            let (n, db) = crate::fleet::shard(s.fleet.as_ref(), shard).await?;
+        Quarantine::Requeue(act) => {
+            let (n, db) = crate::fleet::shard(s.fleet.as_ref(), &act.shard).await?;
             let r = s
                 .admin()
-                .requeue_quarantined(quarantine_selector(select), n, &reason.reason)
+                .requeue_quarantined(quarantine_selector(&act.select), n, &act.reason.reason)
                 .await?;
-            Ok(Output {
-                exit: 0,
-                human: format!(
-                    "{}requeued: {}\nalready requeued before: {}\n\
-                     The relay publishes them, then their orders' later events (`outboxctl \
-                     backlog` shows the progress).\n",
-                    scope_prefix(n, db.as_deref()),
-                    seq_list(&r.requeued),
-                    seq_list(&r.already_requeued)
-                ),
-                json: json!({ "requeued": r.requeued, "already_requeued": r.already_requeued }),
-            })
+            Ok(acted(
+                (n, db.as_deref()),
+                ("requeued", &r.requeued, &r.already_requeued),
+                "The relay publishes them, then their orders' later events (`outboxctl backlog` \
+                 shows the progress).",
+            ))
         }
-        Quarantine::Drop {
-            select,
-            shard,
-            reason,
-        } => {
-            let (n, db) = crate::fleet::shard(s.fleet.as_ref(), shard).await?;
+        Quarantine::Drop(act) => {
+            let (n, db) = crate::fleet::shard(s.fleet.as_ref(), &act.shard).await?;
             let r = s
                 .admin()
-                .drop_quarantined(quarantine_selector(select), n, &reason.reason)
+                .drop_quarantined(quarantine_selector(&act.select), n, &act.reason.reason)
                 .await?;
-            Ok(Output {
-                exit: 0,
-                human: format!(
-                    "{}dropped: {}\nalready dropped before: {}\n\
-                     Their orders' later events now flow; mail-svc holds them until \
-                     `outboxctl held release --order <order> --reason ...`.\n",
-                    scope_prefix(n, db.as_deref()),
-                    seq_list(&r.dropped),
-                    seq_list(&r.already_dropped)
-                ),
-                json: json!({ "dropped": r.dropped, "already_dropped": r.already_dropped }),
-            })
+            Ok(acted(
+                (n, db.as_deref()),
+                ("dropped", &r.dropped, &r.already_dropped),
+                "Their orders' later events now flow; mail-svc holds them until `outboxctl held \
+                 release --order <order> --reason ...`.",
+            ))
         }
     }
 }

@@ -7,7 +7,7 @@ use super::listing::scope_prefix;
 use crate::{Output, Result, Services, cli};
 
 /// `outboxctl replay ...`.
-pub(super) async fn replay(s: &Services, args: &cli::Replay) -> Result<Output> {
+pub(super) async fn replay(s: &Services, args: &cli::Replay, queue: &str) -> Result<Output> {
     let (shard, db) = crate::fleet::shard(s.fleet.as_ref(), &args.shard).await?;
     let order_id = args.order;
     let request = ReplayRequest {
@@ -16,7 +16,7 @@ pub(super) async fn replay(s: &Services, args: &cli::Replay) -> Result<Output> {
         // 0: no bound (the first or last kept).
         from_seq: args.from_seq.unwrap_or_default(),
         to_seq: args.to_seq.unwrap_or_default(),
-        queue: args.queue.clone(),
+        queue: queue.to_owned(),
         reason: args.reason.reason.clone(),
     };
     let r = s.admin().replay(request).await?;

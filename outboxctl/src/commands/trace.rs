@@ -7,9 +7,15 @@ use chrono::{DateTime, Utc};
 use outbox_ops::trace::Place;
 use serde_json::json;
 
-use crate::{Failure, Output, Result, Services, cli::TraceArgs, table::Table};
+use outbox_ops::settings::ToolSettings;
 
-pub async fn trace(s: &Services, args: &TraceArgs) -> Result<Output> {
+use crate::{
+    Failure, Output, Result, Services,
+    cli::{Cli, TraceArgs},
+    table::Table,
+};
+
+pub async fn trace(s: &Services, args: &TraceArgs, ops: &ToolSettings<Cli>) -> Result<Output> {
     // `--db NAME`, or `--shard N` as the fixed deployment's shard N.
     let db = args.shard.db.clone().unwrap_or_else(|| {
         if s.fleet.is_some() {
@@ -26,7 +32,7 @@ pub async fn trace(s: &Services, args: &TraceArgs) -> Result<Output> {
              shows them)",
         ));
     }
-    let sources = args.databases.connect(s.fleet.as_ref(), Some(&db)).await?;
+    let sources = crate::fleet::connect(ops, s.fleet.as_ref(), Some(&db)).await?;
     let (Some(orders), Some(id)) = (sources.shards.first(), sources.ids.first()) else {
         return Err(Failure::new(
             Failure::FAILED,

@@ -11,7 +11,7 @@ use lapin::{Connection, ConnectionProperties};
 use outbox_proto::orders::v1::OrderStatus;
 use serde_json::Value;
 
-use crate::common::{Ctl, Stack, purge, wait_until};
+use crate::common::{Ctl, Stack, StackCtl as _, purge, wait_until};
 
 /// What `outboxctl --json audit --grace <grace>` reports, after checking its exit code: 0 when
 /// no order lags, `LAGGING` (6) when some do; any other code fails the test.

@@ -6,7 +6,7 @@
 use outbox_proto::orders::v1::OrderStatus;
 use outbox_testkit::orders::payload;
 
-use crate::common::{Ctl, Run, Stack, TOKEN, audit, start_relay, wait_until};
+use crate::common::{Ctl, Run, Stack, StackCtl as _, TOKEN, audit, start_relay, wait_until};
 
 #[track_caller]
 fn fails(r: &Run, code: i32, text: &str) {
@@ -278,7 +278,7 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing() {
     assert!(r.stdout.contains("UNREACHABLE"), "{r:?}");
 
     // A relay without ADMIN_TOKEN is read-only.
-    let read_only = start_relay(&stack.names, None).await;
+    let mut read_only = start_relay(&stack.names, None).await;
     let ro = Ctl {
         relay: read_only.grpc_addr.to_string(),
         ..ctl.clone()
@@ -291,7 +291,10 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing() {
         )
         .await;
     fails(&r, 3, "read-only: ADMIN_TOKEN is not set on the service");
-    read_only.stop().await;
+    read_only
+        .stop()
+        .await
+        .expect("the read-only relay stops cleanly");
 
     // Nothing changed: no audit row, the mail as it was, nothing held or quarantined.
     assert!(audit(&stack.mail_pool).await.is_empty());

@@ -4,14 +4,12 @@
 //! recorded in `fleet_actions` with its reason, a URL's password never printed; and `--db NAME`
 //! scoping the audit and the trace to one database of the fleet (or of a fixed deployment).
 
-use clap::Parser as _;
 use outbox_ops::fleet::{Registry, registry};
 use outbox_proto::orders::v1::OrderStatus;
 use serde_json::Value;
 use sqlx::PgPool;
-use tokio_util::sync::CancellationToken;
 
-use crate::common::{Ctl, Run, Stack};
+use crate::common::{Ctl, Run, Stack, StackCtl as _};
 
 /// The password every URL of these tests carries (the server trusts local logins, so any
 /// password connects): it must appear in no output.
@@ -69,31 +67,12 @@ async fn two_shards(dbs: &mut Databases) -> [String; 2] {
     for url in &shards {
         dbs.adopt(url);
     }
-    let shutdown = CancellationToken::new();
-    let app = orders_svc::App::build(
-        orders_svc::Config::try_parse_from([
-            "orders-svc",
-            "--grpc-addr=127.0.0.1:0",
-            "--metrics-addr=127.0.0.1:0",
-            &format!("--shards={}", shards.join(",")),
-        ])
-        .expect("orders config"),
-        shutdown.clone(),
-    )
-    .await
-    .expect("orders-svc starts");
-    let addr = app.grpc_addr();
-    let task = tokio::spawn(app.run());
-    let client = outbox_proto::orders::v1::order_service_client::OrderServiceClient::connect(
-        format!("http://{addr}"),
-    )
-    .await
-    .expect("orders client");
+    let (mut orders, _, client) =
+        outbox_testkit::stack::start_orders_on(&format!("--shards={}", shards.join(","))).await;
     for id in 1..=8 {
         outbox_testkit::orders::upsert(&client, id, OrderStatus::Pending).await;
     }
-    shutdown.cancel();
-    let _ = task.await;
+    orders.stop_in_place().await;
     shards
 }
 
@@ -469,23 +448,9 @@ async fn db_scopes_the_audit_and_the_trace_to_one_database_of_the_fleet() {
     // A second orders database, quiet (orders-svc creates its schema).
     let quiet = outbox_testkit::fresh_database_url("relay_ctl_fleet_quiet");
     dbs.adopt(&quiet);
-    {
-        let shutdown = CancellationToken::new();
-        let app = orders_svc::App::build(
-            orders_svc::Config::try_parse_from([
-                "orders-svc",
-                "--grpc-addr=127.0.0.1:0",
-                "--metrics-addr=127.0.0.1:0",
-                &format!("--database-url={quiet}"),
-            ])
-            .expect("orders config"),
-            shutdown.clone(),
-        )
-        .await
-        .expect("orders-svc starts");
-        shutdown.cancel();
-        drop(app);
-    }
+    let (mut orders, _, _) =
+        outbox_testkit::stack::start_orders_on(&format!("--database-url={quiet}")).await;
+    orders.stop_in_place().await;
     // An order mailed, then one whose event stays in the outbox (the relay stopped): it lags.
     let mailed = stack.upsert(7301, OrderStatus::Pending).await;
     stack.wait_until_sent("7301's mail", 7301, &[mailed]).await;

@@ -15,7 +15,7 @@ use outbox_proto::orders::v1::OrderStatus;
 use outbox_testkit::orders::payload;
 use serde_json::Value;
 
-use crate::common::{Ctl, Run, Stack, TOKEN, wait_until};
+use crate::common::{Ctl, Run, Stack, StackCtl as _, TOKEN, wait_until};
 
 const DOC: &str = include_str!("../../../docs/OUTBOXCTL_JSON.md");
 

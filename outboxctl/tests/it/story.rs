@@ -16,7 +16,7 @@
 use outbox_proto::orders::v1::OrderStatus;
 use outbox_testkit::orders::payload;
 
-use crate::common::{Stack, audit, wait_until};
+use crate::common::{Stack, StackCtl as _, audit, wait_until};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_stuck_state_is_found_and_resolved_with_outboxctl() {

@@ -4,7 +4,7 @@
 
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 
-use outbox_relay::{error::Error, operator::Operator};
+use outbox_relay::{Error, operator::Operator};
 
 /// Every admin mutation takes this transaction-scoped advisory lock first, so that two operators
 /// acting on the same rows at once see each other's result (one moves the row, the other finds

@@ -33,7 +33,7 @@ use sqlx::PgPool;
 use tonic::{Request, Response, Status};
 
 use outbox_relay::{
-    error::Error,
+    Error,
     operator::{Operator, Unsent},
 };
 

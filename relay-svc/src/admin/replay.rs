@@ -1,4 +1,4 @@
-//! `Replay`: an order's published events sent again to one queue ([`outbox_relay::replay`]),
+//! `Replay`: an order's published events sent again to one queue ([`outbox_relay::Replay`]),
 //! over a broker connection of its own made with the relay's settings (AMQP_URL with failover,
 //! TLS, heartbeat), and recorded in the shard's `admin_actions`.
 //!
@@ -11,7 +11,7 @@
 
 use outbox_kit::admin as kit;
 use outbox_proto::relay::admin::v1::ReplayRequest;
-use outbox_relay::{EnvelopeEncoder, Publisher, Replay, Settings, error::Error};
+use outbox_relay::{EnvelopeEncoder, Error, Publisher, Replay, Settings};
 use outbox_support::failover::Failover;
 use serde_json::json;
 use sqlx::PgPool;

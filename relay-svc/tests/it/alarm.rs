@@ -50,7 +50,7 @@ async fn a_memory_alarm_is_visible_blocks_sending_and_loses_nothing() {
     let exchange = outbox_testkit::unique("relay_ex");
     let consumer = Consumer::start_at(&amqp_url, &exchange, Some("#")).await;
     let cfg = relay_config(&orders.database_url, &amqp_url, &exchange);
-    let confirm_timeout = cfg.confirm_timeout.expect("set by the test config");
+    let confirm_timeout = cfg.confirm_timeout;
     let relay = Relay::start(cfg).await;
 
     let writers = spawn_writers(&orders.client, 4, 15, Duration::from_millis(30));

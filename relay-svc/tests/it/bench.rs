@@ -42,8 +42,8 @@ async fn idle_load_and_latency() {
     let cfg = || {
         let mut c = relay_config(&orders.database_url, &outbox_testkit::amqp_url(), &exchange);
         // The shipped defaults, not the test ones.
-        c.poll_interval = Some(Duration::from_secs(1));
-        c.standby_retry = Some(Duration::from_secs(1));
+        c.poll_interval = outbox_relay::DEFAULT_POLL_INTERVAL;
+        c.standby_retry = outbox_relay::DEFAULT_STANDBY_RETRY;
         c
     };
     let leader = Relay::start(cfg()).await;

@@ -50,7 +50,7 @@ async fn a_silent_broker_is_noticed_within_two_heartbeats_and_the_next_address_t
     let mut cfg = relay_config(&orders.database_url, &amqp_url, &exchange);
     cfg.server.liveness.amqp_heartbeat = HEARTBEAT;
     // Long enough that only the heartbeat can tell (the issue: a 15 s confirm time-out did).
-    cfg.confirm_timeout = Some(Duration::from_secs(60));
+    cfg.confirm_timeout = Duration::from_secs(60);
     let relay = Relay::start(cfg).await;
 
     let writers = spawn_writers(&orders.client, 4, 30, Duration::from_millis(20));

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use outbox_proto::orders::v1::OrderStatus;
+use outbox_relay::hook::BeforeDelete;
 use outbox_testkit::Proxy;
-use relay_svc::hook::BeforeDelete;
 
 use crate::common::*;
 

@@ -319,8 +319,8 @@ async fn bad_urls_fail_startup_naming_the_setting() {
     assert!(err.to_string().contains("AMQP_URL"), "{err:#}");
 
     let mut cfg = base;
-    cfg.backoff_min = Some(std::time::Duration::from_secs(5));
-    cfg.backoff_max = Some(std::time::Duration::from_millis(10));
+    cfg.backoff_min = std::time::Duration::from_secs(5);
+    cfg.backoff_max = std::time::Duration::from_millis(10);
     let err = App::build(cfg, CancellationToken::new())
         .await
         .expect_err("bad backoff");

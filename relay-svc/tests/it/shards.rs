@@ -38,8 +38,8 @@ async fn one_leader_per_shard_and_every_event_of_both_shards_once() {
         outbox_testkit::fresh_database_url("relay_shard"),
     ];
     let unused = outbox_testkit::fresh_database_url("relay_unused");
-    let _databases =
-        outbox_testkit::DropDatabasesOnPass(vec![urls[0].clone(), urls[1].clone(), unused.clone()]);
+    let made = outbox_testkit::Made::new();
+    made.database(&urls[0]).database(&urls[1]).database(&unused);
     let list = urls.join(",");
     let orders_stop = CancellationToken::new();
     let orders = orders_svc::App::build(

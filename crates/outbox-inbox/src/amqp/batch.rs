@@ -21,7 +21,8 @@ use super::{
     hooks::{Hooks, Retrying},
 };
 use crate::{
-    ApplyError, Envelope, Failure, Handler, Inbox, Outcome,
+    ApplyError, Envelope, Handler, Inbox, Outcome,
+    failure::Failure,
     failure::{classify, sqlstate},
 };
 

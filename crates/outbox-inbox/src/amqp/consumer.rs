@@ -71,7 +71,7 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 ///    the whole batch again after a backoff ([`RETRY_MIN`] doubling to [`RETRY_MAX`], see
 ///    [`Consumer::with_retry_backoff`]), so that an outage slows the consumer down instead of
 ///    spinning it; a handler error, or an error the event's own data causes
-///    ([`Failure::Poison`](crate::Failure::Poison)), applies the members one by one instead,
+///    ([`Failure::Poison`](crate::failure::Failure::Poison)), applies the members one by one instead,
 ///    each in a transaction of its own: the others commit and are acked, a member whose data
 ///    the database refuses is dead-lettered (`cannot be stored: …`), and a member that still
 ///    fails otherwise is neither acked nor rejected but tried again after the backoff. At
@@ -237,7 +237,7 @@ impl Consumer {
 
     /// Bounds each attempt at a transaction (connection, statements, commit): an attempt with
     /// no answer within `limit` is abandoned as a broken connection
-    /// ([`Failure::Reconnect`](crate::Failure::Reconnect)) and tried again. A socket gone
+    /// ([`Failure::Reconnect`](crate::failure::Failure::Reconnect)) and tried again. A socket gone
     /// silent (a firewall, a NAT) gives no error at all: without a bound, the attempt waits for
     /// the kernel's TCP timeout. Default: none (the statement timeout of your pool's sessions
     /// bounds the statements).
@@ -284,7 +284,7 @@ impl Consumer {
     /// counter that survives restarts, an audit row): `record` runs on a connection of the pool,
     /// after the broker confirmed the dead-letter copy, and is tried again like a transaction
     /// (after a backoff, bounded by the attempt timeout) until it succeeds; a
-    /// [`Failure::Poison`](crate::Failure::Poison) error is logged and not tried again. When
+    /// [`Failure::Poison`](crate::failure::Failure::Poison) error is logged and not tried again. When
     /// shutdown comes first the delivery stays unacked: it comes back and is judged (and
     /// recorded) again, and the dead-letter queue then holds two copies of it.
     ///

@@ -8,7 +8,7 @@ use lapin::message::Delivery;
 use outbox_support::amqp::Change;
 use sqlx::PgConnection;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// What the broker says about a connection ([`Change`]), for the user's logs and health.
 type OnChange = Arc<dyn Fn(&Change) + Send + Sync>;

@@ -37,6 +37,9 @@ pub(crate) struct Broker {
     pub(crate) conn: Connection,
     pub(crate) ch: Channel,
     pub(crate) topology: Topology,
+    /// The topology's names, and the test's database once [`Broker::keep`] took it: removed when
+    /// the test ends, passed or failed.
+    made: Vec<outbox_testkit::Made>,
 }
 
 impl Broker {
@@ -44,13 +47,25 @@ impl Broker {
         // Confirmed publishes: once one returns, the queue holds the message, and a test that
         // waits for the queue to drain does not see it empty before the message got there.
         let (conn, ch) = outbox_testkit::confirming_channel().await;
-        let topology = Topology::new(
-            &outbox_testkit::unique("inbox_x"),
-            &outbox_testkit::unique("inbox_q"),
-            "invoice.#",
+        let (exchange, queue) = (
+            outbox_testkit::unique("inbox_x"),
+            outbox_testkit::unique("inbox_q"),
         );
+        let made = outbox_testkit::Made::new();
+        made.mail_topology(&exchange, &queue);
+        let topology = Topology::new(&exchange, &queue, "invoice.#");
         topology.declare(&ch).await.expect("declare");
-        Self { conn, ch, topology }
+        Self {
+            conn,
+            ch,
+            topology,
+            made: vec![made],
+        }
+    }
+
+    /// Keeps `made` (the test's database) until the broker goes.
+    pub(crate) fn keep(&mut self, made: outbox_testkit::Made) {
+        self.made.push(made);
     }
 
     pub(crate) async fn publish(&self, key: &str, body: &[u8]) {
@@ -278,7 +293,7 @@ pub(crate) fn relayed(aggregate_id: i64, seq: u64, prev_seq: Option<u64>) -> Vec
 #[tokio::test]
 async fn the_consumer_applies_shuffled_duplicated_chains_once_in_order_four_at_a_time() {
     let b = Broker::start().await;
-    let (pool, inbox) = fresh_inbox(
+    let (pool, inbox, _made) = fresh_inbox(
         "consumer_inbox",
         "create table handled (n bigint generated always as identity, aggregate_id bigint,
                                seq bigint unique)",
@@ -401,12 +416,13 @@ impl Handler for FailFirst {
 /// Publishes one event, runs a consumer whose handler fails `failures` times, and stops it once
 /// `stop_after`; returns the pool, the handler's attempts and the broker.
 async fn run_failing(failures: usize, stop_after: Duration) -> (sqlx::PgPool, usize, Broker) {
-    let b = Broker::start().await;
-    let (pool, inbox) = fresh_inbox(
+    let mut b = Broker::start().await;
+    let (pool, inbox, made) = fresh_inbox(
         "retry_inbox",
         "create table handled (aggregate_id bigint, seq bigint unique)",
     )
     .await;
+    b.keep(made);
     let protobuf = BasicProperties::default().with_content_type(wire::CONTENT_TYPE_PROTOBUF.into());
     b.publish_with("invoice.paid", &relayed(1, 1, None), protobuf)
         .await;

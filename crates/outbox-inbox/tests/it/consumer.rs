@@ -58,13 +58,14 @@ impl Handler for Log {
 }
 
 pub(crate) async fn setup() -> (Broker, PgPool, Inbox) {
-    let b = Broker::start().await;
-    let (pool, inbox) = fresh_inbox(
+    let mut b = Broker::start().await;
+    let (pool, inbox, made) = fresh_inbox(
         "batch_inbox",
         "create table handled (n bigint generated always as identity, aggregate_id bigint,
                                seq bigint unique, tx bigint)",
     )
     .await;
+    b.keep(made);
     (b, pool, inbox)
 }
 

@@ -12,8 +12,9 @@ use std::{
 };
 
 use outbox_inbox::{
-    Conflict, Envelope, Failure, Handler, Inbox, Outcome,
+    Conflict, Envelope, Handler, Inbox, Outcome,
     amqp::{Consumer, DEATH_REASON_HEADER},
+    failure::Failure,
 };
 use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder};
 

@@ -12,7 +12,7 @@ const HANDLED_TABLE: &str = "create table handled (n bigint generated always as 
     traceparent text, unique (shard, seq))";
 
 /// A fresh database with an inbox and a `handled` table the handlers write to.
-async fn setup(prefix: &str) -> (PgPool, Inbox) {
+async fn setup(prefix: &str) -> (PgPool, Inbox, outbox_testkit::Made) {
     fresh_inbox(prefix, HANDLED_TABLE).await
 }
 
@@ -134,7 +134,7 @@ fn of(h: &[(i64, i64)], id: i64) -> Vec<i64> {
 
 #[tokio::test]
 async fn duplicates_are_handled_once() {
-    let (pool, inbox) = setup("inbox").await;
+    let (pool, inbox, _made) = setup("inbox").await;
     let c = chain(1, 0, 3);
     let mut outcomes = Vec::new();
     for e in [&c[0], &c[0], &c[2], &c[2], &c[1], &c[1], &c[2], &c[0]] {
@@ -160,7 +160,7 @@ async fn duplicates_are_handled_once() {
 
 #[tokio::test]
 async fn reversed_and_shuffled_chains_are_handled_in_chain_order() {
-    let (pool, inbox) = setup("billing.inbox").await;
+    let (pool, inbox, _made) = setup("billing.inbox").await;
     // Aggregate 1 fully reversed; aggregates 2..=5 shuffled together, with duplicates.
     let mut reversed = chain(1, 0, 20);
     reversed.reverse();
@@ -198,7 +198,7 @@ async fn reversed_and_shuffled_chains_are_handled_in_chain_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_concurrent_consumers_of_one_aggregate_handle_each_event_once_in_order() {
-    let (pool, inbox) = setup("inbox").await;
+    let (pool, inbox, _made) = setup("inbox").await;
     let events = chain(9, 0, 60);
     // Both consumers get every event (as after a redelivery storm), in different orders.
     let a = shuffled(events.clone(), 1);
@@ -237,7 +237,7 @@ async fn waiting_for_locks(pool: &PgPool) -> i64 {
 /// go on meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn lock_aggregates_serialises_with_the_processing_of_those_aggregates() {
-    let (pool, inbox) = setup("inbox").await;
+    let (pool, inbox, _made) = setup("inbox").await;
     let mut writer = pool.begin().await.expect("begin");
     // Any order, repeats allowed.
     inbox
@@ -297,7 +297,7 @@ async fn lock_aggregates_serialises_with_the_processing_of_those_aggregates() {
 
 #[tokio::test]
 async fn a_conflict_writes_nothing_and_says_why() {
-    let (pool, inbox) = setup("inbox").await;
+    let (pool, inbox, _made) = setup("inbox").await;
     for e in &chain(3, 0, 2) {
         apply_one(&pool, &inbox, e).await;
     }
@@ -318,7 +318,7 @@ async fn a_conflict_writes_nothing_and_says_why() {
 
 #[tokio::test]
 async fn a_handler_error_rolls_everything_back() {
-    let (pool, inbox) = setup("inbox").await;
+    let (pool, inbox, _made) = setup("inbox").await;
     let c = chain(4, 0, 4);
     for e in [&c[3], &c[2], &c[1]] {
         apply_one(&pool, &inbox, e).await;
@@ -379,7 +379,7 @@ async fn apply_batch(pool: &PgPool, inbox: &Inbox, batch: &[Envelope]) -> Vec<Op
 
 #[tokio::test]
 async fn batches_give_the_result_of_one_transaction_per_event() {
-    let (pool, inbox) = setup("inbox").await;
+    let (pool, inbox, _made) = setup("inbox").await;
     let mut all = Vec::new();
     for id in 1..=6 {
         all.extend(chain(id, id * 1000, 12));
@@ -422,7 +422,7 @@ async fn batches_give_the_result_of_one_transaction_per_event() {
 
 #[tokio::test]
 async fn a_release_skips_the_gap_and_handles_the_held_chain() {
-    let (pool, inbox) = setup("inbox").await;
+    let (pool, inbox, _made) = setup("inbox").await;
     let c = chain(5, 0, 6);
     apply_one(&pool, &inbox, &c[0]).await;
     // Seq 2 is lost; 3, 4 wait; seq 5 is lost too; 6 waits.
@@ -453,7 +453,7 @@ async fn a_release_skips_the_gap_and_handles_the_held_chain() {
 
 #[tokio::test]
 async fn a_forked_chains_other_branch_is_reported_stranded_not_released() {
-    let (pool, inbox) = setup("inbox").await;
+    let (pool, inbox, _made) = setup("inbox").await;
     apply_one(&pool, &inbox, &Envelope::new(6, 1, None, vec![])).await;
     // Seqs 4 and 3 both claim seq 2; seq 2 arrives last and continues with seq 3.
     for e in [
@@ -475,7 +475,7 @@ async fn a_forked_chains_other_branch_is_reported_stranded_not_released() {
 
 #[tokio::test]
 async fn existing_tables_under_other_names_work_the_same() {
-    let pool = outbox_inbox::doctest_pool().await.expect("fresh database");
+    let (pool, _made) = crate::support::fresh_pool().await;
     sqlx::raw_sql(
         "create table order_progress (shard integer not null default 0,
              aggregate_type text not null, order_id bigint,
@@ -522,7 +522,7 @@ fn sharded_chain(shard: i32, id: i64, base: i64, len: i64) -> Vec<Envelope> {
 /// shard 1's events would be skipped as duplicates of shard 0's, or wait on its watermark.
 #[tokio::test]
 async fn shards_reuse_seqs_without_mixing_their_chains() {
-    let (pool, inbox) = setup("inbox").await;
+    let (pool, inbox, _made) = setup("inbox").await;
     let mut all = Vec::new();
     for shard in 0..3 {
         all.extend(sharded_chain(shard, 7, 0, 6)); // one aggregate id in every shard
@@ -579,7 +579,7 @@ async fn shards_reuse_seqs_without_mixing_their_chains() {
 /// database down, its relay moving to another instance) holds nothing of the other's.
 #[tokio::test]
 async fn two_sources_with_the_same_seqs_and_ids_are_independent_chains() {
-    let (pool, inbox) = setup("inbox").await;
+    let (pool, inbox, _made) = setup("inbox").await;
     let (acme, globex) = (7, 41); // source ids, not indexes: any two distinct ones
     let source = |shard: i32, id: i64, base: i64, len: i64| -> Vec<Envelope> {
         sharded_chain(shard, id, base, len)
@@ -639,7 +639,7 @@ async fn two_sources_with_the_same_seqs_and_ids_are_independent_chains() {
 /// its watermarks and held events become shard 0's, and go on working.
 #[tokio::test]
 async fn the_shard_migration_keeps_an_existing_inbox() {
-    let pool = outbox_inbox::doctest_pool().await.expect("fresh database");
+    let (pool, _made) = crate::support::fresh_pool().await;
     let inbox = Inbox::new("old.inbox").expect("prefix");
     let full = inbox.tables().migrator().expect("migrator");
     let mut first = inbox.tables().migrator().expect("migrator");

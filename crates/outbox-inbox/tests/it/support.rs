@@ -6,8 +6,11 @@ use sqlx::PgPool;
 
 /// A fresh database with the tables of inbox `prefix` migrated and the handlers' table created
 /// by `handled_table` (its unique constraint checks exactly-once in the database too).
-pub async fn fresh_inbox(prefix: &str, handled_table: &'static str) -> (PgPool, Inbox) {
-    let pool = outbox_inbox::doctest_pool().await.expect("fresh database");
+pub async fn fresh_inbox(
+    prefix: &str,
+    handled_table: &'static str,
+) -> (PgPool, Inbox, outbox_testkit::Made) {
+    let (pool, made) = fresh_pool().await;
     let inbox = Inbox::new(prefix).expect("prefix");
     inbox
         .tables()
@@ -20,7 +23,30 @@ pub async fn fresh_inbox(prefix: &str, handled_table: &'static str) -> (PgPool, 
         .execute(&pool)
         .await
         .expect("handled table");
-    (pool, inbox)
+    (pool, inbox, made)
+}
+
+/// A pool on a fresh database of the test server, and the guard that drops the database when
+/// the test ends, passed or failed.
+pub async fn fresh_pool() -> (PgPool, outbox_testkit::Made) {
+    use sqlx::Connection;
+    let url = outbox_testkit::fresh_database_url("inbox");
+    let made = outbox_testkit::Made::new();
+    made.database(&url);
+    let mut admin =
+        sqlx::PgConnection::connect(&format!("{}/postgres", outbox_testkit::pg_server_url()))
+            .await
+            .expect("the test server");
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "create database \"{}\"",
+        outbox_testkit::database_name(&url)
+    )))
+    .execute(&mut admin)
+    .await
+    .expect("create the database");
+    let _ = admin.close().await;
+    let pool = PgPool::connect(&url).await.expect("the fresh database");
+    (pool, made)
 }
 
 /// A test handler's write of `e` to its handled table: `insert` with the event's aggregate id and

@@ -11,7 +11,7 @@ use crate::support::fresh_inbox;
 const HANDLED_TABLE: &str = "create table handled (n bigint generated always as identity,
     aggregate_type text, aggregate_id bigint, seq bigint unique)";
 
-async fn setup() -> (PgPool, Inbox) {
+async fn setup() -> (PgPool, Inbox, outbox_testkit::Made) {
     fresh_inbox("inbox", HANDLED_TABLE).await
 }
 
@@ -78,7 +78,7 @@ async fn assert_every_chain_in_order(pool: &PgPool, all: &[Envelope]) {
 
 #[tokio::test]
 async fn two_types_sharing_ids_are_two_chains_one_by_one() {
-    let (pool, inbox) = setup().await;
+    let (pool, inbox, _made) = setup().await;
     let all = events();
     // Reversed, with every event delivered twice: no first event is taken for "a second first
     // event" of the other type, nothing is handled twice, each chain in its order.
@@ -99,7 +99,7 @@ async fn two_types_sharing_ids_are_two_chains_one_by_one() {
 
 #[tokio::test]
 async fn two_types_sharing_ids_are_two_chains_in_batches() {
-    let (pool, inbox) = setup().await;
+    let (pool, inbox, _made) = setup().await;
     let all = events();
     // Interleaved in batches of five, the second half first, then all again (duplicates).
     let mut order: Vec<Envelope> = all[all.len() / 2..].to_vec();

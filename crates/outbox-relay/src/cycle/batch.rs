@@ -143,6 +143,7 @@ impl Relay {
             for order in &delivery.delivered_orders {
                 self.held.remove(order);
             }
+            #[cfg(feature = "unstable-internals")]
             if let Some(hook) = &self.cfg.before_delete {
                 hook.stop(seqs.clone()).await;
             }

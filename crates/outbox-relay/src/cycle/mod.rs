@@ -48,8 +48,8 @@ use crate::{
     error::Error,
     floor::Reader,
     lease::{Lease, Unproven},
+    live::Status,
     publisher::{Encoder, Publisher},
-    status::Status,
 };
 
 use self::{batch::Prepared, deletes::Undeleted, holds::Hold, wake::connection_lost};

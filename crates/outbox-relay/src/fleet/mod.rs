@@ -46,8 +46,8 @@ use crate::{
     Settings,
     error::Error,
     lease::{Lease, RegistryFeed, Unproven},
+    live::Status,
     publisher::{Encoder, EnvelopeEncoder},
-    status::Status,
 };
 
 use self::registry::{Claimed, Registry, State};

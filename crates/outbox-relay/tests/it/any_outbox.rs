@@ -21,7 +21,7 @@ async fn a_named_outbox_is_relayed_in_chain_order_and_emptied() {
     let (pool, outbox) = (db.pool.clone(), db.outbox.clone());
 
     // A queue bound before anything is published (an unroutable event would stay).
-    let (exchange, conn, mut deliveries) =
+    let (exchange, conn, mut deliveries, _names) =
         crate::support::broker::consume_all("outbox_relay", "invoice.#").await;
 
     // Two invoices, three events each, appended in one transaction.

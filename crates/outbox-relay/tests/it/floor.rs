@@ -19,13 +19,15 @@ use crate::support::db::Db;
 /// A database with the crate's outbox, a queue bound to everything its relay publishes, and the
 /// seqs that reached the queue.
 struct Setup {
-    /// Dropped with the setup (kept if the test failed).
+    /// Dropped with the setup.
     _db: Db,
     database_url: String,
     pool: PgPool,
     outbox: Outbox,
     exchange: String,
     _conn: Connection,
+    /// The exchange, removed with the setup.
+    _names: outbox_testkit::Made,
     deliveries: lapin::Consumer,
     received: Vec<u64>,
 }
@@ -34,7 +36,7 @@ impl Setup {
     async fn new(database_url: String) -> Self {
         let db = Db::at(database_url.clone(), "outbox").await;
         let (pool, outbox) = (db.pool.clone(), db.outbox.clone());
-        let (exchange, conn, deliveries) =
+        let (exchange, conn, deliveries, names) =
             crate::support::broker::consume_all("outbox_floor", "#").await;
         Self {
             _db: db,
@@ -43,6 +45,7 @@ impl Setup {
             outbox,
             exchange,
             _conn: conn,
+            _names: names,
             deliveries,
             received: Vec::new(),
         }

@@ -1,4 +1,4 @@
-//! Replay to one consumer ([`outbox_relay::replay`]): an aggregate's published events sent
+//! Replay to one consumer ([`outbox_relay::Replay`]): an aggregate's published events sent
 //! again reach the one queue named, in seq order, marked, each the message first published;
 //! another queue bound to the same exchange sees nothing; a missing queue or a range with
 //! nothing kept is an error and sends nothing.

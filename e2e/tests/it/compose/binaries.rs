@@ -153,18 +153,23 @@ fn compose_file_agrees_with_the_binaries() {
         &compose,
         "orders-svc",
         "orders-svc",
-        orders_svc::config::Cli::command(),
+        outbox_kit::service::Cli::<orders_svc::Config>::command(),
     );
     for name in ["relay-svc-1", "relay-svc-2"] {
         check_service(
             &compose,
             name,
             "relay-svc",
-            relay_svc::config::Cli::command(),
+            outbox_kit::service::Cli::<relay_svc::Config>::command(),
         );
     }
     for name in ["mail-svc-1", "mail-svc-2"] {
-        check_service(&compose, name, "mail-svc", mail_svc::config::Cli::command());
+        check_service(
+            &compose,
+            name,
+            "mail-svc",
+            outbox_kit::service::Cli::<mail_svc::Config>::command(),
+        );
     }
 }
 

@@ -3,23 +3,16 @@
 //! reader, and a tiny real SMTP server that records what it receives.
 
 use std::{
-    future::Future,
     sync::{Arc, Mutex},
     time::Duration,
 };
 
 use lapin::{
     BasicProperties, Channel, Connection, ConnectionProperties,
-    options::{
-        BasicAckOptions, BasicGetOptions, BasicPublishOptions, ExchangeDeleteOptions,
-        QueueDeleteOptions,
-    },
+    options::{BasicAckOptions, BasicGetOptions, BasicPublishOptions},
     types::{AMQPValue, FieldTable, LongString},
 };
-use mail_svc::{
-    App, Config,
-    config::{Hooks, MailerKind},
-};
+use mail_svc::{App, Config, config::MailerKind};
 use outbox_proto::{
     mail::{
         admin::v1::mail_admin_client::MailAdminClient,
@@ -42,21 +35,29 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 use tonic::transport::Channel as GrpcChannel;
 
-/// Names used by one test: its own database, exchange and queue.
-#[derive(Debug, Clone)]
+/// Names used by one test: its own database, exchange and queue, removed with the names (the
+/// test's end, passing or failing) or by [`Names::cleanup`].
+#[derive(Debug)]
 pub struct Names {
     pub database_url: String,
     pub exchange: String,
     pub queue: String,
+    made: outbox_testkit::Made,
 }
 
 impl Names {
     pub fn new() -> Self {
-        Self {
+        let names = Self {
             database_url: outbox_testkit::fresh_database_url("mail_test"),
             exchange: outbox_testkit::unique("mail_test_ex"),
             queue: outbox_testkit::unique("mail_test_q"),
-        }
+            made: outbox_testkit::Made::new(),
+        };
+        names
+            .made
+            .database(&names.database_url)
+            .mail_topology(&names.exchange, &names.queue);
+        names
     }
 
     pub fn dead_letter_queue(&self) -> String {
@@ -78,52 +79,28 @@ impl Names {
         (conn, ch)
     }
 
-    /// Deletes the test's queues and exchanges from the shared broker (called at the end of a
-    /// passing test; a failing one leaves them for inspection).
+    /// Removes the test's queues, exchanges and database now (the services using them
+    /// stopped first).
     pub async fn cleanup(&self) {
-        let conn =
-            Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
-                .await
-                .expect("connect");
-        let ch = conn.create_channel().await.expect("channel");
-        for q in [self.queue.clone(), self.dead_letter_queue()] {
-            ch.queue_delete(q.as_str().into(), QueueDeleteOptions::default())
-                .await
-                .expect("delete queue");
-        }
-        for x in [self.exchange.clone(), format!("{}.dlx", self.queue)] {
-            ch.exchange_delete(x.as_str().into(), ExchangeDeleteOptions::default())
-                .await
-                .expect("delete exchange");
-        }
-        outbox_support::amqp::close(&conn, "bye").await;
+        self.made.remove().await.expect("the test's names removed");
     }
 }
 
+/// mail-svc's shipped defaults, with the test's database, broker, exchange and queue, port 0 and
+/// a smaller pool.
 pub fn config(names: &Names) -> Config {
-    Config {
-        database_url: names.database_url.clone().into(),
-        db_max_connections: 8,
-        amqp_url: outbox_testkit::amqp_url().into(),
-        amqp_tls: Default::default(),
-        amqp_exchange: names.exchange.clone(),
-        mail_queue: names.queue.clone(),
-        prefetch: 64,
-        consumer_concurrency: 8,
-        batch_size: 64,
-        batch_window: Some(Duration::from_millis(5)),
-        mailer_concurrency: 2,
-        mailer: MailerKind::Log,
-        smtp_url: "smtp://127.0.0.1:1".into(),
-        smtp_ca_file: None,
-        mail_from: "Outbox Shop <shop@example.com>".into(),
-        mail_hold_alert: Duration::from_secs(60),
-        mail_retention: Duration::from_secs(30 * 86_400),
-        admin_actions_retention: Duration::from_secs(365 * 86_400),
-        trusted_publishers: Vec::new(),
-        hooks: Hooks::default(),
-        server: outbox_kit::settings::ServerSettings::on_free_ports(),
-    }
+    let mut cfg = <Config as clap::Parser>::parse_from(["mail-svc"]);
+    cfg.database_url = names.database_url.clone().into();
+    cfg.db_max_connections = 8;
+    cfg.amqp_url = outbox_testkit::amqp_url().into();
+    cfg.amqp_exchange = names.exchange.clone();
+    cfg.mail_queue = names.queue.clone();
+    cfg.prefetch = 64;
+    cfg.consumer_concurrency = 8;
+    cfg.mailer_concurrency = 2;
+    cfg.smtp_url = "smtp://127.0.0.1:1".into();
+    cfg.server = outbox_kit::settings::ServerSettings::on_free_ports();
+    cfg
 }
 
 /// [`config`] with MAILER=smtp, sending to the plain SMTP server at `server`.
@@ -141,7 +118,7 @@ pub struct TestMail {
     pub metrics_addr: std::net::SocketAddr,
     pub consuming: tokio::sync::watch::Receiver<bool>,
     pub shutdown: CancellationToken,
-    pub app: tokio::task::JoinHandle<anyhow::Result<()>>,
+    pub running: outbox_testkit::Running,
 }
 
 /// Starts mail-svc and waits until its consumer is consuming (so the queue exists and is bound).
@@ -155,7 +132,7 @@ pub async fn start(cfg: Config) -> TestMail {
     let metrics_addr = app.metrics_addr();
     let pool = app.pool().clone();
     let mut consuming = app.consuming();
-    let app = tokio::spawn(app.run());
+    let running = outbox_testkit::Running::spawn(grpc_addr, shutdown.clone(), app.run());
     tokio::time::timeout(Duration::from_secs(60), consuming.wait_for(|c| *c))
         .await
         .expect("consumer starts within 60s")
@@ -170,7 +147,7 @@ pub async fn start(cfg: Config) -> TestMail {
         metrics_addr,
         consuming,
         shutdown,
-        app,
+        running,
     }
 }
 
@@ -247,14 +224,8 @@ impl TestMail {
         self.mails(order_id).await.iter().map(|m| m.seq).collect()
     }
 
-    pub async fn stop(self) {
-        self.shutdown.cancel();
-        // A shutdown that never ends is a failure to name, not a test that hangs.
-        tokio::time::timeout(Duration::from_secs(60), self.app)
-            .await
-            .expect("mail-svc stops within 60 s of its shutdown")
-            .expect("join")
-            .expect("clean stop");
+    pub async fn stop(mut self) {
+        self.running.stop().await.expect("clean stop");
     }
 }
 
@@ -263,23 +234,7 @@ pub async fn metrics_text(addr: std::net::SocketAddr) -> String {
     outbox_testkit::scrape(addr).await.expect("GET /metrics")
 }
 
-/// Polls `check` every 50 ms until it returns `Some`, for at most `secs` seconds.
-pub async fn eventually<T, F, Fut>(what: &str, secs: u64, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        if tokio::time::Instant::now() > deadline {
-            panic!("timed out after {secs}s waiting for: {what}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+pub use outbox_testkit::eventually;
 
 pub fn created(seq: u64, order: i64, email: &str) -> OrderEvent {
     OrderEvent {

@@ -10,7 +10,7 @@ use std::{
 use futures::StreamExt;
 use lapin::{
     BasicProperties, Connection, ConnectionProperties,
-    options::{BasicConsumeOptions, ExchangeDeleteOptions, QueueBindOptions, QueueDeclareOptions},
+    options::{BasicConsumeOptions, QueueBindOptions, QueueDeclareOptions},
     types::{AMQPValue, FieldTable, ShortString},
 };
 use outbox_proto::{
@@ -66,6 +66,9 @@ pub struct Orders {
     pub database_url: String,
     pub database: String,
     shutdown: CancellationToken,
+    /// Its database, dropped with it (passing or failing: the drop ends the relays and
+    /// orders-svc of the test that still use it).
+    _made: outbox_testkit::Made,
 }
 
 impl Orders {
@@ -77,6 +80,8 @@ impl Orders {
     pub async fn start_on(database: String) -> Self {
         init_logs();
         let database_url = format!("{}/{database}", outbox_testkit::pg_server_url());
+        let made = outbox_testkit::Made::new();
+        made.database(&database);
         let shutdown = CancellationToken::new();
         let app = orders_svc::App::build(
             orders_svc::Config {
@@ -101,6 +106,7 @@ impl Orders {
             database_url,
             database,
             shutdown,
+            _made: made,
         }
     }
 
@@ -140,11 +146,6 @@ impl Orders {
 impl Drop for Orders {
     fn drop(&mut self) {
         self.shutdown.cancel();
-        // A passing test leaves no database behind; a failing one keeps it to look at. The
-        // drop ends the relays and orders-svc of the test that still use it.
-        if !std::thread::panicking() {
-            outbox_testkit::drop_database_blocking(self.database.clone());
-        }
     }
 }
 
@@ -165,26 +166,21 @@ pub const LIFECYCLE: [OrderStatus; 4] = [
     OrderStatus::Delivered,
 ];
 
-/// A relay config for tests: port 0, short backoff, quick poll and takeover.
+/// A relay config for tests: the shipped defaults, with port 0, short backoff, quick poll and
+/// takeover.
 pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Config {
-    Config {
-        database_url: database_url.into(),
-        amqp_url: amqp_url.into(),
-        amqp_tls: Default::default(),
-        amqp_exchange: exchange.to_owned(),
-        batch_size: 64,
-        backoff_min: Some(Duration::from_millis(50)),
-        backoff_max: Some(Duration::from_secs(1)),
-        poll_interval: Some(Duration::from_millis(500)),
-        standby_retry: Some(Duration::from_millis(200)),
-        confirm_timeout: Some(Duration::from_secs(5)),
-        leader_lease: Duration::from_secs(10),
-        published_retention: outbox_relay::DEFAULT_PUBLISHED_RETENTION,
-        relay_shards: None,
-        before_delete: None,
-        server: outbox_kit::settings::ServerSettings::on_free_ports(),
-        fleet: Default::default(),
-    }
+    let mut c = <Config as clap::Parser>::parse_from(["relay-svc"]);
+    c.database_url = database_url.into();
+    c.amqp_url = amqp_url.into();
+    c.amqp_exchange = exchange.to_owned();
+    c.batch_size = 64;
+    c.backoff_min = Duration::from_millis(50);
+    c.backoff_max = Duration::from_secs(1);
+    c.poll_interval = Duration::from_millis(500);
+    c.standby_retry = Duration::from_millis(200);
+    c.confirm_timeout = Duration::from_secs(5);
+    c.server = outbox_kit::settings::ServerSettings::on_free_ports();
+    c
 }
 
 /// A running relay-svc.
@@ -194,15 +190,19 @@ pub struct Relay {
     pub metrics_addr: std::net::SocketAddr,
     pub shutdown: CancellationToken,
     /// The in-process figures, including those `GetStatus` does not carry (holds, quarantine).
-    pub live: Arc<outbox_relay::status::Status>,
+    pub live: Arc<outbox_relay::Status>,
     /// Each shard's orders-svc schema as the relay reads it (see `relay_svc::schema`).
     pub schemas: Vec<tokio::sync::watch::Receiver<relay_svc::schema::Schema>>,
     crash: CrashHandle,
-    pub task: tokio::task::JoinHandle<anyhow::Result<()>>,
+    running: outbox_testkit::Running,
+    /// Its exchange, removed with it (the relay declares it).
+    _made: outbox_testkit::Made,
 }
 
 impl Relay {
     pub async fn start(cfg: Config) -> Self {
+        let made = outbox_testkit::Made::new();
+        made.exchange(&cfg.amqp_exchange);
         let shutdown = CancellationToken::new();
         let app = App::build(cfg, shutdown.clone())
             .await
@@ -212,7 +212,7 @@ impl Relay {
         let crash = app.crash_handle();
         let live = app.status();
         let schemas = app.schemas();
-        let task = tokio::spawn(app.run());
+        let running = outbox_testkit::Running::spawn(grpc_addr, shutdown.clone(), app.run());
         let client = RelayServiceClient::connect(format!("http://{grpc_addr}"))
             .await
             .expect("relay client connects");
@@ -224,7 +224,8 @@ impl Relay {
             live,
             schemas,
             crash,
-            task,
+            running,
+            _made: made,
         }
     }
 
@@ -260,21 +261,14 @@ impl Relay {
 
     /// Graceful shutdown, as SIGTERM would: waits until it has stopped.
     pub async fn stop(&mut self) -> anyhow::Result<()> {
-        self.shutdown.cancel();
-        (&mut self.task).await.expect("relay task joins")
+        self.running.stop().await
     }
 
+    /// The body of its `GET /metrics` answer.
     pub async fn metrics(&self) -> String {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut s = tokio::net::TcpStream::connect(self.metrics_addr)
+        outbox_testkit::scrape(self.metrics_addr)
             .await
-            .expect("metrics connect");
-        s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
-            .await
-            .expect("metrics write");
-        let mut body = String::new();
-        s.read_to_string(&mut body).await.expect("metrics read");
-        body
+            .expect("GET /metrics")
     }
 }
 
@@ -319,6 +313,8 @@ pub struct Consumer {
     connection: Connection,
     pub queue: String,
     exchange: String,
+    /// The exchange and the queue, removed with the consumer (passing or failing).
+    made: outbox_testkit::Made,
 }
 
 impl Consumer {
@@ -337,12 +333,15 @@ impl Consumer {
             .await
             .expect("declare exchange");
         let queue = outbox_testkit::unique("relay_q");
+        let made = outbox_testkit::Made::new();
+        made.exchange(exchange).queue(&queue);
         let c = Self {
             received: Arc::default(),
             channel,
             connection,
             queue,
             exchange: exchange.to_owned(),
+            made,
         };
         if let Some(binding) = binding {
             c.bind(binding).await;
@@ -415,16 +414,13 @@ impl Consumer {
         want.iter().all(|s| got.contains(s))
     }
 
-    /// Deletes the exchange (the queue is exclusive and goes with the connection).
+    /// Deletes the exchange and the queue now.
     pub async fn cleanup(self) {
-        let _ = self
-            .channel
-            .exchange_delete(
-                self.exchange.as_str().into(),
-                ExchangeDeleteOptions::default(),
-            )
-            .await;
         let _ = self.connection.close(200, "test done".into()).await;
+        self.made
+            .remove()
+            .await
+            .expect("the consumer's names removed");
     }
 }
 

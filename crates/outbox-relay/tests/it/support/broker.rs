@@ -12,10 +12,7 @@ use std::{
 use futures::StreamExt;
 use lapin::{
     BasicProperties, Connection, ConnectionProperties,
-    options::{
-        BasicConsumeOptions, BasicPublishOptions, ExchangeDeleteOptions, QueueBindOptions,
-        QueueDeclareOptions, QueueDeleteOptions,
-    },
+    options::{BasicConsumeOptions, BasicPublishOptions, QueueBindOptions, QueueDeclareOptions},
     types::FieldTable,
 };
 use outbox::wire::Envelope;
@@ -24,12 +21,15 @@ use prost::Message;
 /// Declares a fresh exchange (`<prefix>_ex`) as the relay does and a queue bound to it under
 /// `binding`, before anything is published (an unroutable event would stay in the outbox), and
 /// consumes the queue without acks. The queue is exclusive: the broker drops it with the
-/// returned connection, whatever the test's end.
-pub async fn consume_all(prefix: &str, binding: &str) -> (String, Connection, lapin::Consumer) {
+/// returned connection; the exchange goes with the returned guard, whatever the test's end.
+pub async fn consume_all(
+    prefix: &str,
+    binding: &str,
+) -> (String, Connection, lapin::Consumer, outbox_testkit::Made) {
     let queue = Queue::declare(prefix, None, true).await;
     queue.bind(binding).await;
     let deliveries = queue.consume().await;
-    (queue.exchange, queue.connection, deliveries)
+    (queue.exchange, queue.connection, deliveries, queue.made)
 }
 
 /// An exchange (fresh, or one given), declared as the relay does, and a queue of the test's own
@@ -37,9 +37,10 @@ pub async fn consume_all(prefix: &str, binding: &str) -> (String, Connection, la
 struct Queue {
     exchange: String,
     name: String,
-    exclusive: bool,
     channel: lapin::Channel,
     connection: Connection,
+    /// The exchange and the queue, removed when the queue's owner goes (passing or failing).
+    made: outbox_testkit::Made,
 }
 
 impl Queue {
@@ -51,6 +52,8 @@ impl Queue {
             Into::into,
         );
         let name = outbox_testkit::unique(&format!("{prefix}_q"));
+        let made = outbox_testkit::Made::new();
+        made.exchange(&exchange).queue(&name);
         let connection =
             Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
                 .await
@@ -71,9 +74,9 @@ impl Queue {
         Self {
             exchange,
             name,
-            exclusive,
             channel,
             connection,
+            made,
         }
     }
 
@@ -257,26 +260,13 @@ impl Consumer {
         assert!(twice.is_empty(), "published more than once: {twice:?}");
     }
 
-    /// Deletes the exchange and a shared queue (an exclusive one goes with the connection).
+    /// Deletes the exchange and the queue now.
     pub async fn cleanup(self) {
-        if !self.queue.exclusive {
-            let _ = self
-                .queue
-                .channel
-                .queue_delete(
-                    self.queue.name.as_str().into(),
-                    QueueDeleteOptions::default(),
-                )
-                .await;
-        }
-        let _ = self
-            .queue
-            .channel
-            .exchange_delete(
-                self.exchange.as_str().into(),
-                ExchangeDeleteOptions::default(),
-            )
-            .await;
         outbox_support::amqp::close(&self.queue.connection, "test done").await;
+        self.queue
+            .made
+            .remove()
+            .await
+            .expect("the consumer's names removed");
     }
 }

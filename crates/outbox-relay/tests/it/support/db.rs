@@ -34,8 +34,7 @@ pub async fn append_and_notify(pool: &PgPool, outbox: &Outbox, event: NewEvent) 
     seq
 }
 
-/// A fresh database with an outbox; dropped with the value unless the test failed (a failing
-/// test's database is kept to look at, and swept by the next run).
+/// A fresh database with an outbox; dropped with the value, whether the test passed or failed.
 pub struct Db {
     pub database_url: String,
     pub pool: PgPool,
@@ -225,9 +224,6 @@ impl Db {
 
 impl Drop for Db {
     fn drop(&mut self) {
-        if std::thread::panicking() {
-            return;
-        }
         outbox_testkit::drop_database_blocking(
             outbox_testkit::database_name(&self.database_url).to_owned(),
         );
