@@ -47,7 +47,7 @@ use crate::{
     error::Error,
     lease::{Lease, RegistryFeed, Unproven},
     publisher::{Encoder, EnvelopeEncoder},
-    status::Status,
+    live::Status,
 };
 
 use self::registry::{Claimed, Registry, State};
