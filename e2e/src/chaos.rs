@@ -30,6 +30,7 @@ mod check;
 mod fleet;
 mod report;
 
+pub use fleet::REBALANCE_WAIT;
 pub use report::ChaosReport;
 
 /// How hard to push.

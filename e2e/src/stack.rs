@@ -85,7 +85,9 @@ pub struct ServiceProc {
 }
 
 impl ServiceProc {
-    fn new(
+    /// Service `name` of binary `bin` with `env`, on free gRPC and metrics ports of its own
+    /// (`GRPC_ADDR`, `METRICS_ADDR`), logging to `log_dir/<name>.log`; not started yet.
+    pub fn new(
         name: String,
         bin: PathBuf,
         mut env: Vec<(String, String)>,

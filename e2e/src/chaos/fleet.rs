@@ -9,18 +9,14 @@
 //! time in the summary.
 
 use std::{
-    collections::{BTreeMap, BTreeSet},
+    collections::BTreeSet,
     time::{Duration, Instant},
 };
 
 use anyhow::Context;
-use outbox_relay::fleet::{
-    assign,
-    registry::{By, NewDatabase, Registry, State},
-};
+use outbox_relay::fleet::registry::{By, NewDatabase, Registry, State};
 use outbox_support::secret::SecretUrl;
 use rand::{Rng, rngs::StdRng};
-use sqlx::postgres::PgPoolOptions;
 
 use super::{ChaosOptions, ChaosReport};
 use crate::stack::{ServiceProc, Stack, StackConfig, db_name};
@@ -83,22 +79,7 @@ impl FleetRun {
             "--fleet needs 2 or more --relays: a kill or a freeze must leave a live instance"
         );
         let db = outbox_testkit::unique("chaos_fleet");
-        let url = format!("{}/{db}", outbox_testkit::pg_server_url());
-        let admin = sqlx::PgPool::connect(&format!("{}/postgres", outbox_testkit::pg_server_url()))
-            .await
-            .context("connecting to PostgreSQL as admin")?;
-        sqlx::query(sqlx::AssertSqlSafe(format!("create database \"{db}\"")))
-            .execute(&admin)
-            .await
-            .context("creating the fleet database")?;
-        admin.close().await;
-        let pool = PgPoolOptions::new()
-            .max_connections(2)
-            .connect(&url)
-            .await
-            .context("connecting to the fleet database")?;
-        let registry = Registry::new(pool);
-        registry.migrate().await?;
+        let (url, registry) = crate::fleet::fleet_database(&db).await?;
         let lease = Duration::from_secs(opts.fleet_lease_secs.max(1));
         cfg.fleet_database_url = Some(url);
         cfg.relay_env
@@ -307,7 +288,7 @@ impl FleetRun {
             .filter_map(|(_, r)| r.is_running().then(|| instance(r)))
             .collect();
         loop {
-            let Some(why) = self.unsettled(&live).await? else {
+            let Some(why) = crate::fleet::unsettled(&self.registry, &live).await? else {
                 report.rebalances.push((what, since.elapsed()));
                 return Ok(());
             };
@@ -320,29 +301,6 @@ impl FleetRun {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-    }
-
-    /// Why the fleet has not settled (`None`: it has): a database to publish without a live
-    /// owner, or a live instance above its share, as the registry says.
-    async fn unsettled(&self, live: &BTreeSet<String>) -> anyhow::Result<Option<String>> {
-        let entries = self.registry.list().await?;
-        let to_publish: Vec<_> = entries
-            .iter()
-            .filter(|e| e.state != State::Drained)
-            .collect();
-        let mut held: BTreeMap<&str, usize> = BTreeMap::new();
-        for e in &to_publish {
-            match e.owner.as_deref() {
-                Some(owner) if live.contains(owner) => *held.entry(owner).or_default() += 1,
-                Some(owner) => return Ok(Some(format!("{} is held by {owner}", e.name))),
-                None => return Ok(Some(format!("{} has no owner", e.name))),
-            }
-        }
-        let share = assign::quota(to_publish.len(), live.len()) + 1;
-        Ok(held
-            .into_iter()
-            .find(|(_, n)| *n > share)
-            .map(|(owner, n)| format!("{owner} holds {n}, above its share of {share}")))
     }
 }
 
