@@ -38,7 +38,6 @@ use tokio::sync::Semaphore;
 
 use crate::{
     load::{
-        outbox::fill_outbox,
         progress,
         stack::{amqp, topic_to_queue},
     },
@@ -153,7 +152,7 @@ pub(super) async fn fleet(opts: &BenchOptions) -> anyhow::Result<FleetCost> {
             opts.fleet_backlog
         ));
         let pool = PgPool::connect(&urls[0]).await?;
-        fill_outbox(&pool, opts.fleet_backlog, BACKLOG_AGGREGATES, 0).await?;
+        fill_backlog(&pool, opts.fleet_backlog).await?;
         pool.close().await;
     }
 
@@ -359,6 +358,41 @@ pub(super) async fn fleet(opts: &BenchOptions) -> anyhow::Result<FleetCost> {
     );
     drop(dbs);
     Ok(cost)
+}
+
+/// `rows` rows in the outbox in one transaction, over [`BACKLOG_AGGREGATES`] aggregates (ids
+/// below it: database 0's), each aggregate's rows chained, as `crate::load::outbox::fill_outbox`
+/// writes orders-svc's outbox (whose `aggregate_type` has a default; this outbox's has none).
+/// The seqs are reserved after the transaction took its xid, the order the relay's read floor
+/// relies on.
+async fn fill_backlog(pool: &PgPool, rows: u64) -> anyhow::Result<()> {
+    let rows = i64::try_from(rows)?;
+    let mut tx = pool.begin().await?;
+    sqlx::query("select pg_current_xact_id()")
+        .execute(&mut *tx)
+        .await?;
+    let last: i64 = sqlx::query_scalar(
+        "select setval(pg_get_serial_sequence('outbox', 'seq'),
+                       nextval(pg_get_serial_sequence('outbox', 'seq')) + $1 - 1)",
+    )
+    .bind(rows)
+    .fetch_one(&mut *tx)
+    .await?;
+    sqlx::query(
+        "insert into outbox (seq, aggregate_type, aggregate_id, event_type, routing_key,
+                             content_type, prev_seq, payload)
+         overriding system value
+         select $3 + g, 'order', g % $2, 'OrderStatusChanged', 'order.status_changed',
+                'application/json', case when g >= $2 then $3 + g - $2 end, '\\x7b7d'::bytea
+           from generate_series(0, $1 - 1) g",
+    )
+    .bind(rows)
+    .bind(BACKLOG_AGGREGATES as i64)
+    .bind(last - rows + 1)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
