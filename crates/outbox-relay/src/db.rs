@@ -33,6 +33,13 @@ pub struct Queries {
     delete_only: String,
     backlog: String,
     roll_published: String,
+    /// The table the statements are built for (the fenced ones are built from it again).
+    table: TableName,
+    /// Whether the delete moves rows into `T_published` (see [`Queries::without_published`]).
+    keeps_published: bool,
+    /// Set by [`Queries::fenced`]: the epoch a fleet relay's deletes and quarantine moves
+    /// must find in the outbox database's fence.
+    fence: Option<i64>,
 }
 
 impl Queries {
@@ -155,6 +162,9 @@ impl Queries {
                                where seq = any(array(select seq from {holes} where seq < f.floor)))) \
                  from (select last_value as floor from {floor}) f"
             ),
+            table: table.clone(),
+            keeps_published: true,
+            fence: None,
         }
     }
 }
@@ -164,6 +174,59 @@ impl Queries {
     /// retention window).
     pub fn without_published(mut self) -> Self {
         self.delete = std::mem::take(&mut self.delete_only);
+        self.keeps_published = false;
+        self
+    }
+
+    /// The same statements with the delete and the quarantine move fenced at `epoch` (a fleet
+    /// relay's, see [`crate::fleet::fence`]): each takes effect only while the outbox database's
+    /// fence row holds `epoch`, checked in the same statement under a `for share` lock of the
+    /// row. A newer owner's `fence::take` waits for a fenced statement in flight, and one that
+    /// starts after the take finds the row moved on and changes nothing.
+    pub fn fenced(mut self, epoch: i64) -> Self {
+        let (events, quarantine, published) = (
+            self.table.events(),
+            self.table.quarantine(),
+            self.table.published(),
+        );
+        let fence = crate::fleet::fence::table(&self.table);
+        // `materialized`: the fence row is read (and share-locked) once, before any effect.
+        let held = format!(
+            "f as materialized (select epoch from {fence} where id and epoch = $2 for share)"
+        );
+        let columns = "seq, aggregate_type, aggregate_id, event_type, prev_seq, routing_key, \
+                       content_type, headers, payload, traceparent, created_at";
+        self.delete = if self.keeps_published {
+            format!(
+                "with {held}, \
+                      gone as (delete from {events} where seq = any($1) and exists (select from f) \
+                               returning {columns}), \
+                      kept as (insert into {published} ({columns}, published_at) \
+                               select *, clock_timestamp() from gone returning 1) \
+                 select exists (select from f), (select count(*) from kept)"
+            )
+        } else {
+            format!(
+                "with {held}, \
+                      gone as (delete from {events} where seq = any($1) and exists (select from f) \
+                               returning 1) \
+                 select exists (select from f), (select count(*) from gone)"
+            )
+        };
+        self.quarantine = format!(
+            "with {held}, \
+                  why as (select * from unnest($1::bigint[], $3::text[]) as w(seq, reason)), \
+                  moved as ( \
+                    delete from {events} o using why \
+                     where o.seq = why.seq and exists (select from f) \
+                    returning o.seq, o.aggregate_type, o.aggregate_id, o.event_type, \
+                              o.prev_seq, o.routing_key, o.content_type, o.headers, \
+                              o.payload, o.traceparent, o.created_at, why.reason), \
+                  kept as (insert into {quarantine} ({columns}, reason) \
+                           select * from moved returning 1) \
+             select exists (select from f), (select count(*) from kept)"
+        );
+        self.fence = Some(epoch);
         self
     }
 }
@@ -316,6 +379,13 @@ pub struct Read {
 /// moved them first).
 pub async fn quarantine(q: &Queries, pool: &PgPool, rows: &[(i64, String)]) -> Result<u64, Error> {
     let (seqs, reasons): (Vec<i64>, Vec<String>) = rows.iter().cloned().unzip();
+    if let Some(epoch) = q.fence {
+        let query = sqlx::query_as(AssertSqlSafe(q.quarantine.as_str()))
+            .bind(&seqs)
+            .bind(epoch)
+            .bind(&reasons);
+        return fenced(query, pool, epoch).await;
+    }
     let done = sqlx::query(AssertSqlSafe(q.quarantine.as_str()))
         .bind(&seqs)
         .bind(&reasons)
@@ -337,13 +407,37 @@ pub async fn quarantined(q: &Queries, pool: &PgPool) -> Result<u64, Error> {
 /// Deletes exactly the seqs the broker confirmed (and that no earlier failure of their order
 /// holds back), in one statement per batch. Returns how many rows went away (fewer when another
 /// instance got there first).
-pub async fn delete(q: &Queries, pool: &PgPool, seqs: &[i64]) -> Result<u64, Error> {
+pub async fn delete<'c>(
+    q: &Queries,
+    pool: impl sqlx::PgExecutor<'c>,
+    seqs: &[i64],
+) -> Result<u64, Error> {
+    if let Some(epoch) = q.fence {
+        let query = sqlx::query_as(AssertSqlSafe(q.delete.as_str()))
+            .bind(seqs)
+            .bind(epoch);
+        return fenced(query, pool, epoch).await;
+    }
     let done = sqlx::query(AssertSqlSafe(q.delete.as_str()))
         .bind(seqs)
         .execute(pool)
         .await
         .map_err(Error::from_db)?;
     Ok(done.rows_affected())
+}
+
+/// Runs a fenced statement (see [`Queries::fenced`]): how many rows it moved, or
+/// [`Error::Fenced`] when the fence no longer holds `epoch` (then it moved none).
+async fn fenced<'q, 'c>(
+    query: sqlx::query::QueryAs<'q, sqlx::Postgres, (bool, i64), sqlx::postgres::PgArguments>,
+    pool: impl sqlx::PgExecutor<'c>,
+    epoch: i64,
+) -> Result<u64, Error> {
+    let (held, moved) = query.fetch_one(pool).await.map_err(Error::from_db)?;
+    if !held {
+        return Err(Error::Fenced { epoch });
+    }
+    Ok(u64::try_from(moved).unwrap_or(0))
 }
 
 /// The published rows (`T_published`) of one aggregate with seqs from `from` to `to`

@@ -64,6 +64,14 @@ pub enum Error {
         /// The seqs delivered before it, in order.
         replayed: Vec<i64>,
     },
+    /// A fleet relay's delete or quarantine move changed nothing: the outbox database's fence
+    /// holds a newer epoch than this instance's lease (another instance owns the database now;
+    /// see `fleet::fence`). The relay stops at once.
+    #[error("fenced: the outbox database's fence has moved past this relay's epoch {epoch}")]
+    Fenced {
+        /// The epoch this relay held.
+        epoch: i64,
+    },
     /// The database failed.
     #[error(transparent)]
     Db(#[from] sqlx::Error),

@@ -13,6 +13,10 @@
 //!
 //! The heartbeat runs in a task of its own (so a long wave does not delay it) that is aborted
 //! with the relay: a crashed relay drops the connection, and PostgreSQL the lock.
+//!
+//! A relay of a fleet ([`crate::fleet`]) leads under the same [`Lease`], kept by its instance's
+//! registry renewals instead of a lock connection ([`Lease::kept_by_registry`]): the cycle checks
+//! one lease whichever keeps it.
 
 use std::time::{Duration, Instant};
 
@@ -91,14 +95,45 @@ pub(crate) enum Unproven {
     Lost(String),
 }
 
-/// A held leader lock and its heartbeat.
+/// The right to publish an outbox: a held leader lock and its heartbeat, or a fleet
+/// registry's lease renewed by the instance's loop.
 #[derive(Debug)]
 pub(crate) struct Lease {
     state: watch::Receiver<State>,
-    /// Half the lease: a standby terminates the session only after a full lease of silence.
+    /// Half the lease: a standby terminates the session (a fleet instance claims the database)
+    /// only after a full lease of silence.
     guard: Duration,
-    release: CancellationToken,
-    task: AbortOnDrop,
+    keeper: Keeper,
+}
+
+/// What keeps a [`Lease`] proven.
+#[derive(Debug)]
+enum Keeper {
+    /// The leader lock's heartbeat task on its own connection.
+    Heartbeat {
+        release: CancellationToken,
+        task: AbortOnDrop,
+    },
+    /// The fleet instance's renewals in the registry, fed through a [`RegistryFeed`]; given back
+    /// by the instance, not by the relay.
+    Registry,
+}
+
+/// The fleet instance's side of a [`Lease::kept_by_registry`]: each successful renewal proves
+/// it, a failed one (or a lost lease) ends it.
+#[derive(Debug, Clone)]
+pub(crate) struct RegistryFeed(watch::Sender<State>);
+
+impl RegistryFeed {
+    /// The renewal that started at `at` kept the lease.
+    pub(crate) fn proven(&self, at: Instant) {
+        self.0.send_replace(State::Proven(at));
+    }
+
+    /// The lease is gone (another instance holds it, or it ran out): the relay stops at once.
+    pub(crate) fn lost(&self, why: impl Into<String>) {
+        self.0.send_replace(State::Lost(why.into()));
+    }
 }
 
 impl Lease {
@@ -116,9 +151,23 @@ impl Lease {
         Self {
             state,
             guard: lease / 2,
-            release,
-            task: AbortOnDrop(task),
+            keeper: Keeper::Heartbeat {
+                release,
+                task: AbortOnDrop(task),
+            },
         }
+    }
+
+    /// A fleet registry's lease of `lease`, just claimed or renewed by the renewal that started
+    /// at `proven_at`; the instance keeps it proven through the returned feed.
+    pub(crate) fn kept_by_registry(lease: Duration, proven_at: Instant) -> (Self, RegistryFeed) {
+        let (tx, state) = watch::channel(State::Proven(proven_at));
+        let lease = Self {
+            state,
+            guard: lease / 2,
+            keeper: Keeper::Registry,
+        };
+        (lease, RegistryFeed(tx))
     }
 
     /// Ok while the lock is proven recently enough to publish.
@@ -138,7 +187,7 @@ impl Lease {
                 State::Lost(e) => e.clone(),
                 State::Proven(_) => unreachable!("waited for Lost"),
             },
-            // The heartbeat task ended without saying why (aborted).
+            // The heartbeat task (or the fleet instance's loop) ended without saying why.
             Err(_) => "the heartbeat stopped".into(),
         }
     }
@@ -162,11 +211,13 @@ impl Lease {
         }
     }
 
-    /// Ends the session politely, releasing the lock now so that a standby need not wait.
+    /// Ends the session politely, releasing the lock now so that a standby need not wait. A
+    /// registry's lease is given back by the fleet instance once the relay has stopped.
     pub(crate) async fn release(self) {
-        self.release.cancel();
-        let Self { mut task, .. } = self;
-        let _ = tokio::time::timeout(Duration::from_secs(5), &mut task.0).await;
+        if let Keeper::Heartbeat { release, mut task } = self.keeper {
+            release.cancel();
+            let _ = tokio::time::timeout(Duration::from_secs(5), &mut task.0).await;
+        }
     }
 }
 

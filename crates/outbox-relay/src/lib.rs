@@ -37,6 +37,10 @@
 //! advisory lock as a lease; a standby that sees the holder's session silent for the lease
 //! terminates it and takes over.
 //!
+//! **Fleet** ([`fleet`]): one set of instances publishes many outbox databases listed in a
+//! registry, each database by one instance at a time under a registry lease, its deletes and
+//! quarantine moves fenced at the lease's epoch inside the outbox database.
+//!
 //! Layout: `cycle` (the loop: stand by or lead, read, publish, delete; the per-row rule table),
 //! `lease` (taking the leader lock, the heartbeat), `floor` (the read floor), `publisher`
 //! (messages, topology, confirms, return matching), `db` (the SQL), [`status`] (figures and
@@ -51,8 +55,8 @@
 //! [`LEADER_LOCK_KEY`], [`Encoder`], [`EnvelopeEncoder`], [`Outgoing`], [`OutboxRow`],
 //! [`Publisher`] (for [`Replay`]) and its [`Outcome`], [`declare_exchange`] (the events exchange as
 //! the relay declares it, for a consumer or a test that starts first), [`Replay`], [`Backlog`],
-//! the modules [`error`], [`status`] (with [`Status`] and [`Snapshot`]), [`operator`], [`replay`]
-//! and [`hook`] (a crash test's stop between the broker's confirms and the delete,
+//! the modules [`error`], [`status`] (with [`Status`] and [`Snapshot`]), [`operator`], [`replay`],
+//! [`fleet`] (the registry, the fence, the assignment and [`fleet::Fleet`]) and [`hook`] (a crash test's stop between the broker's confirms and the delete,
 //! [`Settings::before_delete`]), and the re-exports `sqlx`, `lapin`, `tokio_util`, [`Tls`],
 //! [`BrokerUrls`], [`DEFAULT_HEARTBEAT`]. Nothing else is public:
 //! the modules `db` (the SQL), `floor` and `publisher` are public only with the feature
@@ -69,6 +73,7 @@ pub use tokio_util;
 
 mod cycle;
 pub mod error;
+pub mod fleet;
 pub mod hook;
 mod lease;
 pub mod operator;

@@ -145,6 +145,9 @@ pub struct Status {
     /// Set from the loss of the broker connection until a new one is open (health).
     broker_lost: Mutex<Option<&'static str>>,
     amqp_reconnects: AtomicU64,
+    /// The last failure of the broker or the database, until a cycle succeeds (a fleet
+    /// instance reports it in its registry).
+    last_error: Mutex<Option<String>>,
     /// Numbers the broker connections; the last one opened is the one whose loss counts for
     /// health (a late report of an older connection's loss must not undo a newer one).
     connection: AtomicU64,
@@ -351,6 +354,16 @@ impl Status {
     pub(crate) fn set_active(&self, active: bool) {
         self.active.store(active, Relaxed);
         metrics::gauge!(names::ACTIVE, self.labels.clone()).set(if active { 1.0 } else { 0.0 });
+    }
+
+    /// The last failure of the broker or the database, until a cycle succeeds again (what a
+    /// fleet's `list` shows as a database's last error).
+    pub fn last_error(&self) -> Option<String> {
+        lock(&self.last_error).clone()
+    }
+
+    pub(crate) fn set_last_error(&self, error: Option<String>) {
+        *lock(&self.last_error) = error;
     }
 
     pub(crate) fn set_consecutive_failures(&self, n: u32) {

@@ -228,7 +228,8 @@ impl Relay {
             return Ok(Cycle::Interrupted);
         }
         if let Some(e) = delete_error
-            && self.undeleted.len() > UNDELETED_BATCHES * self.cfg.batch_size as usize
+            && (matches!(e, Error::Fenced { .. })
+                || self.undeleted.len() > UNDELETED_BATCHES * self.cfg.batch_size as usize)
         {
             return Err(e);
         }

@@ -25,6 +25,8 @@ impl Relay {
         let deleting = self.deleting.take();
         let error = settle_deletes(&self.queries, &self.pool, deleting, &mut self.undeleted).await;
         match error {
+            // Another instance owns the database now: stop, nothing of ours may take effect.
+            Some(e @ Error::Fenced { .. }) => Err(e),
             Some(e) if self.undeleted.len() > UNDELETED_BATCHES * self.cfg.batch_size as usize => {
                 Err(e)
             }

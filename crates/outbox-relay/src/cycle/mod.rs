@@ -38,7 +38,7 @@ use std::{
 };
 
 use outbox_support::{backoff::Backoff, failover::Failover};
-use sqlx::{PgConnection, PgPool, postgres::PgListener};
+use sqlx::{PgPool, postgres::PgListener};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -162,20 +162,9 @@ impl Relay {
         self.status.set_active(false);
         self.status.set_broker_blocked(None);
         while let Some(lock) = self.acquire_lock().await {
-            self.status.set_active(true);
             tracing::info!("relay: active (holding the leader lock)");
-            // The read floor is the term's own: it starts from the table's head.
-            self.reader.reset().await;
-            let lost = self.lead(lock).await;
-            self.status.set_active(false);
-            // A standby publishes nothing: its broker connection is no concern of its health.
-            self.status.broker_connection_ok(0);
-            // A new term starts with no holds and no read-ahead: the next leader's read decides
-            // afresh.
-            self.held.clear();
-            self.prefetched = None;
-            self.status.set_held_orders(0);
-            match lost {
+            let lease = Lease::start(lock, self.cfg.leader_lease, DB_TIMEOUT);
+            match self.term(lease).await {
                 None => break,
                 Some(e) => tracing::warn!(error = %e, "relay: lost the leader lock, standing by"),
             }
@@ -183,10 +172,40 @@ impl Relay {
         tracing::info!("relay: stopped");
     }
 
+    /// Publishes under a fleet registry's `lease`, its deletes and quarantine moves fenced at
+    /// `epoch` (see [`crate::fleet::fence`]), until shutdown (`None`) or until the lease is
+    /// lost or the fence taken by a newer owner (why). Never stands by: the fleet instance
+    /// decides what runs next.
+    pub(crate) async fn run_owned(mut self, lease: Lease, epoch: i64) -> Option<String> {
+        self.queries = Arc::new(self.queries.as_ref().clone().fenced(epoch));
+        self.reader = Reader::new(self.queries.clone(), self.pool.clone(), self.status.clone());
+        self.status.set_broker_blocked(None);
+        let lost = self.term(lease).await;
+        tracing::info!("relay: stopped");
+        lost
+    }
+
+    /// One term as the publisher of the outbox: leads while `lease` lives, then forgets the
+    /// term's state. Returns `None` on shutdown, or why the lease was lost.
+    async fn term(&mut self, lease: Lease) -> Option<String> {
+        self.status.set_active(true);
+        // The read floor is the term's own: it starts from the table's head.
+        self.reader.reset().await;
+        let lost = self.lead(lease).await;
+        self.status.set_active(false);
+        // A standby publishes nothing: its broker connection is no concern of its health.
+        self.status.broker_connection_ok(0);
+        // A new term starts with no holds and no read-ahead: the next leader's read decides
+        // afresh.
+        self.held.clear();
+        self.prefetched = None;
+        self.status.set_held_orders(0);
+        lost
+    }
+
     /// Publishes while the lease lives. Returns `None` on shutdown (after releasing the lock),
-    /// or why the lock was lost.
-    async fn lead(&mut self, lock: PgConnection) -> Option<String> {
-        let lease = Lease::start(lock, self.cfg.leader_lease, DB_TIMEOUT);
+    /// or why the lease was lost (or the fence taken by a newer owner).
+    async fn lead(&mut self, lease: Lease) -> Option<String> {
         self.roll_at_once();
         let mut listener: Option<PgListener> = None;
         let mut publisher: Option<Publisher> = None;
@@ -233,7 +252,12 @@ impl Relay {
                         }
                     }
                 }
+                Err(Error::Fenced { epoch }) => {
+                    // A newer owner took the database: nothing more of ours may take effect.
+                    break Some(Error::Fenced { epoch }.to_string());
+                }
                 Err(e) => {
+                    self.status.set_last_error(Some(e.to_string()));
                     let mut delay = self.failed();
                     let retry = self.backoff.failures();
                     match &e {
@@ -318,5 +342,6 @@ impl Relay {
         }
         self.backoff.reset();
         self.status.set_consecutive_failures(0);
+        self.status.set_last_error(None);
     }
 }

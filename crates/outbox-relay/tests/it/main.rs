@@ -3,6 +3,7 @@
 //! [`support`]. One module's tests: `cargo test -p outbox-relay --test it lease::`.
 
 mod any_outbox;
+mod fleet;
 mod floor;
 mod lease;
 mod operator;

@@ -1,0 +1,706 @@
+//! The fleet's registry: the outbox databases a fleet of relay instances publishes, their
+//! leases, the live instances and the operators' audit, in tables of the fleet database
+//! (`FLEET_DATABASE_URL`). Every statement of the fleet's coordination is here.
+//!
+//! - **Operators** ([`Registry::add`], [`Registry::drain`], [`Registry::remove`],
+//!   [`Registry::list`]): each action writes its audit row (`fleet_actions`) in the same
+//!   transaction as its effect. A URL's password is never printed: entries hold it as a
+//!   [`SecretUrl`], whose `Display` and `Debug` redact it.
+//! - **Instances** ([`heartbeat`], [`overview`], [`claim`], [`renew`], [`release`],
+//!   [`mark_drained`], [`report`]): the lease protocol of [`crate::fleet`]. Every lease
+//!   statement names the epoch it acts at: a [`claim`] bumps the epoch, so an older owner's
+//!   renew, release or report matches no row.
+//!
+//! Time is the fleet database's (`now()`): one clock for every instance's leases.
+
+use std::{fmt, str::FromStr, time::Duration};
+
+use chrono::{DateTime, Utc};
+use outbox_support::secret::SecretUrl;
+use sqlx::{PgPool, postgres::PgConnectOptions};
+
+/// An advisory-lock key of the migration ("fleet-mg" in ASCII): concurrent instances starting
+/// together create the tables one after the other.
+const MIGRATION_LOCK_KEY: i64 = 0x666c_6565_742d_6d67;
+
+/// The registry's tables. Idempotent (`if not exists`) rather than a versioned migration: the
+/// fleet database may be a database of the user's that has a migration history of its own.
+const MIGRATION: &str = "
+create table if not exists fleet_databases (
+    -- A stable name (operators' commands and the metrics' `db` label use it).
+    name               text primary key check (name ~ '^[a-z0-9][a-z0-9_-]{0,62}$'),
+    -- The events' shard: the id consumers key chains by.
+    source_id          integer not null unique check (source_id >= 0),
+    -- May carry a password: never printed.
+    url                text not null,
+    outbox_table       text not null default 'outbox',
+    exchange           text not null,
+    state              text not null default 'active'
+                         check (state in ('active', 'draining', 'drained')),
+    -- The lease: its holder, its epoch (bumped by every claim) and its end.
+    owner              text,
+    epoch              bigint not null default 0,
+    lease_until        timestamptz,
+    -- The owner's reports.
+    last_error         text,
+    last_error_at      timestamptz,
+    backlog            bigint,
+    oldest_unsent_secs double precision,
+    reported_at        timestamptz,
+    added_at           timestamptz not null default now()
+);
+create table if not exists fleet_instances (
+    id         text primary key,
+    started_at timestamptz not null default now(),
+    -- Live while seen within a lease.
+    seen_at    timestamptz not null default now()
+);
+create table if not exists fleet_actions (
+    id       bigint generated always as identity primary key,
+    at       timestamptz not null default now(),
+    actor    text not null,
+    action   text not null,
+    database text not null,
+    reason   text not null default '',
+    detail   text not null default ''
+);
+";
+
+/// What a registry operation can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An argument is not acceptable; `field` names it.
+    #[error("invalid {field}: {reason}")]
+    InvalidArgument {
+        /// The argument.
+        field: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// No database of this name is registered.
+    #[error("no database {0:?} in the fleet")]
+    NotFound(String),
+    /// A database with this name or source id is registered already (`field` says which).
+    #[error("a database with this {field} is in the fleet already: {value}")]
+    AlreadyExists {
+        /// `name` or `source_id`.
+        field: &'static str,
+        /// The value.
+        value: String,
+    },
+    /// `remove` of a database that is not drained (drain it first, or force).
+    #[error("database {name:?} is {state}, not drained: drain it first (or force the removal)")]
+    NotDrained {
+        /// The database.
+        name: String,
+        /// Its state.
+        state: State,
+    },
+    /// The fleet database failed.
+    #[error("fleet database: {0}")]
+    Db(#[from] sqlx::Error),
+}
+
+/// A registered database's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum State {
+    /// Published by its owner.
+    Active,
+    /// Its owner takes no new rows, finishes what is in flight, then marks it drained.
+    Draining,
+    /// Nobody publishes it; it may be removed.
+    Drained,
+}
+
+impl State {
+    /// The name stored and shown: `active`, `draining`, `drained`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Active => "active",
+            State::Draining => "draining",
+            State::Drained => "drained",
+        }
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for State {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "active" => Ok(State::Active),
+            "draining" => Ok(State::Draining),
+            "drained" => Ok(State::Drained),
+            other => Err(format!("unknown state {other:?}")),
+        }
+    }
+}
+
+fn state(s: &str) -> Result<State, Error> {
+    s.parse().map_err(|reason| {
+        Error::Db(sqlx::Error::Decode(
+            format!("fleet_databases.state: {reason}").into(),
+        ))
+    })
+}
+
+/// A database to add to the fleet.
+#[derive(Debug, Clone)]
+pub struct NewDatabase {
+    /// Its stable name: 1 to 63 of `a-z 0-9 _ -`, starting with a letter or digit.
+    pub name: String,
+    /// Its events' shard (what consumers key chains by); unique in the fleet, at least 0.
+    pub source_id: i32,
+    /// The outbox database.
+    pub url: SecretUrl,
+    /// The outbox table (`outbox`, `billing.outbox`).
+    pub table: String,
+    /// The topic exchange its events go to.
+    pub exchange: String,
+}
+
+impl NewDatabase {
+    /// Checks every field; the error names the first bad one.
+    pub fn validate(&self) -> Result<(), Error> {
+        let invalid = |field, reason: String| Err(Error::InvalidArgument { field, reason });
+        let name_ok = !self.name.is_empty()
+            && self.name.len() <= 63
+            && self
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+            && self
+                .name
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+        if !name_ok {
+            return invalid(
+                "name",
+                format!(
+                    "{:?}: 1 to 63 of a-z, 0-9, '_' and '-', starting with a letter or digit",
+                    self.name
+                ),
+            );
+        }
+        if self.source_id < 0 {
+            return invalid("source_id", format!("{} is negative", self.source_id));
+        }
+        if !["postgres://", "postgresql://"]
+            .iter()
+            .any(|scheme| self.url.expose().starts_with(scheme))
+        {
+            return invalid(
+                "url",
+                format!("{}: not a postgres:// or postgresql:// URL", self.url),
+            );
+        }
+        if let Err(e) = self
+            .url
+            .parse("url", "PostgreSQL URL", PgConnectOptions::from_str)
+        {
+            return invalid("url", e.to_string());
+        }
+        if let Err(e) = outbox::TableName::parse(&self.table) {
+            return invalid("table", e.to_string());
+        }
+        if self.exchange.is_empty() || self.exchange.len() > 255 {
+            return invalid("exchange", "must be 1 to 255 bytes long".into());
+        }
+        Ok(())
+    }
+}
+
+/// Who did an operator action, and why (the audit row's).
+#[derive(Debug, Clone, Default)]
+pub struct By {
+    /// The operator (a user, a token's name, `outboxctl`).
+    pub who: String,
+    /// Why, in the operator's words (may be empty).
+    pub reason: String,
+}
+
+/// One registered database as [`Registry::list`] shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Its stable name.
+    pub name: String,
+    /// Its events' shard.
+    pub source_id: i32,
+    /// The outbox database: printed with the password redacted.
+    pub url: SecretUrl,
+    /// The outbox table.
+    pub table: String,
+    /// The exchange.
+    pub exchange: String,
+    /// Its state.
+    pub state: State,
+    /// The instance holding its lease, if the lease has not run out.
+    pub owner: Option<String>,
+    /// The lease's epoch (bumped by every claim).
+    pub epoch: i64,
+    /// When the lease runs out.
+    pub lease_until: Option<DateTime<Utc>>,
+    /// The owner's last reported error (a database down, a password refused), with when.
+    pub last_error: Option<(String, DateTime<Utc>)>,
+    /// Unsent rows, as the owner last reported.
+    pub backlog: Option<i64>,
+    /// Age of the oldest unsent row, seconds, as the owner last reported.
+    pub oldest_unsent_secs: Option<f64>,
+    /// When the owner last reported.
+    pub reported_at: Option<DateTime<Utc>>,
+    /// When it was added.
+    pub added_at: DateTime<Utc>,
+}
+
+/// The registry in a fleet database.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    pool: PgPool,
+}
+
+type EntryRow = (
+    String,
+    i32,
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    i64,
+    Option<DateTime<Utc>>,
+    Option<String>,
+    Option<DateTime<Utc>>,
+    Option<i64>,
+    Option<f64>,
+    Option<DateTime<Utc>>,
+    DateTime<Utc>,
+);
+
+impl Registry {
+    /// The registry in the database `pool` connects to (run [`Registry::migrate`] once first).
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    /// The fleet database's pool.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Creates the registry's tables if missing (any number of instances may run it at once).
+    pub async fn migrate(&self) -> Result<(), Error> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("select pg_advisory_xact_lock($1)")
+            .bind(MIGRATION_LOCK_KEY)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::raw_sql(MIGRATION).execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Registers `new` as `active`: an instance claims it within two lease periods.
+    pub async fn add(&self, new: &NewDatabase, by: &By) -> Result<(), Error> {
+        new.validate()?;
+        let mut tx = self.pool.begin().await?;
+        let added = sqlx::query(
+            "insert into fleet_databases (name, source_id, url, outbox_table, exchange) \
+             values ($1, $2, $3, $4, $5) on conflict do nothing",
+        )
+        .bind(&new.name)
+        .bind(new.source_id)
+        .bind(new.url.expose())
+        .bind(&new.table)
+        .bind(&new.exchange)
+        .execute(&mut *tx)
+        .await?;
+        if added.rows_affected() == 0 {
+            let name_taken: bool =
+                sqlx::query_scalar("select exists (select from fleet_databases where name = $1)")
+                    .bind(&new.name)
+                    .fetch_one(&mut *tx)
+                    .await?;
+            return Err(if name_taken {
+                Error::AlreadyExists {
+                    field: "name",
+                    value: new.name.clone(),
+                }
+            } else {
+                Error::AlreadyExists {
+                    field: "source_id",
+                    value: new.source_id.to_string(),
+                }
+            });
+        }
+        let detail = format!(
+            "source_id={} url={} table={} exchange={}",
+            new.source_id, new.url, new.table, new.exchange
+        );
+        audit(&mut tx, by, "add", &new.name, &detail).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Starts draining `name`: its owner takes no new rows, finishes and confirms what is in
+    /// flight, then marks it drained. Returns the state it had (draining or drained again is
+    /// no change).
+    pub async fn drain(&self, name: &str, by: &By) -> Result<State, Error> {
+        let mut tx = self.pool.begin().await?;
+        // The row lock orders this against a concurrent mark_drained or remove.
+        let was: Option<String> =
+            sqlx::query_scalar("select state from fleet_databases where name = $1 for update")
+                .bind(name)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let was = state(&was.ok_or_else(|| Error::NotFound(name.to_owned()))?)?;
+        if was == State::Active {
+            sqlx::query("update fleet_databases set state = 'draining' where name = $1")
+                .bind(name)
+                .execute(&mut *tx)
+                .await?;
+        }
+        audit(&mut tx, by, "drain", name, &format!("was {was}")).await?;
+        tx.commit().await?;
+        Ok(was)
+    }
+
+    /// Removes `name` from the registry: only a drained one unless `force` (a forced removal
+    /// of a database still published: its owner finds its lease gone at its next renewal and
+    /// stops). The outbox database itself is never touched.
+    pub async fn remove(&self, name: &str, force: bool, by: &By) -> Result<State, Error> {
+        let mut tx = self.pool.begin().await?;
+        let was: Option<String> =
+            sqlx::query_scalar("select state from fleet_databases where name = $1 for update")
+                .bind(name)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let was = state(&was.ok_or_else(|| Error::NotFound(name.to_owned()))?)?;
+        if was != State::Drained && !force {
+            return Err(Error::NotDrained {
+                name: name.to_owned(),
+                state: was,
+            });
+        }
+        sqlx::query("delete from fleet_databases where name = $1")
+            .bind(name)
+            .execute(&mut *tx)
+            .await?;
+        let action = if force { "remove --force" } else { "remove" };
+        audit(&mut tx, by, action, name, &format!("was {was}")).await?;
+        tx.commit().await?;
+        Ok(was)
+    }
+
+    /// Every registered database, by name; an owner whose lease ran out shows as none.
+    pub async fn list(&self) -> Result<Vec<Entry>, Error> {
+        let rows: Vec<EntryRow> = sqlx::query_as(
+            "select name, source_id, url, outbox_table, exchange, state, \
+                    case when lease_until > now() then owner end, epoch, \
+                    case when lease_until > now() then lease_until end, \
+                    last_error, last_error_at, backlog, oldest_unsent_secs, reported_at, added_at \
+             from fleet_databases order by name",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|r| {
+                Ok(Entry {
+                    name: r.0,
+                    source_id: r.1,
+                    url: SecretUrl::new(r.2),
+                    table: r.3,
+                    exchange: r.4,
+                    state: state(&r.5)?,
+                    owner: r.6,
+                    epoch: r.7,
+                    lease_until: r.8,
+                    last_error: r.9.zip(r.10),
+                    backlog: r.11,
+                    oldest_unsent_secs: r.12,
+                    reported_at: r.13,
+                    added_at: r.14,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The operators' audit row, in the transaction of the action's effect.
+async fn audit(
+    tx: &mut sqlx::PgConnection,
+    by: &By,
+    action: &str,
+    database: &str,
+    detail: &str,
+) -> Result<(), Error> {
+    sqlx::query(
+        "insert into fleet_actions (actor, action, database, reason, detail) \
+         values ($1, $2, $3, $4, $5)",
+    )
+    .bind(&by.who)
+    .bind(action)
+    .bind(database)
+    .bind(&by.reason)
+    .bind(detail)
+    .execute(tx)
+    .await?;
+    Ok(())
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+/// Instance `instance` is alive (its `seen_at` is now). Returns the live instances (seen within
+/// `lease`), this one included, sorted.
+pub async fn heartbeat(
+    reg: &Registry,
+    instance: &str,
+    lease: Duration,
+) -> Result<Vec<String>, Error> {
+    let mut live: Vec<String> = sqlx::query_scalar(
+        "with me as (insert into fleet_instances (id) values ($1) \
+                     on conflict (id) do update set seen_at = now() returning id) \
+         select id from fleet_instances \
+          where id <> $1 and seen_at > now() - make_interval(secs => $2) \
+         union select id from me",
+    )
+    .bind(instance)
+    .bind(secs(lease))
+    .fetch_all(&reg.pool)
+    .await?;
+    live.sort();
+    Ok(live)
+}
+
+/// What an instance needs of the registry to plan a tick.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overview {
+    /// Databases someone must publish (active or draining).
+    pub databases: usize,
+    /// Those of them whose lease is free (no owner, or run out): claimable.
+    pub free: Vec<String>,
+}
+
+/// The databases to share out and the claimable ones, in one statement.
+pub async fn overview(reg: &Registry) -> Result<Overview, Error> {
+    let rows: Vec<(String, bool)> = sqlx::query_as(
+        "select name, owner is null or lease_until is null or lease_until < now() \
+         from fleet_databases where state <> 'drained' order by name",
+    )
+    .fetch_all(&reg.pool)
+    .await?;
+    Ok(Overview {
+        databases: rows.len(),
+        free: rows
+            .into_iter()
+            .filter(|(_, free)| *free)
+            .map(|(n, _)| n)
+            .collect(),
+    })
+}
+
+/// A lease just claimed: the database and the epoch the claim moved it to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claimed {
+    /// The database's name.
+    pub name: String,
+    /// Its events' shard.
+    pub source_id: i32,
+    /// The outbox database (password redacted when printed).
+    pub url: SecretUrl,
+    /// The outbox table.
+    pub table: String,
+    /// The exchange.
+    pub exchange: String,
+    /// The new epoch: the relay's fence (see [`crate::fleet::fence`]).
+    pub epoch: i64,
+    /// Active, or draining (a draining database whose owner vanished is claimed to finish it).
+    pub state: State,
+}
+
+/// Claims `name` for `instance` for `lease` if its lease is free (no owner, or run out) and it
+/// is not drained: `epoch = epoch + 1`. `None`: somebody holds it (or it is gone or drained).
+///
+/// One update: two instances claiming at once are ordered by the row lock, and the second
+/// finds the lease taken when its `where` is evaluated again.
+pub async fn claim(
+    reg: &Registry,
+    instance: &str,
+    name: &str,
+    lease: Duration,
+) -> Result<Option<Claimed>, Error> {
+    let row: Option<(String, i32, String, String, String, i64, String)> = sqlx::query_as(
+        "update fleet_databases \
+            set owner = $1, epoch = epoch + 1, lease_until = now() + make_interval(secs => $3) \
+          where name = $2 and state <> 'drained' \
+            and (owner is null or lease_until is null or lease_until < now()) \
+         returning name, source_id, url, outbox_table, exchange, epoch, state",
+    )
+    .bind(instance)
+    .bind(name)
+    .bind(secs(lease))
+    .fetch_optional(&reg.pool)
+    .await?;
+    row.map(|r| {
+        Ok(Claimed {
+            name: r.0,
+            source_id: r.1,
+            url: SecretUrl::new(r.2),
+            table: r.3,
+            exchange: r.4,
+            epoch: r.5,
+            state: state(&r.6)?,
+        })
+    })
+    .transpose()
+}
+
+/// A lease still held after a [`renew`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// The database.
+    pub name: String,
+    /// The epoch it is held at.
+    pub epoch: i64,
+    /// Its state now (an operator may have started its drain).
+    pub state: State,
+}
+
+/// Extends every lease in `held` (name, epoch) that `instance` still holds at that epoch by
+/// `lease` from now, in one statement. A database not returned is lost (claimed by another
+/// instance after the lease ran out, or removed): its relay must stop at once.
+pub async fn renew(
+    reg: &Registry,
+    instance: &str,
+    held: &[(String, i64)],
+    lease: Duration,
+) -> Result<Vec<Held>, Error> {
+    if held.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (names, epochs): (Vec<String>, Vec<i64>) = held.iter().cloned().unzip();
+    let rows: Vec<(String, i64, String)> = sqlx::query_as(
+        "update fleet_databases d set lease_until = now() + make_interval(secs => $4) \
+           from unnest($2::text[], $3::bigint[]) as h(name, epoch) \
+          where d.name = h.name and d.epoch = h.epoch and d.owner = $1 \
+         returning d.name, d.epoch, d.state",
+    )
+    .bind(instance)
+    .bind(&names)
+    .bind(&epochs)
+    .bind(secs(lease))
+    .fetch_all(&reg.pool)
+    .await?;
+    rows.into_iter()
+        .map(|(name, epoch, s)| {
+            Ok(Held {
+                name,
+                epoch,
+                state: state(&s)?,
+            })
+        })
+        .collect()
+}
+
+/// Gives the lease of `name` back (at `epoch`): another instance may claim it at once. False
+/// when it was no longer this instance's at that epoch.
+pub async fn release(
+    reg: &Registry,
+    instance: &str,
+    name: &str,
+    epoch: i64,
+) -> Result<bool, Error> {
+    let done = sqlx::query(
+        "update fleet_databases set owner = null, lease_until = null \
+          where name = $2 and owner = $1 and epoch = $3",
+    )
+    .bind(instance)
+    .bind(name)
+    .bind(epoch)
+    .execute(&reg.pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Marks the draining `name` drained and gives its lease back, at `epoch`: its relay finished
+/// and confirmed what was in flight. False when the lease was no longer this instance's at that
+/// epoch, or the database is not draining.
+pub async fn mark_drained(
+    reg: &Registry,
+    instance: &str,
+    name: &str,
+    epoch: i64,
+) -> Result<bool, Error> {
+    let done = sqlx::query(
+        "update fleet_databases set state = 'drained', owner = null, lease_until = null \
+          where name = $2 and owner = $1 and epoch = $3 and state = 'draining'",
+    )
+    .bind(instance)
+    .bind(name)
+    .bind(epoch)
+    .execute(&reg.pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// An owner's figures of one database.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The database.
+    pub name: String,
+    /// The epoch the reporter holds it at (a report of an older owner matches nothing).
+    pub epoch: i64,
+    /// Unsent rows.
+    pub backlog: u64,
+    /// Age of the oldest unsent row, seconds (`None`: none).
+    pub oldest_unsent_secs: Option<f64>,
+    /// The last failure, until the relay succeeds again (`None` clears it). Already free of the
+    /// URL's password.
+    pub last_error: Option<String>,
+}
+
+/// Records the owner's figures of its databases, in one statement. A last error keeps the time
+/// it was first reported while it stays the same.
+pub async fn report(reg: &Registry, instance: &str, reports: &[Report]) -> Result<(), Error> {
+    if reports.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = reports.iter().map(|r| r.name.as_str()).collect();
+    let epochs: Vec<i64> = reports.iter().map(|r| r.epoch).collect();
+    let backlogs: Vec<i64> = reports
+        .iter()
+        .map(|r| i64::try_from(r.backlog).unwrap_or(i64::MAX))
+        .collect();
+    let ages: Vec<Option<f64>> = reports.iter().map(|r| r.oldest_unsent_secs).collect();
+    let errors: Vec<Option<&str>> = reports.iter().map(|r| r.last_error.as_deref()).collect();
+    sqlx::query(
+        "update fleet_databases d \
+            set backlog = r.backlog, oldest_unsent_secs = r.age, reported_at = now(), \
+                last_error = r.error, \
+                last_error_at = case when r.error is null then null \
+                                     when r.error is not distinct from d.last_error \
+                                       then d.last_error_at \
+                                     else now() end \
+           from unnest($2::text[], $3::bigint[], $4::bigint[], $5::float8[], $6::text[]) \
+                  as r(name, epoch, backlog, age, error) \
+          where d.name = r.name and d.epoch = r.epoch and d.owner = $1",
+    )
+    .bind(instance)
+    .bind(&names)
+    .bind(&epochs)
+    .bind(&backlogs)
+    .bind(&ages)
+    .bind(&errors)
+    .execute(&reg.pool)
+    .await?;
+    Ok(())
+}
