@@ -183,6 +183,10 @@ pub struct Config {
     #[command(flatten)]
     pub server: ServerSettings<Relay>,
 
+    /// Fleet mode: FLEET_DATABASE_URL, FLEET_INSTANCE_ID, FLEET_LEASE, FLEET_POLL_INTERVAL.
+    #[command(flatten)]
+    pub fleet: crate::fleet::FleetConfig,
+
     /// Test hook: stop between the broker's confirms and the outbox delete.
     #[doc(hidden)]
     #[arg(skip)]

@@ -26,6 +26,10 @@
 //! unreachable at start, or that blocks publishing (a resource alarm: `relay_broker_blocked`,
 //! `GetStatus.broker_blocked_reason`), leaves it SERVING: the relay catches up by itself.
 //!
+//! **Fleet mode** (`FLEET_DATABASE_URL`, see [`fleet`]): one of a fleet of instances that
+//! publishes every outbox database of a registry, added, drained and removed at runtime, each
+//! by one instance at a time (`outbox_relay::fleet`); metrics labelled `db`.
+//!
 //! Layout: [`config`] (settings → `outbox_relay::Settings`), [`grpc`] (`GetStatus`), [`admin`]
 //! (`relay.admin.v1.RelayAdmin`: backlog, quarantine and replay for operators, `outboxctl`), [`schema`]
 //! (the orders-svc migration it waits for), [`error`] (the library's errors as gRPC statuses).
@@ -35,6 +39,7 @@
 pub mod admin;
 pub mod config;
 pub mod error;
+pub mod fleet;
 pub mod grpc;
 #[doc(hidden)]
 pub mod hook;
@@ -77,6 +82,9 @@ impl App {
     /// until the database answers and has orders-svc's migration [`schema::NEEDED_MIGRATION`].
     pub async fn build(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<Self> {
         cfg.validate()?;
+        if let Some(url) = cfg.fleet.fleet_database_url.clone() {
+            return fleet::build(cfg, url, shutdown).await;
+        }
         let shards = cfg.shards()?;
         let sharded = cfg.relay_shards.is_some();
         // Lazy: the relay must start (and report) while the database is still away.
@@ -206,7 +214,8 @@ impl App {
         self.statuses[0].clone()
     }
 
-    /// The live status of each shard's relay, shard 0 first.
+    /// The live status of each shard's relay, shard 0 first (none in fleet mode: the
+    /// databases come and go, see [`fleet::FleetGrpc`]).
     pub fn shard_statuses(&self) -> &[Arc<Status>] {
         &self.statuses
     }

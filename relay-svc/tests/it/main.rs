@@ -8,6 +8,7 @@ mod bench;
 mod blackhole;
 mod common;
 mod concurrency;
+mod fleet;
 mod frozen;
 mod generic;
 mod health;

@@ -183,6 +183,7 @@ pub fn relay_config(database_url: &str, amqp_url: &str, exchange: &str) -> Confi
         relay_shards: None,
         before_delete: None,
         server: outbox_kit::settings::ServerSettings::on_free_ports(),
+        fleet: Default::default(),
     }
 }
 

@@ -1,0 +1,218 @@
+//! Fleet mode as processes: two relay-svc instances share two outbox databases through a
+//! registry; one of them is frozen (SIGSTOP) past its lease, the other takes its database over,
+//! and once the frozen one wakes (SIGCONT) it publishes nothing more: no message after the wake
+//! repeats one delivered before it, every committed event arrives, in chain order. Only a real
+//! process keeps its own timers frozen too and wakes up believing it still holds its lease.
+//! (The fence itself, which turns a late delete of a woken owner into no change, is tested in
+//! the relay crate: crates/outbox-relay/tests/it/fleet/fence.rs.)
+
+use std::{
+    collections::HashSet,
+    io::{BufRead, BufReader},
+    process::{Child, Command, Stdio},
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use outbox_relay::fleet::registry::{By, NewDatabase, Registry};
+use outbox_support::secret::SecretUrl;
+use tokio_util::sync::CancellationToken;
+
+use crate::common::*;
+
+/// Short, so the test waits seconds.
+const LEASE: &str = "2s";
+
+/// A relay-svc process in fleet mode; killed when dropped.
+struct Process {
+    id: String,
+    child: Child,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Process {
+    fn spawn(fleet_url: &str, id: &str) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_relay-svc"))
+            .env("FLEET_DATABASE_URL", fleet_url)
+            .env("FLEET_INSTANCE_ID", id)
+            .env("FLEET_LEASE", LEASE)
+            .env("FLEET_POLL_INTERVAL", "500ms")
+            .env("AMQP_URL", outbox_testkit::amqp_url())
+            .env("GRPC_ADDR", "127.0.0.1:0")
+            .env("METRICS_ADDR", "127.0.0.1:0")
+            .env("LOG_FORMAT", "json")
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("relay-svc binary starts");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let stderr = child.stderr.take().expect("stderr");
+        let lines = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                lines.lock().expect("log").push(line);
+            }
+        });
+        Self {
+            id: id.into(),
+            child,
+            log,
+        }
+    }
+
+    fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([format!("-{sig}"), self.child.id().to_string()])
+            .status()
+            .expect("kill runs")
+            .success();
+        assert!(ok, "kill -{sig}");
+    }
+
+    fn logged(&self, needle: &str) -> bool {
+        self.log
+            .lock()
+            .expect("log")
+            .iter()
+            .any(|l| l.contains(needle))
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One outbox database (orders-svc's) of the fleet and the consumer of its exchange.
+struct Tenant {
+    name: String,
+    orders: Orders,
+    consumer: Consumer,
+}
+
+async fn owner(registry: &Registry, name: &str) -> (Option<String>, i64) {
+    let list = registry.list().await.expect("list");
+    let e = list.iter().find(|e| e.name == name).expect("listed");
+    (e.owner.clone(), e.epoch)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_frozen_instance_whose_lease_ran_out_publishes_nothing_after_it_wakes() {
+    let fleet_url = outbox_testkit::fresh_database_url("relay_fleet");
+    let fleet_pool = outbox_kit::db::connect(&fleet_url, 4)
+        .await
+        .expect("fleet db");
+    let registry = Registry::new(fleet_pool.clone());
+    registry.migrate().await.expect("migrate");
+    let by = By {
+        who: "test".into(),
+        reason: String::new(),
+    };
+    let mut tenants = Vec::new();
+    for i in 0..2 {
+        let (orders, exchange, consumer) = orders_and_consumer().await;
+        let name = format!("t{i}");
+        registry
+            .add(
+                &NewDatabase {
+                    name: name.clone(),
+                    source_id: i,
+                    url: SecretUrl::new(orders.database_url.clone()),
+                    table: "outbox".into(),
+                    exchange,
+                },
+                &by,
+            )
+            .await
+            .expect("add");
+        tenants.push(Tenant {
+            name,
+            orders,
+            consumer,
+        });
+    }
+    let a = Process::spawn(&fleet_url, &outbox_testkit::unique("a"));
+    let b = Process::spawn(&fleet_url, &outbox_testkit::unique("b"));
+    wait_until("each instance owns one database", || async {
+        let owners: HashSet<Option<String>> = [
+            owner(&registry, "t0").await.0,
+            owner(&registry, "t1").await.0,
+        ]
+        .into();
+        owners == HashSet::from([Some(a.id.clone()), Some(b.id.clone())])
+    })
+    .await;
+    let t = &tenants[0];
+    let (frozen, other) = match owner(&registry, &t.name).await.0 {
+        Some(id) if id == a.id => (&a, &b),
+        _ => (&b, &a),
+    };
+    let mut events = Vec::new();
+    // First a stream through the owner, then the freeze between batches (a process frozen
+    // in the middle of handing a wave to its socket sends that wave when it wakes: the window
+    // this test does not cover).
+    let stop = CancellationToken::new();
+    let writer = keep_writing(&t.orders.client, 1, stop.clone());
+    wait_until("the stream flows", || async {
+        t.consumer.seqs().len() > 20
+    })
+    .await;
+    stop.cancel();
+    events.extend(writer.await.expect("writer"));
+    all_arrive("before the freeze", &t.consumer, &t.orders, &events).await;
+    let epoch_before = owner(&registry, &t.name).await.1;
+
+    frozen.signal("STOP");
+    let frozen_at = Instant::now();
+    let stop = CancellationToken::new();
+    let writer = keep_writing(&t.orders.client, 100_000, stop.clone());
+    wait_until("the other instance takes the database over", || async {
+        owner(&registry, &t.name).await == (Some(other.id.clone()), epoch_before + 1)
+    })
+    .await;
+    println!(
+        "frozen: taken over after {:.1}s (lease {LEASE})",
+        frozen_at.elapsed().as_secs_f64()
+    );
+    // The new owner publishes what commits meanwhile.
+    let seen = t.consumer.seqs().len();
+    wait_until("the new owner publishes", || async {
+        t.consumer.seqs().len() > seen + 10
+    })
+    .await;
+    let before_wake = t.consumer.seqs();
+
+    frozen.signal("CONT");
+    wait_until("the woken instance finds its lease gone", || async {
+        frozen.logged("lost the lease of db=") || frozen.logged("fenced")
+    })
+    .await;
+    // Writes go on with both awake.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    stop.cancel();
+    events.extend(writer.await.expect("writer"));
+    all_arrive("after the wake", &t.consumer, &t.orders, &events).await;
+    let after = t.consumer.seqs();
+    let delivered_before: HashSet<u64> = before_wake.iter().copied().collect();
+    let mut seen_after = HashSet::new();
+    let repeated: Vec<u64> = after[before_wake.len()..]
+        .iter()
+        .copied()
+        .filter(|s| delivered_before.contains(s) || !seen_after.insert(*s))
+        .collect();
+    assert!(
+        repeated.is_empty(),
+        "after the wake, messages repeated (published by the woken instance): {repeated:?}"
+    );
+    assert_complete_and_ordered(&t.consumer.snapshot(), &chains_of(&events));
+
+    drop((a, b));
+    for t in tenants {
+        t.consumer.cleanup().await;
+    }
+    fleet_pool.close().await;
+    let _ = outbox_testkit::drop_database(outbox_testkit::database_name(&fleet_url)).await;
+}
