@@ -74,18 +74,11 @@ impl Fields {
             .transpose()
     }
 
-    /// The reason of an action: required, at most 500 characters.
+    /// The reason of an action, by kit's rule for every reason ([`outbox_kit::admin::check_reason`]:
+    /// required, at most 1,000 characters, no control character).
     pub fn reason(&self) -> Result<String> {
-        match self.get("reason") {
-            None => Err(Error::bad(
-                "reason",
-                "required: say why (it is kept in admin_actions)",
-            )),
-            Some(r) if r.chars().count() > 500 => {
-                Err(Error::bad("reason", "at most 500 characters"))
-            }
-            Some(r) => Ok(r.to_owned()),
-        }
+        outbox_kit::admin::check_reason(self.get("reason").unwrap_or_default())
+            .map_err(|e| Error::bad("reason", e.problem()))
     }
 }
 
@@ -128,6 +121,13 @@ mod tests {
         assert!(f.i64("bad").unwrap_err().to_string().starts_with("bad: "));
         assert_eq!(f.age("age").unwrap(), Some(300));
         assert!(f.reason().unwrap_err().to_string().starts_with("reason: "));
+        let nul = Fields::parse(b"reason=lost+in+INC-1%00");
+        assert!(
+            nul.reason()
+                .unwrap_err()
+                .to_string()
+                .starts_with("reason: control character")
+        );
         assert_eq!(numbers("seqs", "4, 7,9").unwrap(), vec![4, 7, 9]);
         assert!(numbers("seqs", "4,x").is_err());
         assert_eq!(shard_seq("sel", "1:9").unwrap(), (1, 9));

@@ -136,6 +136,7 @@ impl AdminToken {
 /// Writes one row of a service's `admin_actions` audit table (every service's has the same
 /// columns), in the caller's transaction: the call's `action`, the `ids` it acted on, the
 /// operator's `reason` and name, and what else the row must say (`detail`, a JSON object).
+/// Returns the row's id (for [`audit_outcome`]).
 pub async fn audit(
     tx: &mut sqlx::PgConnection,
     action: &str,
@@ -143,22 +144,39 @@ pub async fn audit(
     reason: &str,
     operator: Option<&str>,
     detail: sqlx::types::JsonValue,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
         "insert into admin_actions (action, ids, reason, operator, detail)
-         values ($1, $2, $3, $4, $5)",
+         values ($1, $2, $3, $4, $5) returning id",
     )
     .bind(action)
     .bind(ids)
     .bind(reason)
     .bind(operator)
     .bind(detail)
-    .execute(tx)
-    .await?;
+    .fetch_one(tx)
+    .await
+}
+
+/// Completes the audit row `id` of an action recorded before it acted outside the database (a
+/// publish): `ids` become those it did act on, and `outcome`'s keys are merged into `detail`.
+pub async fn audit_outcome(
+    conn: &mut sqlx::PgConnection,
+    id: i64,
+    ids: &[i64],
+    outcome: sqlx::types::JsonValue,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("update admin_actions set ids = $2, detail = detail || $3 where id = $1")
+        .bind(id)
+        .bind(ids)
+        .bind(outcome)
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
-/// The caller's name from `x-operator`, cut to [`MAX_OPERATOR_CHARS`]; `None` when absent.
+/// The caller's name from `x-operator` without control characters, cut to
+/// [`MAX_OPERATOR_CHARS`]; `None` when absent.
 pub fn operator<T>(request: &Request<T>) -> Option<String> {
     let v = request
         .metadata()
@@ -166,23 +184,69 @@ pub fn operator<T>(request: &Request<T>) -> Option<String> {
         .to_str()
         .ok()?
         .trim();
-    (!v.is_empty()).then(|| v.chars().take(MAX_OPERATOR_CHARS).collect())
+    // Metadata may carry a tab; the audit row keeps plain text only.
+    let v: String = v
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(MAX_OPERATOR_CHARS)
+        .collect();
+    (!v.is_empty()).then_some(v)
 }
 
-/// The `reason` of a mutation: required, at most [`MAX_REASON_CHARS`].
-pub fn reason(value: &str) -> Result<String, Status> {
+/// Why a `reason` was refused; it displays as `reason: <problem>`, naming the field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BadReason {
+    Missing,
+    TooLong,
+    /// A control character (NUL included) and its position (from 1): PostgreSQL refuses a NUL
+    /// in text, and the others would hide or forge part of the reason for whoever reads the
+    /// audit row or the log.
+    ControlCharacter(char, usize),
+}
+
+impl BadReason {
+    /// What is wrong, without the field's name.
+    pub fn problem(&self) -> String {
+        match self {
+            BadReason::Missing => {
+                "required (why you are doing this; it is kept in admin_actions)".to_owned()
+            }
+            BadReason::TooLong => format!("at most {MAX_REASON_CHARS} characters"),
+            BadReason::ControlCharacter(c, at) => format!(
+                "control character {c:?} at character {at} (write the reason as one line of \
+                 plain text)"
+            ),
+        }
+    }
+}
+
+impl fmt::Display for BadReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "reason: {}", self.problem())
+    }
+}
+
+impl std::error::Error for BadReason {}
+
+/// The one check of an operator's `reason`, used by every admin API, the console and outboxctl:
+/// required, at most [`MAX_REASON_CHARS`], no control character. Returns it trimmed.
+pub fn check_reason(value: &str) -> Result<String, BadReason> {
     let r = value.trim();
     if r.is_empty() {
-        return Err(Status::invalid_argument(
-            "reason: required (why you are doing this; it is kept in admin_actions)",
-        ));
+        return Err(BadReason::Missing);
     }
     if r.chars().count() > MAX_REASON_CHARS {
-        return Err(Status::invalid_argument(format!(
-            "reason: at most {MAX_REASON_CHARS} characters"
-        )));
+        return Err(BadReason::TooLong);
+    }
+    if let Some((at, c)) = r.chars().enumerate().find(|(_, c)| c.is_control()) {
+        return Err(BadReason::ControlCharacter(c, at + 1));
     }
     Ok(r.to_owned())
+}
+
+/// The `reason` of a mutation ([`check_reason`]), INVALID_ARGUMENT naming the field.
+pub fn reason(value: &str) -> Result<String, Status> {
+    check_reason(value).map_err(|e| Status::invalid_argument(e.to_string()))
 }
 
 /// A list `limit`: 0 means `default`; above `max` is INVALID_ARGUMENT.
@@ -273,6 +337,28 @@ mod tests {
                 .starts_with("reason:")
         );
         assert_eq!(reason(" fixed ").unwrap(), "fixed");
+        for hostile in [
+            "a\0b",
+            "\0",
+            "x\u{1b}[31m",
+            "line\nbreak",
+            "tab\there",
+            "del\u{7f}",
+            "c1\u{85}inside",
+        ] {
+            let e = reason(hostile).unwrap_err();
+            assert_eq!(e.code(), tonic::Code::InvalidArgument, "{hostile:?}");
+            assert!(
+                e.message().starts_with("reason: control character"),
+                "{hostile:?}: {}",
+                e.message()
+            );
+        }
+        assert_eq!(
+            check_reason("ok\0").unwrap_err(),
+            BadReason::ControlCharacter('\0', 3)
+        );
+        assert_eq!(reason("naïve, INC-4401 ✓").unwrap(), "naïve, INC-4401 ✓");
         assert_eq!(limit(0, 20, 100).unwrap(), 20);
         assert!(
             limit(101, 20, 100)

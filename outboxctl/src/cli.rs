@@ -339,9 +339,16 @@ pub struct Shard {
 
 #[derive(Debug, Args)]
 pub struct Reason {
-    /// Why you are doing this (kept in admin_actions with your name).
-    #[arg(long)]
+    /// Why you are doing this (kept in admin_actions with your name): one line of plain text,
+    /// at most 1,000 characters.
+    #[arg(long, value_parser = reason)]
     pub reason: String,
+}
+
+/// `--reason` by the rule every admin API applies ([`outbox_kit::admin::check_reason`]), so a
+/// bad one is refused before any call.
+fn reason(value: &str) -> Result<String, String> {
+    outbox_kit::admin::check_reason(value).map_err(|e| e.problem())
 }
 
 #[derive(Debug, Subcommand)]

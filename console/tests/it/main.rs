@@ -3,4 +3,5 @@
 
 mod actions;
 mod common;
+mod hostile_reason;
 mod refusals;

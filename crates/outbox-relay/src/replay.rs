@@ -75,6 +75,25 @@ impl Replay {
         publisher: &Publisher,
         encoder: &dyn Encoder,
     ) -> Result<Vec<i64>, Error> {
+        self.prepare(pool, table, publisher, encoder)
+            .await?
+            .send(publisher)
+            .await
+    }
+
+    /// [`Replay::run`] up to its first message: reads and encodes the rows and checks the queue
+    /// exists, sending nothing. The caller learns which seqs [`Prepared::send`] would send, so it
+    /// can record them first (an operator's replay writes its audit row before anything leaves:
+    /// a broker and a database cannot commit together, and a send must never go unrecorded).
+    ///
+    /// Errors: as [`Replay::run`]'s before its first message.
+    pub async fn prepare(
+        &self,
+        pool: &PgPool,
+        table: &TableName,
+        publisher: &Publisher,
+        encoder: &dyn Encoder,
+    ) -> Result<Prepared, Error> {
         let range = (
             self.from_seq.unwrap_or(i64::MIN),
             self.to_seq.unwrap_or(i64::MAX),
@@ -100,10 +119,36 @@ impl Replay {
         if !publisher.queue_exists(&self.queue).await? {
             return Err(Error::QueueMissing(self.queue.clone()));
         }
+        Ok(Prepared {
+            queue: self.queue.clone(),
+            confirm_timeout: self.confirm_timeout,
+            messages,
+        })
+    }
+}
+
+/// A replay read, encoded and addressed ([`Replay::prepare`]), nothing sent yet.
+#[derive(Debug)]
+pub struct Prepared {
+    queue: String,
+    confirm_timeout: Duration,
+    messages: Vec<Outgoing>,
+}
+
+impl Prepared {
+    /// The seqs [`Prepared::send`] sends, in order.
+    pub fn seqs(&self) -> Vec<i64> {
+        self.messages.iter().map(|m| m.seq).collect()
+    }
+
+    /// Publishes the messages on `publisher` to the queue only, in seq order, each confirmed
+    /// before the next. Returns the seqs replayed; [`Error::ReplayRefused`] names the first seq
+    /// not delivered and those delivered before it.
+    pub async fn send(self, publisher: &Publisher) -> Result<Vec<i64>, Error> {
         // Nothing cancels an operator's replay half-way but its own time-out.
         let never = CancellationToken::new();
-        let mut replayed = Vec::with_capacity(messages.len());
-        for message in &messages {
+        let mut replayed = Vec::with_capacity(self.messages.len());
+        for message in &self.messages {
             let outcome = match publisher
                 .publish_to_queue(&[message], self.confirm_timeout, &never)
                 .await
@@ -147,7 +192,9 @@ impl Replay {
         }
         Ok(replayed)
     }
+}
 
+impl Replay {
     /// The relay's message for the row, marked as a replay and addressed to the queue (through
     /// the default exchange, whose routing key is a queue name).
     fn to_queue(&self, mut message: Outgoing) -> Outgoing {

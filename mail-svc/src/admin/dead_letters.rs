@@ -103,6 +103,9 @@ pub struct Redriven {
     pub moved: Vec<Entry>,
     /// Matching dead letters left because of the limit.
     pub remaining: u64,
+    /// The audit row written before the first move (what the `record` of
+    /// [`DeadLetters::redrive`] returned); `None` when nothing was about to move.
+    pub audit_id: Option<i64>,
 }
 
 /// Why a dead-letter operation failed.
@@ -114,6 +117,9 @@ pub enum DeadLetterError {
     /// The broker cannot be reached or refused something; what was moved before is reported.
     #[error("broker: {0:#}")]
     Broker(anyhow::Error),
+    /// The audit row could not be written: nothing moved.
+    #[error("the audit row could not be written (nothing changed): {0}")]
+    NotRecorded(sqlx::Error),
 }
 
 /// The broker user of `amqp_url` (none with EXTERNAL or ANONYMOUS authentication).
@@ -260,13 +266,19 @@ impl DeadLetters {
     }
 
     /// Moves up to `limit` dead letters matching `filter` back to the main queue (see the module
-    /// docs), calling `moved` after each one. `NoMatch` when none matches: then nothing moved.
-    pub async fn redrive(
+    /// docs). `record` is given the dead letters about to move, before the first one moves, and
+    /// returns the id of the audit row it wrote: when it fails, nothing moves (`NotRecorded`).
+    /// `NoMatch` when none matches: then nothing moved and nothing was recorded.
+    pub async fn redrive<R, F>(
         &self,
         filter: &Filter,
         limit: usize,
-        mut moved: impl FnMut(&Entry),
-    ) -> Result<Redriven, (Redriven, DeadLetterError)> {
+        record: R,
+    ) -> Result<Redriven, (Redriven, DeadLetterError)>
+    where
+        R: FnOnce(Vec<Entry>) -> F,
+        F: Future<Output = Result<i64, sqlx::Error>>,
+    {
         let (conn, ch) = self
             .connect()
             .await
@@ -284,6 +296,7 @@ impl DeadLetters {
             // a second time by the same call.
             let present = self.count(&conn).await?;
             let mut kept = Vec::new();
+            let mut chosen = Vec::new();
             let mut matched = 0u64;
             for _ in 0..scan_bound(present) {
                 let Some(d) = self.take(&ch).await? else {
@@ -295,13 +308,32 @@ impl DeadLetters {
                     continue;
                 }
                 matched += 1;
-                if done.moved.len() >= limit {
+                if chosen.len() >= limit {
                     kept.push(d.delivery_tag);
                     continue;
                 }
+                chosen.push((d, e));
+            }
+            done.remaining = matched - chosen.len() as u64;
+            if chosen.is_empty() {
+                requeue(&ch, &kept).await;
+                return Ok(None);
+            }
+            // Recorded before the first move: a move must never go unrecorded.
+            match record(chosen.iter().map(|(_, e)| e.clone()).collect()).await {
+                Ok(id) => done.audit_id = Some(id),
+                Err(e) => {
+                    kept.extend(chosen.iter().map(|(d, _)| d.delivery_tag));
+                    requeue(&ch, &kept).await;
+                    return Ok(Some(e));
+                }
+            }
+            let mut chosen = chosen.into_iter();
+            while let Some((d, e)) = chosen.next() {
                 if let Err(err) = self.publish_copy(&publish_ch, &d).await {
-                    // Not moved: it stays a dead letter (handed back below).
+                    // Not moved: it and the rest stay dead letters (handed back).
                     kept.push(d.delivery_tag);
+                    kept.extend(chosen.map(|(d, _)| d.delivery_tag));
                     requeue(&ch, &kept).await;
                     return Err(err.context(format!("redriving seq {}", e.seq)));
                 }
@@ -316,21 +348,20 @@ impl DeadLetters {
                     e.order_id,
                     self.topology.queue
                 );
-                moved(&e);
                 done.moved.push(e);
             }
             requeue(&ch, &kept).await;
-            done.remaining = matched - done.moved.len() as u64;
-            Ok::<_, anyhow::Error>(())
+            Ok::<_, anyhow::Error>(None)
         }
         .await;
         outbox_support::amqp::close(&conn, "done").await;
         match result {
             Err(e) => Err((done, DeadLetterError::Broker(e))),
-            Ok(()) if done.moved.is_empty() => {
+            Ok(Some(e)) => Err((done, DeadLetterError::NotRecorded(e))),
+            Ok(None) if done.moved.is_empty() => {
                 Err((done, DeadLetterError::NoMatch(describe(filter))))
             }
-            Ok(()) => Ok(done),
+            Ok(None) => Ok(done),
         }
     }
 

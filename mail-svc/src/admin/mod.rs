@@ -4,8 +4,9 @@
 //!
 //! Reads need nothing; `ReleaseHeld`, `RedriveDeadLetters` and `RetryMails` need the
 //! `ADMIN_TOKEN` ([`outbox_kit::admin`]), take a reason, and leave an `admin_actions` row
-//! (the database changes commit together with it; a redrive writes it once the moved messages
-//! are confirmed). Each is idempotent: repeating a call changes nothing more (a released order
+//! (the database changes commit together with it; a redrive, which moves messages outside the
+//! database, commits it with the dead letters about to move before the first one moves, then
+//! completes it with those that did: no move goes unrecorded). Each is idempotent: repeating a call changes nothing more (a released order
 //! answers `already_released`, a retried mail is no longer FAILED, a redriven message is no
 //! longer a dead letter, so a repeated redrive matches nothing: NOT_FOUND).
 //!
@@ -292,40 +293,51 @@ impl MailAdmin for MailAdminGrpc {
                 self.trusted_publishers.join(",")
             )));
         }
-        let result = self.dead_letters.redrive(&filter, limit, |_| {}).await;
+        // Recorded before the first move, with the dead letters about to move.
+        let record = |about_to_move: Vec<dead_letters::Entry>| {
+            let detail = serde_json::json!({
+                "filter": format!("{filter:?}"),
+                "orders": about_to_move.iter().map(|e| e.order_id).collect::<Vec<_>>(),
+                // The seq is 0 for a body that cannot be read; the message id still names it.
+                "message_ids": about_to_move.iter().map(|e| e.message_id.as_str()).collect::<Vec<_>>(),
+            });
+            let ids: Vec<i64> = about_to_move.iter().map(|e| e.seq).collect();
+            let (reason, operator) = (reason.as_str(), operator.as_deref());
+            async move {
+                let mut conn = self.pool.acquire().await?;
+                let mut tx = conn.begin().await?;
+                let id = outbox_kit::admin::audit(
+                    &mut tx,
+                    "RedriveDeadLetters",
+                    &ids,
+                    reason,
+                    operator,
+                    detail,
+                )
+                .await?;
+                tx.commit().await?;
+                Ok(id)
+            }
+        };
+        let result = self.dead_letters.redrive(&filter, limit, record).await;
         let (done, err) = match result {
             Ok(done) => (done, None),
             Err((done, e)) => (done, Some(e)),
         };
-        // What moved is recorded even when the broker failed half-way.
-        if !done.moved.is_empty() {
+        if let Some(id) = done.audit_id {
+            // The row says what was about to move; now what did (fewer when the broker failed).
             let ids: Vec<i64> = done.moved.iter().map(|e| e.seq).collect();
-            let detail = serde_json::json!({
-                "filter": format!("{filter:?}"),
-                "orders": done.moved.iter().map(|e| e.order_id).collect::<Vec<_>>(),
-                // The seq is 0 for a body that cannot be read; the message id still names it.
-                "message_ids": done.moved.iter().map(|e| e.message_id.as_str()).collect::<Vec<_>>(),
+            let outcome = serde_json::json!({
+                "moved_message_ids": done.moved.iter().map(|e| e.message_id.as_str()).collect::<Vec<_>>(),
+                "error": err.as_ref().map(ToString::to_string),
             });
-            let record = async {
+            let complete = async {
                 let mut conn = self.pool.acquire().await?;
-                let mut tx = conn.begin().await?;
-                outbox_kit::admin::audit(
-                    &mut tx,
-                    "RedriveDeadLetters",
-                    &ids,
-                    &reason,
-                    operator.as_deref(),
-                    detail,
-                )
-                .await?;
-                tx.commit().await
+                outbox_kit::admin::audit_outcome(&mut conn, id, &ids, outcome).await
             };
-            if let Err(e) = record.await {
-                tracing::error!(error = %e, redriven = ?ids, reason, operator,
-                    "[admin] redriven, but the audit row could not be written");
-                return Err(Status::internal(format!(
-                    "redriven seq {ids:?}, but the audit row could not be written"
-                )));
+            if let Err(e) = complete.await {
+                tracing::error!(error = %e, audit_id = id, redriven = ?ids,
+                    "[admin] redriven, but its audit row could not be completed");
             }
         }
         match err {
@@ -334,6 +346,10 @@ impl MailAdmin for MailAdminGrpc {
                 remaining: done.remaining,
             })),
             Some(e @ DeadLetterError::NoMatch(_)) => Err(Status::not_found(e.to_string())),
+            Some(DeadLetterError::NotRecorded(e)) => {
+                tracing::error!(error = %e, reason, operator, "[admin] redrive not done: its audit row could not be written");
+                Err(db_err(e))
+            }
             Some(DeadLetterError::Broker(e)) => {
                 let moved: Vec<i64> = done.moved.iter().map(|e| e.seq).collect();
                 tracing::warn!(error = format!("{e:#}"), ?moved, "[admin] redrive stopped");

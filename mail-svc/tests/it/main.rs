@@ -2,6 +2,7 @@
 //! one module per concern, the shared harness in [`common`] and the SMTP server whose answers a
 //! test changes in [`faulty_smtp`]. One module's tests: `cargo test -p mail-svc --test it smtp::`.
 
+mod admin_input;
 mod batch;
 mod bench;
 mod blackhole;

@@ -163,7 +163,22 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing() {
             &["held", "release", "--order", &order, "--reason", "  "],
         )
         .await;
-    fails(&bad, 1, "reason: required");
+    // Refused by outboxctl itself, before any call (a usage error).
+    fails(&bad, 2, "--reason <REASON>': required");
+    let bad = ctl
+        .run(
+            Some(TOKEN),
+            &[
+                "held",
+                "release",
+                "--order",
+                &order,
+                "--reason",
+                "INC-1\u{1b}[2K",
+            ],
+        )
+        .await;
+    fails(&bad, 2, "--reason <REASON>': control character '\\u{1b}'");
     let bad = ctl
         .run(
             Some(TOKEN),

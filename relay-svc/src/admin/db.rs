@@ -157,5 +157,6 @@ async fn audit(
     let detail = serde_json::Value::Object(detail);
     outbox_kit::admin::audit(tx, action, ids, reason, operator, detail)
         .await
+        .map(drop)
         .map_err(Error::from_db)
 }

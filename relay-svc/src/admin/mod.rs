@@ -4,8 +4,8 @@
 //!
 //! Reads need nothing; `RequeueQuarantined`, `DropQuarantined` and `Replay` need the
 //! `ADMIN_TOKEN` ([`outbox_kit::admin`]), take a reason, and write an `admin_actions` row (the
-//! moves out of quarantine in the same transaction as their change; the replay after the broker
-//! confirmed it, see [`replay`]). The moves are idempotent: a seq an earlier call of the same action moved is
+//! moves out of quarantine in the same transaction as their change; the replay before it sends
+//! anything, completed with what was sent, see [`replay`]). The moves are idempotent: a seq an earlier call of the same action moved is
 //! reported as `already_*`, a seq nobody knows is NOT_FOUND, and then nothing changes at all.
 //! They work on a standby as well as on the leader (they only touch the tables).
 //!

@@ -2,9 +2,12 @@
 //! over a broker connection of its own made with the relay's settings (AMQP_URL with failover,
 //! TLS, heartbeat), and recorded in the shard's `admin_actions`.
 //!
-//! The audit row is written after the broker confirmed the messages (a broker and a database
-//! cannot commit together): a replay that failed half-way records the seqs it did send, and a
-//! failed audit write after a replay is logged with the seqs sent.
+//! Recorded before it acts: a broker and a database cannot commit together, so the audit row is
+//! written (and committed) with the seqs about to be sent once they are read and the queue found,
+//! and only then is anything published; a row that cannot be written stops the replay with
+//! nothing sent. After the publish the row is completed with what was sent (fewer seqs when the
+//! broker failed half-way) and the error; should that update fail, the row still names every seq
+//! that may have been sent.
 
 use outbox_kit::admin as kit;
 use outbox_proto::relay::admin::v1::ReplayRequest;
@@ -80,6 +83,12 @@ pub fn checked(r: &ReplayRequest) -> Result<(Replay, String), Status> {
             "queue: at most {MAX_QUEUE_BYTES} bytes"
         )));
     }
+    // A queue name goes to the broker and into the audit row: plain text only.
+    if let Some(c) = queue.chars().find(|c| c.is_control()) {
+        return Err(Status::invalid_argument(format!(
+            "queue: control character {c:?} in the name"
+        )));
+    }
     let seq = |field: &str, v: i64| match v {
         0 => Ok(None),
         v if v > 0 => Ok(Some(v)),
@@ -102,8 +111,8 @@ pub fn checked(r: &ReplayRequest) -> Result<(Replay, String), Status> {
     Ok((replay, reason))
 }
 
-/// Runs `replay` of the outbox `table` in `pool` (a shard's database) and writes its audit row
-/// there. Returns the seqs sent.
+/// Runs `replay` of the outbox `table` in `pool` (a shard's database), recorded there first (see
+/// the module docs). Returns the seqs sent.
 pub async fn run(
     broker: &Broker,
     pool: &PgPool,
@@ -114,35 +123,55 @@ pub async fn run(
     let mut replay = replay.clone();
     replay.confirm_timeout = broker.settings.confirm_timeout;
     let publisher = broker.connect().await.map_err(grpc_status)?;
-    let result = replay
-        .run(pool, &broker.settings.table, &publisher, &EnvelopeEncoder)
-        .await;
+    let result = recorded(broker, pool, &replay, &publisher, reason, operator).await;
     publisher.close().await;
-    let (sent, failed) = match result {
-        Ok(seqs) => (seqs, None),
-        Err(Error::ReplayRefused { seq, why, replayed }) if !replayed.is_empty() => {
-            let failed = Error::ReplayRefused {
-                seq,
-                why,
-                replayed: replayed.clone(),
-            };
-            (replayed, Some(failed))
-        }
-        Err(e) => return Err(grpc_status(e)),
-    };
+    result
+}
+
+async fn recorded(
+    broker: &Broker,
+    pool: &PgPool,
+    replay: &Replay,
+    publisher: &Publisher,
+    reason: &str,
+    operator: Option<&str>,
+) -> Result<Vec<i64>, Status> {
+    let prepared = replay
+        .prepare(pool, &broker.settings.table, publisher, &EnvelopeEncoder)
+        .await
+        .map_err(grpc_status)?;
+    let planned = prepared.seqs();
     let detail = json!({
         "order_id": replay.aggregate_id,
         "queue": replay.queue,
         "from_seq": replay.from_seq,
         "to_seq": replay.to_seq,
-        "error": failed.as_ref().map(ToString::to_string),
+        "planned": planned,
     });
-    if let Err(e) = audit(pool, &sent, reason, operator, detail).await {
+    let id = record(pool, &planned, reason, operator, detail)
+        .await
+        .map_err(|e| {
+            tracing::error!(
+                error = %e, seqs = ?planned, queue = %replay.queue, operator, reason,
+                "[admin] replay not sent: its audit row could not be written"
+            );
+            grpc_status(e)
+        })?;
+    let (sent, failed) = match prepared.send(publisher).await {
+        Ok(seqs) => (seqs, None),
+        Err(Error::ReplayRefused { seq, why, replayed }) => {
+            let sent = replayed.clone();
+            (sent, Some(Error::ReplayRefused { seq, why, replayed }))
+        }
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    let outcome = json!({ "error": failed.as_ref().map(ToString::to_string) });
+    if let Err(e) = complete(pool, id, &sent, outcome).await {
+        // The row names every seq that may have been sent; only the outcome is missing.
         tracing::error!(
-            error = %e, seqs = ?sent, queue = %replay.queue, operator, reason,
-            "[admin] replayed but the audit row was not written"
+            error = %e, audit_id = id, seqs = ?sent, queue = %replay.queue,
+            "[admin] replayed, but its audit row could not be completed"
         );
-        return Err(grpc_status(e));
     }
     tracing::warn!(
         order_id = replay.aggregate_id, seqs = ?sent, queue = %replay.queue, operator, reason,
@@ -154,18 +183,33 @@ pub async fn run(
     }
 }
 
-async fn audit(
+/// Writes and commits the audit row of a replay about to be sent; returns its id.
+async fn record(
     pool: &PgPool,
     seqs: &[i64],
     reason: &str,
     operator: Option<&str>,
     detail: serde_json::Value,
-) -> Result<(), Error> {
+) -> Result<i64, Error> {
     let mut tx = pool.begin().await.map_err(Error::from_db)?;
-    kit::audit(&mut tx, ACTION, seqs, reason, operator, detail)
+    let id = kit::audit(&mut tx, ACTION, seqs, reason, operator, detail)
         .await
         .map_err(Error::from_db)?;
-    tx.commit().await.map_err(Error::from_db)
+    tx.commit().await.map_err(Error::from_db)?;
+    Ok(id)
+}
+
+/// The audit row `id` says what was sent and how it ended.
+async fn complete(
+    pool: &PgPool,
+    id: i64,
+    sent: &[i64],
+    outcome: serde_json::Value,
+) -> Result<(), Error> {
+    let mut conn = pool.acquire().await.map_err(Error::from_db)?;
+    kit::audit_outcome(&mut conn, id, sent, outcome)
+        .await
+        .map_err(Error::from_db)
 }
 
 #[cfg(test)]
@@ -201,6 +245,8 @@ mod tests {
             (request(7, 0, -2, "q", "x"), "to_seq: -2"),
             (request(7, 9, 3, "q", "x"), "from_seq: 9 is after to_seq: 3"),
             (request(7, 0, 0, "q", " "), "reason: required"),
+            (request(7, 0, 0, "q", "a\0b"), "reason: control character"),
+            (request(7, 0, 0, "q\0", "x"), "queue: control character"),
         ] {
             let e = checked(&r).expect_err(field);
             assert_eq!(e.code(), tonic::Code::InvalidArgument, "{field}");

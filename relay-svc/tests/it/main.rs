@@ -2,6 +2,7 @@
 //! tree), one module per concern, the shared harness in [`common`]. One module's tests:
 //! `cargo test -p relay-svc --test it publish::`.
 
+mod admin_input;
 mod admin_tokens;
 mod alarm;
 mod bench;
