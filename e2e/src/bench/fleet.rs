@@ -579,7 +579,7 @@ impl FleetCost {
              {:.0} events/s spread over them, the noisy one with {} rows of backlog\n   \
              connections per database  min {}  mean {:.2}  max {}  (all {}; to the registry {})   \
              target: O(databases)\n   \
-             idle queries/s per database  mean {:.3}  max {:.3}  over {:.0}s   target: <= 0.2\n   \
+             idle queries/s per database  mean {:.3}  max {:.3}  over {:.1}s   target: <= 0.2\n   \
              commit->publish ms           p50      p99      max   events\n{}{}   \
              (worst quiet database's p99: {:.1} ms)   target: quiet p50 <= 2, p99 <= 50\n   \
              rebalance s   start {:.1}   kill {:.1}   join {:.1}   target: <= 2 leases ({:.0}s)\n   \
