@@ -15,8 +15,8 @@
 //! 9. the operator console at 1,000,000 orders, 100,000 dead letters and 10,000 held chains:
 //!    each page's server time next to the time of its own reads;
 //! 10. the relay fleet: 200 outbox databases, 3 relay-svc instances in fleet mode, light
-//!    traffic and one noisy database: connections and idle queries per database, commit→publish
-//!    per database, rebalance times, and nothing lost, doubled or misordered.
+//!     traffic and one noisy database: connections and idle queries per database, commit→publish
+//!     per database, rebalance times, and nothing lost, doubled or misordered.
 //!
 //! Layout: [`run`] (the sections in order), one module a section (`write`, `drain`, `consume`,
 //! `end_to_end`, `idle`; 6 is [`crate::scaling`], 7 [`crate::cost`]), `report` (what was
