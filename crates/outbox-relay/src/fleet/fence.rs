@@ -3,13 +3,13 @@
 //!
 //! A lease alone cannot stop an instance that was frozen (SIGSTOP, a stalled VM) past its
 //! lease: when it wakes, it may still be in the middle of a delete. So every effect a fleet
-//! relay has on the outbox — the delete of a confirmed batch, a move to quarantine
-//! ([`Queries::fenced`](crate::db::Queries::fenced)) — checks the fence row IN THE SAME
+//! relay has on the outbox — the delete of a confirmed batch, a move to quarantine (the
+//! relay's statements, `db::Queries::fenced`) — checks the fence row IN THE SAME
 //! STATEMENT, under a `for share` lock of it, and changes nothing unless the row still holds the
 //! relay's epoch. A new owner [`take`]s the fence before it reads anything: the take waits for
 //! an older owner's fenced statement in flight (bounded by `lock_timeout`), and every fenced
 //! statement that starts after it finds a newer epoch and reports
-//! [`Error::Fenced`](crate::Error::Fenced).
+//! [`Error::Fenced`].
 
 use std::time::Duration;
 
