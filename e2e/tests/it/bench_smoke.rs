@@ -239,11 +239,9 @@ async fn fleet_section_runs_with_tiny_sizes() {
     let fleet = report.fleet.expect("the fleet section measured");
     println!("{}", fleet.table());
     assert_eq!((fleet.databases, fleet.relays), (6, 2));
-    assert_eq!(
-        (fleet.lost, fleet.duplicated, fleet.misordered),
-        (0, 0, 0),
-        "{fleet:?}"
-    );
+    // A row the killed instance published but had not deleted may be published again
+    // (at-least-once; consumers drop it by seq): counted, not failed.
+    assert_eq!((fleet.lost, fleet.misordered), (0, 0), "{fleet:?}");
     // The backlog and the traffic arrived, and both kinds of database had rows measured.
     assert!(fleet.published > 500, "{fleet:?}");
     assert!(fleet.quiet.ops > 0 && fleet.noisy.ops > 0, "{fleet:?}");
