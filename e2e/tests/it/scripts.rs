@@ -661,7 +661,8 @@ async fn dev_secrets_are_what_the_services_accept_and_are_kept_on_rerun() {
         args.push(format!("--{}", arg.get_long().expect("long flag")));
         args.push(value);
     }
-    let cli = outbox_kit::service::Cli::<orders_svc::Config>::try_parse_from(&args).expect("compose's settings parse");
+    let cli = outbox_kit::service::Cli::<orders_svc::Config>::try_parse_from(&args)
+        .expect("compose's settings parse");
     assert!(
         cli.config.server.grpc_security.auth_tokens_file.is_some()
             && cli.config.server.grpc_security.tls.tls_cert_file.is_some(),
@@ -721,7 +722,8 @@ async fn dev_secrets_are_what_the_services_accept_and_are_kept_on_rerun() {
             health_args.push(value);
         }
     }
-    let health = outbox_kit::service::Cli::<orders_svc::Config>::try_parse_from(&health_args).expect("healthcheck args");
+    let health = outbox_kit::service::Cli::<orders_svc::Config>::try_parse_from(&health_args)
+        .expect("healthcheck args");
     let Some(outbox_kit::health::Command::Healthcheck(check)) = health.command else {
         panic!("healthcheck parses as the subcommand: {health_args:?}");
     };

@@ -46,8 +46,8 @@ use crate::{
     Settings,
     error::Error,
     lease::{Lease, RegistryFeed, Unproven},
-    publisher::{Encoder, EnvelopeEncoder},
     live::Status,
+    publisher::{Encoder, EnvelopeEncoder},
 };
 
 use self::registry::{Claimed, Registry, State};

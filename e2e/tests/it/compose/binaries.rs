@@ -164,7 +164,12 @@ fn compose_file_agrees_with_the_binaries() {
         );
     }
     for name in ["mail-svc-1", "mail-svc-2"] {
-        check_service(&compose, name, "mail-svc", outbox_kit::service::Cli::<mail_svc::Config>::command());
+        check_service(
+            &compose,
+            name,
+            "mail-svc",
+            outbox_kit::service::Cli::<mail_svc::Config>::command(),
+        );
     }
 }
 
