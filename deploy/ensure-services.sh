@@ -76,7 +76,10 @@ ensure_postgres() {
 # pools stay open: up to ~100 sessions at once were counted in a CI run, PostgreSQL's default
 # limit. A test whose pool finds no free slot for 30 s fails (PoolTimedOut), so this machine's own
 # server gets room (ALTER SYSTEM, then a restart, logged); another server is only named.
-PG_MIN_CONNECTIONS=300
+# The bench's fleet section (10) needs more than the suite: 200 outbox databases, each with its
+# owning relay's LISTEN connection and a pool of up to 2, are up to 600 sessions at once, and the
+# section's writers and the registry come on top.
+PG_MIN_CONNECTIONS=800
 ensure_pg_connections() {
   command -v psql >/dev/null 2>&1 || return 0
   local limit

@@ -36,6 +36,11 @@ Settings (environment; the default is used only when the variable is unset):
   RELAY_METRICS_ADDR    relay-svc Prometheus address                            (127.0.0.1:9102)
   MAIL_METRICS_ADDR     mail-svc Prometheus address                             (127.0.0.1:9103)
   ORDERS_DATABASE_URL   the orders database (orders-svc and relay-svc)          (postgres://postgres@127.0.0.1:5432/orders)
+  FLEET_DATABASE_URL    set: relay-svc runs in fleet mode on this fleet        (unset: relay-svc relays
+                        database (created when absent) instead of reading        ORDERS_DATABASE_URL)
+                        ORDERS_DATABASE_URL, and start registers the orders database in it as
+                        `orders`, source id 0 (`outboxctl fleet add`, once); `outboxctl fleet list`
+                        shows it, `outboxctl fleet add|drain|remove` change the fleet at runtime
   MAIL_DATABASE_URL     mail-svc's own database                                 (postgres://postgres@127.0.0.1:5432/mail)
   RELAY_AMQP_URL        relay-svc's broker URL     (its own user `outbox-relay`, created on first start)
   MAIL_AMQP_URL         mail-svc's broker URL      (its own user `outbox-mail`, created on first start)
@@ -167,6 +172,38 @@ ensure_broker_users() {
   echo "MAIL_AMQP_URL=amqp://outbox-mail:$MAIL_PASSWORD@127.0.0.1:5672/%2f"
 }
 
+# Fleet mode: creates the fleet database FLEET_DATABASE_URL names when it is absent (its registry
+# tables are created by whoever connects first).
+ensure_fleet_database() {
+  local path=${FLEET_DATABASE_URL%%\?*} name admin
+  name=${path##*/}
+  admin="${path%/*}/postgres"
+  if ! [[ $name =~ ^[A-Za-z0-9_]+$ ]]; then
+    log "FLEET_DATABASE_URL names the database ${name:-(none)}: use letters, digits and _ only"
+    exit 2
+  fi
+  if ! psql "$admin" -tAc "select 1 from pg_database where datname = '$name'" </dev/null | grep -q 1; then
+    psql "$admin" -qc "create database $name" </dev/null
+    echo "created the fleet database $name"
+  fi
+}
+
+# Fleet mode: registers the orders database in the fleet as `orders`, source id 0 (the shard its
+# events carry), unless it is there already (then an operator's drain or removal is left as is).
+register_orders() {
+  local out
+  if out=$("$(binary outboxctl)" fleet add --name orders --source-id 0 \
+    --url "$(database_url orders-svc)" --exchange "${AMQP_EXCHANGE:-orders.events}" \
+    --reason "deploy/local.sh start" 2>&1 </dev/null); then
+    echo "registered the orders database in the fleet as orders (source id 0)"
+  elif [[ $out == *"in the fleet already"* ]]; then
+    echo "the orders database is in the fleet already"
+  else
+    log "cannot register the orders database in the fleet: $out"
+    exit 1
+  fi
+}
+
 start() {
   refuse_shared_settings
   bash deploy/ensure-services.sh
@@ -188,6 +225,7 @@ start() {
     done < <(ensure_broker_users)
   fi
 
+  [ -z "${FLEET_DATABASE_URL:-}" ] || ensure_fleet_database
   local svc addr pid
   for svc in "${SERVICES[@]}"; do
     if pid=$(our_pid "$svc"); then
@@ -199,7 +237,11 @@ start() {
       log "$addr is taken by another process: stop it or move $svc (see --help)"
       exit 1
     fi
-    local -a env=(GRPC_ADDR="$addr" METRICS_ADDR="$(metrics_addr "$svc")" DATABASE_URL="$(database_url "$svc")")
+    local -a env=(GRPC_ADDR="$addr" METRICS_ADDR="$(metrics_addr "$svc")")
+    # A fleet relay reads its databases from the registry (FLEET_DATABASE_URL, exported).
+    if [ "$svc" != relay-svc ] || [ -z "${FLEET_DATABASE_URL:-}" ]; then
+      env+=(DATABASE_URL="$(database_url "$svc")")
+    fi
     case "$svc" in
       relay-svc) [ -z "$relay_amqp" ] || env+=(AMQP_URL="$relay_amqp") ;;
       mail-svc) [ -z "$mail_amqp" ] || env+=(AMQP_URL="$mail_amqp") ;;
@@ -224,6 +266,7 @@ start() {
     }
     echo "$svc up on $addr (pid $(our_pid "$svc"), log $RUN_DIR/$svc.log)"
   done
+  [ -z "${FLEET_DATABASE_URL:-}" ] || register_orders
   start_console
   cat <<HELP
 

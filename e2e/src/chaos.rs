@@ -3,7 +3,9 @@
 //! order's mails against a ledger built from the Upsert responses. With `--cluster` it runs on
 //! the 3-node RabbitMQ cluster and kills, restarts and partitions its nodes instead of
 //! restarting the machine's broker. With `--shards N` orders-svc writes to N order databases and
-//! every relay relays all of them: the same seqs then reach mail-svc from several shards.
+//! every relay relays all of them: the same seqs then reach mail-svc from several shards. With
+//! `--fleet` the relays are a fleet over those shards instead (see [`fleet`]): instances killed
+//! and frozen, databases added and drained, and the time each change took to settle reported.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -15,11 +17,7 @@ use std::{
 };
 
 use anyhow::Context;
-use futures::StreamExt;
-use outbox_proto::{
-    mail::v1::{GetStatusRequest as MailStatusRequest, ListMailsRequest},
-    orders::v1::{OrderStatus, STATUSES, UpsertOrderRequest},
-};
+use outbox_proto::orders::v1::{OrderStatus, STATUSES, UpsertOrderRequest};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tonic::Code;
 
@@ -28,8 +26,11 @@ use crate::{
     stack::{Stack, StackConfig, db_name},
 };
 
+mod check;
+mod fleet;
 mod report;
 
+pub use fleet::REBALANCE_WAIT;
 pub use report::ChaosReport;
 
 /// How hard to push.
@@ -73,10 +74,22 @@ pub struct ChaosOptions {
     #[arg(long, default_value_t = 2)]
     pub mails: usize,
     /// Order databases: more than one runs orders-svc on that many shards (`SHARDS`) and every
-    /// relay on all of them (`RELAY_SHARDS`); the check then also requires each order's mails to
-    /// come from its own shard.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=16))]
+    /// relay on all of them (`RELAY_SHARDS`, or the fleet's registry with `--fleet`); the check
+    /// then also requires each order's mails to come from its own shard.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=32))]
     pub shards: u16,
+    /// Run the relays as a fleet (`FLEET_DATABASE_URL`) over the order databases, each
+    /// registered under its index as source id, a quarter of them only during the run. Most
+    /// faults are then the fleet's, in turn: a relay killed (SIGKILL) and started again, a
+    /// database added, a relay frozen (SIGSTOP) for longer than a lease and woken, a database
+    /// drained, removed and added back; the summary lists how long each change took until every
+    /// database was owned by a live instance, none above its share. E.g. `--fleet --shards 20
+    /// --relays 3`.
+    #[arg(long)]
+    pub fleet: bool,
+    /// The fleet's lease (`FLEET_LEASE`), seconds: short, so that a run sees many takeovers.
+    #[arg(long, default_value_t = 3)]
+    pub fleet_lease_secs: u64,
     /// How long to wait for the backlog to drain after the load stops, in seconds.
     #[arg(long, default_value_t = 180)]
     pub drain_timeout_secs: u64,
@@ -104,6 +117,8 @@ impl ChaosOptions {
             relays: 2,
             mails: 2,
             shards: 1,
+            fleet: false,
+            fleet_lease_secs: 3,
             drain_timeout_secs: 180,
             seed: None,
         }
@@ -136,6 +151,10 @@ pub async fn assert_clean_run(
     assert!(
         report.slowest_recovery() < RECOVERY_WAIT,
         "mail went out again after every node fault: {report}"
+    );
+    assert!(
+        report.slowest_rebalance() < fleet::REBALANCE_WAIT,
+        "the fleet settled after every change: {report}"
     );
     report
 }
@@ -231,7 +250,14 @@ pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<Ch
     } else {
         None
     };
+    let mut fleet = match opts.fleet {
+        true => Some(fleet::FleetRun::prepare(opts, &mut cfg).await?),
+        false => None,
+    };
     let mut stack = Stack::start(cfg).await?;
+    if let Some(fleet) = &mut fleet {
+        fleet.register_initial(&stack, &mut rng).await?;
+    }
     let mut report = ChaosReport {
         seed,
         shards: usize::from(opts.shards),
@@ -321,7 +347,23 @@ pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<Ch
         if done(&report) {
             break;
         }
-        inject_fault(&mut stack, cluster.as_ref(), &mut rng, opts, &mut report).await?;
+        match &mut fleet {
+            Some(fleet) if fleet.owes_fault(&report) => {
+                fleet.fault(&mut stack, &mut rng, &mut report).await?;
+            }
+            _ => {
+                let fleet = fleet.is_some();
+                inject_fault(
+                    &mut stack,
+                    cluster.as_ref(),
+                    fleet,
+                    &mut rng,
+                    opts,
+                    &mut report,
+                )
+                .await?;
+            }
+        }
         if last_progress.elapsed() > Duration::from_secs(10) {
             last_progress = Instant::now();
             eprintln!(
@@ -337,6 +379,9 @@ pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<Ch
         w.await.context("writer task")?;
     }
     heal(&mut stack, cluster.as_ref()).await?;
+    if let Some(fleet) = &mut fleet {
+        fleet.heal(&mut stack, &mut report).await?;
+    }
 
     let drain_started = Instant::now();
     let ledger = Arc::try_unwrap(ledger)
@@ -348,7 +393,7 @@ pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<Ch
     report.events = ledger.values().map(|l| l.seqs.len() as u64).sum();
     report.ambiguous = ledger.values().map(|l| l.ambiguous as u64).sum();
     report.orders = ledger.values().filter(|l| !l.seqs.is_empty()).count();
-    wait_drained(
+    check::wait_drained(
         &stack,
         report.events,
         Duration::from_secs(opts.drain_timeout_secs),
@@ -359,14 +404,17 @@ pub async fn run(opts: &ChaosOptions, mut cfg: StackConfig) -> anyhow::Result<Ch
         "chaos: drained in {:.1}s; checking every order",
         report.drain.as_secs_f64()
     );
-    check(&stack, &ledger, &mut report).await?;
+    check::check(&stack, &ledger, &mut report).await?;
     stack.stop().await;
+    // Drops the run's databases, now that no service uses them.
+    drop(fleet);
     Ok(report)
 }
 
 async fn inject_fault(
     stack: &mut Stack,
     cluster: Option<&Cluster>,
+    fleet: bool,
     rng: &mut StdRng,
     opts: &ChaosOptions,
     report: &mut ChaosReport,
@@ -383,7 +431,9 @@ async fn inject_fault(
     } else {
         3
     };
-    match rng.random_range(0..kinds) {
+    // A fleet's relays are killed by its own faults, which also wait for the takeover.
+    let first = if fleet { 1 } else { 0 };
+    match rng.random_range(first..kinds) {
         0 => {
             let i = rng.random_range(0..stack.relays.len());
             stack.relays[i].kill9().await;
@@ -535,149 +585,6 @@ async fn heal(stack: &mut Stack, cluster: Option<&Cluster>) -> anyhow::Result<()
     for p in stack.relays.iter_mut().chain(stack.mails.iter_mut()) {
         if !p.is_running() {
             p.start().await?;
-        }
-    }
-    Ok(())
-}
-
-/// Waits until the outbox is empty, nothing is held, and mail-svc processed every event.
-async fn wait_drained(stack: &Stack, events: u64, timeout: Duration) -> anyhow::Result<()> {
-    let mut shards = Vec::new();
-    for url in &stack.orders_shard_urls {
-        shards.push(sqlx::PgPool::connect(url).await?);
-    }
-    let deadline = Instant::now() + timeout;
-    let mut last_report = Instant::now();
-    loop {
-        let mut backlog = 0_i64;
-        for shard in &shards {
-            let n: i64 = sqlx::query_scalar("select count(*) from outbox")
-                .fetch_one(shard)
-                .await?;
-            backlog += n;
-        }
-        let status = stack
-            .mail_client(0)
-            .await?
-            .get_status(MailStatusRequest {})
-            .await?
-            .into_inner();
-        if backlog == 0 && status.held == 0 && status.processed >= events {
-            return Ok(());
-        }
-        if last_report.elapsed() > Duration::from_secs(10) {
-            last_report = Instant::now();
-            eprintln!(
-                "chaos: draining: outbox {backlog}, held {}, processed {} of {events}",
-                status.held, status.processed
-            );
-        }
-        if Instant::now() > deadline {
-            anyhow::bail!(
-                "not drained after {timeout:?}: outbox {backlog}, held {}, processed {} of {events}",
-                status.held,
-                status.processed
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-}
-
-/// Compares every order's mails with the ledger and the orders table.
-async fn check(
-    stack: &Stack,
-    ledger: &BTreeMap<i64, OrderLedger>,
-    report: &mut ChaosReport,
-) -> anyhow::Result<()> {
-    // Every shard's orders; an order lives in exactly one.
-    let mut committed: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
-    for url in &stack.orders_shard_urls {
-        let shard = sqlx::PgPool::connect(url).await?;
-        let rows: Vec<(i64, i64, i64)> =
-            sqlx::query_as("select id, version, last_event_seq from orders")
-                .fetch_all(&shard)
-                .await?;
-        shard.close().await;
-        for (id, v, last) in rows {
-            if committed.insert(id, (v, last)).is_some() {
-                report
-                    .problems
-                    .push(format!("order {id} is in two shards' databases"));
-                report.phantom += 1;
-            }
-        }
-    }
-    let shards = stack.orders_shard_urls.len();
-    let mail = stack.mail_client(0).await?;
-    let empty = OrderLedger::default();
-    let ids: BTreeSet<i64> = ledger.keys().chain(committed.keys()).copied().collect();
-    // Ask for every order's mails, 32 calls at a time.
-    let all_mails: Vec<(i64, Vec<outbox_proto::mail::v1::Mail>)> =
-        futures::stream::iter(ids.iter().copied())
-            .map(|id| {
-                let mut mail = mail.clone();
-                async move {
-                    let mails = mail
-                        .list_mails(ListMailsRequest { order_id: id })
-                        .await?
-                        .into_inner()
-                        .mails;
-                    anyhow::Ok((id, mails))
-                }
-            })
-            .buffer_unordered(32)
-            .collect::<Vec<_>>()
-            .await
-            .into_iter()
-            .collect::<anyhow::Result<_>>()?;
-    for (id, mails) in all_mails {
-        let expected = ledger.get(&id).unwrap_or(&empty);
-        // Seqs are per shard: an order's mails must all be of its own shard's events.
-        let home = orders_svc::shard::of(id, shards) as u32;
-        let strays = mails.iter().filter(|m| m.shard != home).count() as u64;
-        if strays > 0 {
-            report.problems.push(format!(
-                "order {id} lives in shard {home}, but {strays} of its mails name another"
-            ));
-            report.phantom += strays;
-        }
-        let seqs: Vec<u64> = mails.iter().map(|m| m.seq).collect();
-        let distinct: BTreeSet<u64> = seqs.iter().copied().collect();
-        let duplicated = (seqs.len() - distinct.len()) as u64;
-        let lost: Vec<u64> = expected.seqs.difference(&distinct).copied().collect();
-        let extra: Vec<u64> = distinct.difference(&expected.seqs).copied().collect();
-        // Mails must come in chain order: seqs strictly increasing in send order.
-        let reordered = seqs.windows(2).filter(|w| w[0] >= w[1]).count() as u64;
-        // An event the ledger does not know is acceptable only as the outcome of a call that
-        // failed without a definite answer, and only if the order's row agrees it was committed.
-        let (version, last_seq) = committed.get(&id).copied().unwrap_or((0, 0));
-        let chain_matches_db = distinct.len() as i64 == version
-            && distinct.iter().next_back().copied().unwrap_or(0) as i64 == last_seq;
-        let phantom = if extra.len() as u32 <= expected.ambiguous && chain_matches_db {
-            0
-        } else {
-            extra.len() as u64
-        };
-        if !chain_matches_db {
-            report.problems.push(format!(
-                "order {id}: {} mails, last seq {:?}, but the order has version {version}, last_event_seq {last_seq}",
-                distinct.len(),
-                distinct.iter().next_back()
-            ));
-        }
-        if !lost.is_empty() || duplicated > 0 || reordered > 0 || phantom > 0 {
-            report.problems.push(format!(
-                "order {id}: mails {seqs:?}, ledger {:?}, ambiguous {}",
-                expected.seqs, expected.ambiguous
-            ));
-        }
-        report.lost += lost.len() as u64;
-        report.duplicated += duplicated;
-        report.reordered += reordered;
-        report.phantom += phantom;
-        if !chain_matches_db && lost.is_empty() && phantom == 0 {
-            // The database disagrees with the mails in a way the counters above miss.
-            report.lost += 1;
         }
     }
     Ok(())

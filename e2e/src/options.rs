@@ -72,8 +72,30 @@ pub struct BenchOptions {
     /// Orders the console section (9) fills (a tenth dead-lettered, a hundredth held).
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(i64).range(1_000..))]
     pub console_orders: i64,
-    /// Sections to run (1-9; 7, cost vs work done, 8, the audit's cost, and 9, the console at
-    /// scale, take the longest and are not in the default).
+    /// Outbox databases of the fleet section (10), created on this machine's PostgreSQL and
+    /// dropped after. The relays hold up to 3 connections to each (a LISTEN and a pool of 2):
+    /// PostgreSQL's max_connections must have room for 3 × this beside everything else.
+    #[arg(long, default_value_t = 200, value_parser = at_least_one)]
+    pub fleet_databases: usize,
+    /// relay-svc instances of the fleet section (10), 2 or more: one is killed and a new one
+    /// joins.
+    #[arg(long, default_value_t = 3, value_parser = at_least_one)]
+    pub fleet_relays: usize,
+    /// Rows of backlog in the fleet section's noisy database (10).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub fleet_backlog: u64,
+    /// Events per second the fleet section (10) writes, spread over all its databases.
+    #[arg(long, default_value_t = 100.0)]
+    pub fleet_rate: f64,
+    /// Seconds of the fleet section's steady traffic (10); the kill and the join follow.
+    #[arg(long, default_value_t = 30.0)]
+    pub fleet_secs: f64,
+    /// The fleet section's lease (`FLEET_LEASE`), seconds (relay-svc's default: 10).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub fleet_lease_secs: u64,
+    /// Sections to run (1-10; 7, cost vs work done, 8, the audit's cost, 9, the console at
+    /// scale, and 10, the relay fleet over 200 databases, take the longest and are not in the
+    /// default).
     #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,5,6")]
     pub sections: Vec<u8>,
     /// Where to write the JSON results.
@@ -104,6 +126,10 @@ impl BenchOptions {
         self.mail_backlog = 2_000;
         self.audit_aggregates = 20_000;
         self.console_orders = 20_000;
+        self.fleet_databases = 20;
+        self.fleet_backlog = 20_000;
+        self.fleet_secs = 4.0;
+        self.fleet_lease_secs = 2;
         self
     }
 }

@@ -85,7 +85,9 @@ pub struct ServiceProc {
 }
 
 impl ServiceProc {
-    fn new(
+    /// Service `name` of binary `bin` with `env`, on free gRPC and metrics ports of its own
+    /// (`GRPC_ADDR`, `METRICS_ADDR`), logging to `log_dir/<name>.log`; not started yet.
+    pub fn new(
         name: String,
         bin: PathBuf,
         mut env: Vec<(String, String)>,
@@ -133,6 +135,14 @@ impl ServiceProc {
     pub fn set_env(&mut self, key: &str, value: &str) {
         self.env.retain(|(k, _)| k != key);
         self.env.push((key.to_owned(), value.to_owned()));
+    }
+
+    /// The value `key` has in the environment of the next [`ServiceProc::start`].
+    pub fn env(&self, key: &str) -> Option<&str> {
+        self.env
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     /// The running process's pid.
@@ -261,6 +271,10 @@ pub struct StackConfig {
     /// Order databases: more than one sets orders-svc's `SHARDS` and every relay's
     /// `RELAY_SHARDS` to that many fresh databases.
     pub shards: usize,
+    /// The relays' fleet database (`FLEET_DATABASE_URL`): set, every relay-svc runs in fleet
+    /// mode (instance id its process name, `FLEET_INSTANCE_ID`) and publishes the databases
+    /// its registry lists, instead of the order databases (`RELAY_SHARDS`).
+    pub fleet_database_url: Option<String>,
     /// `RUST_LOG` for the children.
     pub rust_log: String,
     /// Where each process's log goes (`<name>.log`).
@@ -295,6 +309,7 @@ impl StackConfig {
             relays: 1,
             mails: 1,
             shards: 1,
+            fleet_database_url: None,
             rust_log: "info".into(),
             log_dir,
             db_max_connections: (!SERVICE_DEFAULT_POOLS.load(Ordering::Relaxed))
@@ -454,17 +469,21 @@ impl Stack {
 
         let mut relays = Vec::new();
         for i in 0..cfg.relays {
+            let name = format!("relay-svc-{}", i + 1);
             let mut env = common(&orders_db_url);
             env.push(("AMQP_URL".into(), amqp_of(&cfg.relay_amqp_urls, i)));
             env.push(("AMQP_EXCHANGE".into(), exchange.clone()));
-            env.extend(sharded("RELAY_SHARDS"));
+            match &cfg.fleet_database_url {
+                Some(fleet) => {
+                    // The registry says what to publish: no order database of its own.
+                    env.retain(|(k, _)| k != "DATABASE_URL");
+                    env.push(("FLEET_DATABASE_URL".into(), fleet.clone()));
+                    env.push(("FLEET_INSTANCE_ID".into(), name.clone()));
+                }
+                None => env.extend(sharded("RELAY_SHARDS")),
+            }
             env.extend(cfg.relay_env.iter().cloned());
-            let mut relay = ServiceProc::new(
-                format!("relay-svc-{}", i + 1),
-                bins.path("relay-svc")?,
-                env,
-                &cfg.log_dir,
-            )?;
+            let mut relay = ServiceProc::new(name, bins.path("relay-svc")?, env, &cfg.log_dir)?;
             relay.start().await?;
             relays.push(relay);
         }

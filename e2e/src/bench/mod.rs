@@ -13,7 +13,10 @@
 //! 8. the completeness audit: section 4's maximum with and without `outboxctl audit --watch`,
 //!    and an audit pass at 1,000,000 orders next to the raw reads it is made of;
 //! 9. the operator console at 1,000,000 orders, 100,000 dead letters and 10,000 held chains:
-//!    each page's server time next to the time of its own reads.
+//!    each page's server time next to the time of its own reads;
+//! 10. the relay fleet: 200 outbox databases, 3 relay-svc instances in fleet mode, light
+//!     traffic and one noisy database: connections and idle queries per database, commit→publish
+//!     per database, rebalance times, and nothing lost, doubled or misordered.
 //!
 //! Layout: [`run`] (the sections in order), one module a section (`write`, `drain`, `consume`,
 //! `end_to_end`, `idle`; 6 is [`crate::scaling`], 7 [`crate::cost`]), `report` (what was
@@ -27,6 +30,7 @@ mod console;
 mod consume;
 mod drain;
 mod end_to_end;
+mod fleet;
 mod idle;
 pub mod pgbench;
 mod report;
@@ -37,6 +41,7 @@ mod write;
 pub use audit::AuditCost;
 pub use compare::{Baseline, Comparison, compare, figures, render};
 pub use console::ConsoleCost;
+pub use fleet::FleetCost;
 pub use report::{
     BenchReport, EndToEnd, EndToEndRun, Idle, Machine, Pair, Runs, WritePath, ratio_spread,
 };

@@ -23,6 +23,7 @@ pub struct BenchReport {
     pub cost: Option<Cost>,
     pub audit: Option<super::AuditCost>,
     pub console: Option<super::ConsoleCost>,
+    pub fleet: Option<super::FleetCost>,
     /// This run against the last recorded revision (set by the bench binary).
     pub comparison: Option<super::Comparison>,
 }

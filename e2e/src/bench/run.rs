@@ -141,6 +141,9 @@ pub async fn run(opts: &BenchOptions) -> anyhow::Result<BenchReport> {
             .await?,
         );
     }
+    if on(10) {
+        report.fleet = Some(super::fleet::fleet(&opts).await?);
+    }
     if on(9) {
         let stack = bench_stack(1, 1).await?;
         report.console = Some(super::console::console_cost(&stack, opts.console_orders).await?);

@@ -179,6 +179,9 @@ pub fn table(r: &BenchReport) -> String {
     if let Some(c) = &r.console {
         console_table(&mut out, c);
     }
+    if let Some(f) = &r.fleet {
+        out.push_str(&f.table());
+    }
     if let Some(c) = &r.comparison {
         out.push_str(&super::compare::render(c));
     }

@@ -7,7 +7,9 @@ use e2e::{chaos, stack::StackConfig};
 /// services, restarting the broker and cutting database connections; then checks that every
 /// committed event produced exactly one mail, in each order's chain order. Exits 1 on any loss,
 /// duplicate, reorder or phantom mail. `--cluster`: on the 3-node RabbitMQ cluster of
-/// `deploy/rabbit-cluster.sh`, killing, restarting and partitioning its nodes.
+/// `deploy/rabbit-cluster.sh`, killing, restarting and partitioning its nodes. `--fleet`: the
+/// relays as a fleet over the order databases (`--fleet --shards 20 --relays 3`), killed and
+/// frozen while databases are added and drained, with each change's rebalance time.
 #[derive(Debug, Parser)]
 #[command(name = "chaos", version, about, long_about = None)]
 struct Cli {

@@ -27,6 +27,18 @@ pub struct ChaosReport {
     /// flowed again after the node was back (at most [`super::RECOVERY_WAIT`]: a fault after
     /// which none went out within it counts as that long).
     pub recoveries: Vec<(&'static str, Duration)>,
+    /// Fleet mode: relays frozen (SIGSTOP) past their lease, then woken.
+    pub relay_freezes: u32,
+    /// Fleet mode: databases added to the registry.
+    pub db_adds: u32,
+    /// Fleet mode: databases drained, removed and added back.
+    pub db_drains: u32,
+    /// Fleet mode: each change (a kill, the killed relay's join, an add, a freeze, the frozen
+    /// relay's wake, a drain until drained, the drained database added back) and how long the
+    /// fleet took from it until every database to publish was owned by a live instance, none
+    /// above its share (at most [`super::fleet::REBALANCE_WAIT`]: a change after which it never
+    /// settled counts as that long).
+    pub rebalances: Vec<(&'static str, Duration)>,
     pub lost: u64,
     pub duplicated: u64,
     pub reordered: u64,
@@ -45,6 +57,18 @@ impl ChaosReport {
             + self.leader_kills
             + self.node_kills
             + self.partitions
+            + self.relay_freezes
+            + self.db_adds
+            + self.db_drains
+    }
+
+    /// The longest time the fleet took to settle after a change.
+    pub fn slowest_rebalance(&self) -> Duration {
+        self.rebalances
+            .iter()
+            .map(|(_, d)| *d)
+            .max()
+            .unwrap_or_default()
     }
 
     /// The longest time no mail went out after a node fault.
@@ -105,6 +129,34 @@ impl std::fmt::Display for ChaosReport {
                 self.slowest_recovery().as_secs_f64(),
                 each.join(", ")
             )?;
+        }
+        if self.relay_freezes + self.db_adds + self.db_drains > 0 || !self.rebalances.is_empty() {
+            writeln!(
+                f,
+                "  fleet faults   relay freezes {}, database adds {}, drains {}",
+                self.relay_freezes, self.db_adds, self.db_drains
+            )?;
+            writeln!(f, "  rebalance      slowest / median / each, seconds")?;
+            let mut kinds: Vec<&str> = self.rebalances.iter().map(|(k, _)| *k).collect();
+            kinds.sort_unstable();
+            kinds.dedup();
+            for kind in kinds {
+                let mut each: Vec<f64> = self
+                    .rebalances
+                    .iter()
+                    .filter(|(k, _)| *k == kind)
+                    .map(|(_, d)| d.as_secs_f64())
+                    .collect();
+                let listed: Vec<String> = each.iter().map(|s| format!("{s:.1}")).collect();
+                each.sort_by(f64::total_cmp);
+                writeln!(
+                    f,
+                    "    {kind:<12} {:>5.1} / {:>5.1} / {}",
+                    each[each.len() - 1],
+                    each[each.len() / 2],
+                    listed.join(" ")
+                )?;
+            }
         }
         writeln!(f, "  lost           {:>8}", self.lost)?;
         writeln!(f, "  duplicated     {:>8}", self.duplicated)?;

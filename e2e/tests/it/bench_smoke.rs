@@ -11,9 +11,9 @@ use e2e::bench::{self, Baseline, BenchOptions};
 /// `spread_is_the_median_and_range_of_the_runs`).
 const RUNS: usize = 1;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn every_section_runs_with_tiny_sizes() {
-    let opts = BenchOptions {
+/// Every section's tiny sizes.
+fn tiny(sections: Vec<u8>) -> BenchOptions {
+    BenchOptions {
         write_secs: 0.3,
         concurrency: vec![1, 4],
         events: 300,
@@ -35,9 +35,20 @@ async fn every_section_runs_with_tiny_sizes() {
         mail_backlog: 300,
         audit_aggregates: 2_000,
         console_orders: 2_000,
-        sections: vec![1, 2, 3, 4, 5, 6, 7, 8],
+        fleet_databases: 6,
+        fleet_relays: 2,
+        fleet_backlog: 500,
+        fleet_rate: 30.0,
+        fleet_secs: 2.0,
+        fleet_lease_secs: 2,
+        sections,
         json: std::env::temp_dir().join("unused.json"),
-    };
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_section_runs_with_tiny_sizes() {
+    let opts = tiny(vec![1, 2, 3, 4, 5, 6, 7, 8]);
     let report = bench::run(&opts).await.expect("the bench runs");
 
     assert_eq!(report.write_path.len(), 2);
@@ -216,4 +227,35 @@ fn quick_keeps_every_section_and_shrinks_the_sizes() {
     assert!(quick.events * 10 <= full.events);
     assert!(quick.write_secs < full.write_secs && quick.e2e_secs < full.e2e_secs);
     assert!(Cli::try_parse_from(["bench", "--runs", "0"]).is_err());
+}
+
+/// Section 10 at a tiny size (its own test: it starts its own relays on databases of its own):
+/// a fleet of 2 relays over 6 databases, one of them with a backlog, an instance killed and a new
+/// one joining; every event published once, in order, and each figure of the table measured.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fleet_section_runs_with_tiny_sizes() {
+    let opts = tiny(vec![10]);
+    let report = bench::run(&opts).await.expect("the fleet section runs");
+    let fleet = report.fleet.expect("the fleet section measured");
+    println!("{}", fleet.table());
+    assert_eq!((fleet.databases, fleet.relays), (6, 2));
+    // A row the killed instance published but had not deleted may be published again
+    // (at-least-once; consumers drop it by seq): counted, not failed.
+    assert_eq!((fleet.lost, fleet.misordered), (0, 0), "{fleet:?}");
+    // The backlog and the traffic arrived, and both kinds of database had rows measured.
+    assert!(fleet.published > 500, "{fleet:?}");
+    assert!(fleet.quiet.ops > 0 && fleet.noisy.ops > 0, "{fleet:?}");
+    // Each database was owned by an instance holding connections to it, and only to it.
+    assert!(fleet.connections_min >= 1, "{fleet:?}");
+    assert!(
+        bench::table(&report_with(fleet)).contains("10. the relay fleet"),
+        "the table names the section"
+    );
+}
+
+fn report_with(fleet: bench::FleetCost) -> bench::BenchReport {
+    bench::BenchReport {
+        fleet: Some(fleet),
+        ..Default::default()
+    }
 }

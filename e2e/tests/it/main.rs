@@ -10,6 +10,7 @@ mod bench_smoke;
 mod broker_users;
 mod chaos;
 mod chaos_cluster;
+mod chaos_fleet;
 mod chaos_shards;
 mod cluster;
 mod compose;

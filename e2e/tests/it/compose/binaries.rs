@@ -179,9 +179,16 @@ fn broker_users_and_shared_settings() {
     let relay = env_of(service(&compose, "relay-svc-1"));
     let mail = env_of(service(&compose, "mail-svc-1"));
     let orders = env_of(service(&compose, "orders-svc"));
+    // The relays publish what their fleet's registry lists: the orders database, registered
+    // at start (compose/fleet.rs).
+    let register = env_of(service(&compose, "fleet-register"));
     assert_eq!(
-        relay["DATABASE_URL"], orders["DATABASE_URL"],
-        "the relay reads the orders database"
+        register["ORDERS_DATABASE_URL"], orders["DATABASE_URL"],
+        "the orders database is registered in the fleet"
+    );
+    assert_eq!(
+        register["FLEET_DATABASE_URL"], relay["FLEET_DATABASE_URL"],
+        "in the relays' fleet"
     );
     assert_ne!(
         mail["DATABASE_URL"], orders["DATABASE_URL"],

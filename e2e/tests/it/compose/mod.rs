@@ -8,6 +8,7 @@
 
 mod binaries;
 mod file;
+mod fleet;
 mod image;
 mod observability;
 mod ports;

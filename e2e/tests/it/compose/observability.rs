@@ -241,7 +241,8 @@ fn every_service_exports_spans_to_jaeger() {
     }
     assert_eq!(
         exporting.len(),
-        7,
-        "all five service containers, the audit and the console: {exporting:?}"
+        8,
+        "all five service containers, the audit, the console and the fleet's registration: \
+         {exporting:?}"
     );
 }

@@ -239,9 +239,12 @@ fn every_grpc_port_is_behind_tls_with_tokens_from_the_secrets_service() {
             continue;
         }
         let binary = svc["command"][0].as_str().expect("command");
-        // The audit (`outboxctl audit --watch`) serves no gRPC: it only reads the databases;
-        // the console serves HTTPS (checked below).
-        if binary == "outboxctl" || binary == "outbox-console" {
+        // The audit (`outboxctl audit --watch`) and the fleet's registration (`outboxctl fleet
+        // add`, run by `sh -c`) serve no gRPC: they only use the databases; the console serves
+        // HTTPS (checked below).
+        let outboxctl = binary == "outboxctl"
+            || (binary == "sh" && format!("{:?}", svc["command"]).contains("outboxctl"));
+        if outboxctl || binary == "outbox-console" {
             continue;
         }
         let env = env_of(svc);
