@@ -76,6 +76,6 @@ fn a_bad_duration_refuses_to_start() {
     );
     assert_refuses(
         relay().env("POLL_INTERVAL", "10ms"),
-        &["POLL_INTERVAL must be at least 50ms"],
+        &["'--poll-interval <POLL_INTERVAL>': must be at least 50ms"],
     );
 }
