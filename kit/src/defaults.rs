@@ -27,3 +27,17 @@ pub const MAIL_QUEUE: &str = "mail-svc.order-events";
 /// reports the order as lagging (outboxctl's and the console's audit grace): normal latency and
 /// held chains that resolve within it are not reported.
 pub const AUDIT_GRACE: Duration = Duration::from_secs(60);
+
+/// orders-svc's outbox table: it appends to it, relay-svc publishes it, the tools read it and
+/// the tables `outbox::TableName` derives from it (`outbox_quarantine`, `outbox_published`, …).
+pub const ORDERS_OUTBOX: &str = "outbox";
+
+/// mail-svc's inbox watermark table (its migration 0001, so named with
+/// `outbox_inbox::Tables::existing`); the tools read it.
+pub const MAIL_INBOX_PROGRESS: &str = "order_progress";
+
+/// mail-svc's inbox held-events table (its migration 0001); the tools read it.
+pub const MAIL_INBOX_HELD: &str = "held_events";
+
+/// The aggregate id column of mail-svc's inbox tables.
+pub const MAIL_INBOX_AGGREGATE: &str = "order_id";

@@ -19,6 +19,7 @@ use std::{collections::HashMap, ops::ControlFlow, sync::Arc, sync::LazyLock};
 
 use outbox::trace::TraceHeaders;
 use outbox_inbox::{Conflict, Envelope, Handler, Inbox, Outcome, Tables, failure::Failure};
+use outbox_kit::defaults;
 use sqlx::{Connection, PgConnection, PgPool, Postgres, QueryBuilder};
 use tokio::sync::Notify;
 
@@ -31,8 +32,12 @@ use crate::{
 /// mail-svc's inbox: the tables of migration 0001, keyed by `order_id` (and `shard`, 0005).
 pub static INBOX: LazyLock<Inbox> = LazyLock::new(|| {
     Inbox::with_tables(
-        Tables::existing("order_progress", "held_events", "order_id")
-            .expect("mail-svc's table names are valid identifiers"),
+        Tables::existing(
+            defaults::MAIL_INBOX_PROGRESS,
+            defaults::MAIL_INBOX_HELD,
+            defaults::MAIL_INBOX_AGGREGATE,
+        )
+        .expect("mail-svc's table names are valid identifiers"),
     )
 });
 

@@ -16,6 +16,7 @@
 
 use std::{
     collections::{BTreeMap, BTreeSet},
+    sync::LazyLock,
     time::Duration,
 };
 
@@ -25,7 +26,36 @@ use outbox_support::metrics::Metric;
 use outbox_support::secret::SecretUrl;
 use sqlx::{AssertSqlSafe, PgPool};
 
-use crate::fleet::Target;
+use crate::{fleet::Target, tables};
+
+/// The statements on mail-svc's inbox, on its tables' names ([`crate::tables`]).
+struct InboxSql {
+    applied: String,
+    consumer_side: String,
+}
+
+static INBOX_SQL: LazyLock<InboxSql> = LazyLock::new(|| {
+    let (progress, held) = (tables::inbox().progress(), tables::inbox().held());
+    InboxSql {
+        applied: format!(
+            "select p.aggregate_type, p.order_id, p.last_seq
+           from unnest($2::text[], $3::bigint[]) k(t, id)
+           join {progress} p on p.shard = $1 and p.aggregate_type = k.t and p.order_id = k.id"
+        ),
+        consumer_side: format!(
+            "select k.t, k.id,
+                (select count(*) from {held} h
+                  where h.shard = $1 and h.aggregate_type = k.t and h.order_id = k.id),
+                coalesce(array(select d.seq from dead_letters d
+                                where d.shard = $1 and d.aggregate_type = k.t
+                                  and d.order_id = k.id and d.seq is not null order by d.id), '{{}}'),
+                coalesce(array(select d.reason from dead_letters d
+                                where d.shard = $1 and d.aggregate_type = k.t
+                                  and d.order_id = k.id and d.seq is not null order by d.id), '{{}}')
+           from unnest($2::text[], $3::bigint[]) k(t, id)"
+        ),
+    }
+});
 
 /// The consumer this audit checks: mail-svc's inbox, as `outbox_audit_*{consumer="mail"}`.
 pub const CONSUMER: &str = "mail";
@@ -262,7 +292,7 @@ impl Auditor {
         let shards = sources.shards.len();
         Self {
             sources,
-            table: TableName::parse("outbox").expect("a valid name"),
+            table: tables::outbox().clone(),
             grace,
             slice: slice.max(1),
             published_since: vec![None; shards],
@@ -541,16 +571,12 @@ async fn applied(
     types: &[String],
     ids: &[i64],
 ) -> Result<BTreeMap<(String, i64), i64>, sqlx::Error> {
-    let rows: Vec<(String, i64, i64)> = sqlx::query_as(
-        "select p.aggregate_type, p.order_id, p.last_seq
-           from unnest($2::text[], $3::bigint[]) k(t, id)
-           join order_progress p on p.shard = $1 and p.aggregate_type = k.t and p.order_id = k.id",
-    )
-    .bind(shard)
-    .bind(types)
-    .bind(ids)
-    .fetch_all(mail)
-    .await?;
+    let rows: Vec<(String, i64, i64)> = sqlx::query_as(AssertSqlSafe(INBOX_SQL.applied.as_str()))
+        .bind(shard)
+        .bind(types)
+        .bind(ids)
+        .fetch_all(mail)
+        .await?;
     Ok(rows.into_iter().map(|(t, id, s)| ((t, id), s)).collect())
 }
 
@@ -564,23 +590,12 @@ async fn consumer_side(
     types: &[&str],
     ids: &[i64],
 ) -> Result<ConsumerSide, sqlx::Error> {
-    let rows: Vec<ConsumerRow> = sqlx::query_as(
-        "select k.t, k.id,
-                (select count(*) from held_events h
-                  where h.shard = $1 and h.aggregate_type = k.t and h.order_id = k.id),
-                coalesce(array(select d.seq from dead_letters d
-                                where d.shard = $1 and d.aggregate_type = k.t
-                                  and d.order_id = k.id and d.seq is not null order by d.id), '{}'),
-                coalesce(array(select d.reason from dead_letters d
-                                where d.shard = $1 and d.aggregate_type = k.t
-                                  and d.order_id = k.id and d.seq is not null order by d.id), '{}')
-           from unnest($2::text[], $3::bigint[]) k(t, id)",
-    )
-    .bind(shard)
-    .bind(types)
-    .bind(ids)
-    .fetch_all(mail)
-    .await?;
+    let rows: Vec<ConsumerRow> = sqlx::query_as(AssertSqlSafe(INBOX_SQL.consumer_side.as_str()))
+        .bind(shard)
+        .bind(types)
+        .bind(ids)
+        .fetch_all(mail)
+        .await?;
     Ok(rows
         .into_iter()
         .map(|(t, id, held, seqs, reasons)| {

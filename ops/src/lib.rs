@@ -11,6 +11,7 @@
 //!   and the databases `--db NAME` and the fleet-wide audit read.
 //! - [`settings`]: the settings both tools take (the databases, the audit's grace, the replay's
 //!   queue), declared once.
+//! - [`tables`]: the tables the reads name, from the outbox and inbox crates' names.
 //! - [`admin`]: the services' admin calls (requeue, drop, release, redrive, replay), each of
 //!   which the service records in its `admin_actions` table.
 //!
@@ -26,6 +27,7 @@ pub mod fleet;
 pub mod lists;
 pub mod replay;
 pub mod settings;
+pub mod tables;
 pub mod trace;
 
 pub use outbox_proto as proto;

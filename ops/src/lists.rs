@@ -10,11 +10,75 @@
 //! The actions on what these list go through the services ([`crate::admin`]); these reads never
 //! write.
 
+use std::sync::LazyLock;
+
 use chrono::{DateTime, Utc};
-use sqlx::{PgPool, Postgres, QueryBuilder};
+use sqlx::{AssertSqlSafe, PgPool, Postgres, QueryBuilder};
+
+use crate::tables::{inbox, outbox};
 
 /// The most rows a page holds.
 pub const MAX_PAGE: i64 = 500;
+
+/// The listings' fixed statements and parts, on the tables' names ([`crate::tables`]).
+struct Sql {
+    /// The quarantined rows, up to the seq to start after.
+    quarantined: String,
+    quarantined_count: String,
+    quarantined_seqs: String,
+    /// The held chains, up to the (shard, order id) to start after.
+    held: String,
+    /// The held chains' watermarks, joined after their page is cut.
+    held_applied: String,
+    held_count: String,
+    /// The "still dead" condition: not applied since, and the event's last record.
+    still_dead: String,
+}
+
+static SQL: LazyLock<Sql> = LazyLock::new(|| {
+    let quarantine = outbox().quarantine();
+    let (progress, held) = (inbox().progress(), inbox().held());
+    Sql {
+        quarantined: format!(
+            "select seq, aggregate_id, event_type, prev_seq, reason, created_at, quarantined_at
+           from {quarantine} where seq > "
+        ),
+        quarantined_count: format!("select count(*) from {quarantine}"),
+        quarantined_seqs: format!(
+            "select seq from {quarantine}
+          where (cardinality($1::bigint[]) > 0 and seq = any($1))
+             or (cardinality($1::bigint[]) = 0 and aggregate_id = $2)
+          order by seq limit 10000"
+        ),
+        held: format!(
+            "select h.shard, h.order_id, p.last_seq as applied, h.held, h.waiting_for, h.oldest,
+                (select d.reason from dead_letters d
+                  where d.shard = h.shard and d.aggregate_type = 'order'
+                    and d.order_id = h.order_id and d.seq = h.waiting_for
+                  order by d.id desc limit 1) as dead_reason
+           from (select shard, order_id, array_agg(seq order by seq) as held,
+                        min(prev_seq) as waiting_for, min(held_at) as oldest
+                   from {held}
+                  where aggregate_type = 'order' and (shard, order_id) > ("
+        ),
+        held_applied: format!(
+            ") h left join {progress} p
+                on p.shard = h.shard and p.aggregate_type = 'order' and p.order_id = h.order_id"
+        ),
+        held_count: format!(
+            "select count(*) from (select distinct shard, aggregate_type, order_id from {held}) h"
+        ),
+        still_dead: format!(
+            " and d.seq is not null
+   and not exists (select 1 from {progress} p
+                    where p.shard = d.shard and p.aggregate_type = d.aggregate_type
+                      and p.order_id = d.order_id and p.last_seq >= d.seq)
+   and not exists (select 1 from dead_letters l
+                    where l.shard = d.shard and l.aggregate_type = d.aggregate_type
+                      and l.order_id = d.order_id and l.seq = d.seq and l.id > d.id)"
+        ),
+    }
+});
 
 /// The filters every listing takes; `None` leaves a filter out.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -71,10 +135,7 @@ pub async fn quarantined(
     limit: i64,
 ) -> Result<Page<Quarantined, i64>, sqlx::Error> {
     let limit = limit.clamp(1, MAX_PAGE);
-    let mut q = QueryBuilder::<Postgres>::new(
-        "select seq, aggregate_id, event_type, prev_seq, reason, created_at, quarantined_at
-           from outbox_quarantine where seq > ",
-    );
+    let mut q = QueryBuilder::<Postgres>::new(SQL.quarantined.as_str());
     q.push_bind(after.unwrap_or(i64::MIN));
     if let Some(id) = filter.order_id {
         q.push(" and aggregate_id = ").push_bind(id);
@@ -97,7 +158,7 @@ pub async fn quarantined(
 
 /// Quarantined rows in all (the overview's figure).
 pub async fn quarantined_count(orders: &PgPool) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("select count(*) from outbox_quarantine")
+    sqlx::query_scalar(AssertSqlSafe(SQL.quarantined_count.as_str()))
         .fetch_one(orders)
         .await
 }
@@ -127,17 +188,7 @@ pub async fn held(
 ) -> Result<Page<HeldChain, (i32, i64)>, sqlx::Error> {
     let limit = limit.clamp(1, MAX_PAGE);
     let (s, o) = after.unwrap_or((i32::MIN, i64::MIN));
-    let mut q = QueryBuilder::<Postgres>::new(
-        "select h.shard, h.order_id, p.last_seq as applied, h.held, h.waiting_for, h.oldest,
-                (select d.reason from dead_letters d
-                  where d.shard = h.shard and d.aggregate_type = 'order'
-                    and d.order_id = h.order_id and d.seq = h.waiting_for
-                  order by d.id desc limit 1) as dead_reason
-           from (select shard, order_id, array_agg(seq order by seq) as held,
-                        min(prev_seq) as waiting_for, min(held_at) as oldest
-                   from held_events
-                  where aggregate_type = 'order' and (shard, order_id) > (",
-    );
+    let mut q = QueryBuilder::<Postgres>::new(SQL.held.as_str());
     q.push_bind(s).push(", ").push_bind(o).push(")");
     if let Some(id) = filter.order_id {
         q.push(" and order_id = ").push_bind(id);
@@ -150,10 +201,7 @@ pub async fn held(
     }
     q.push(" order by shard, order_id limit ")
         .push_bind(limit + 1)
-        .push(
-            ") h left join order_progress p
-                on p.shard = h.shard and p.aggregate_type = 'order' and p.order_id = h.order_id",
-        );
+        .push(&SQL.held_applied);
     if let Some(r) = &filter.reason {
         q.push(
             " where exists (select 1 from dead_letters d
@@ -171,11 +219,9 @@ pub async fn held(
 
 /// Orders with held events in all (the overview's figure).
 pub async fn held_count(mail: &PgPool) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar(
-        "select count(*) from (select distinct shard, aggregate_type, order_id from held_events) h",
-    )
-    .fetch_one(mail)
-    .await
+    sqlx::query_scalar(AssertSqlSafe(SQL.held_count.as_str()))
+        .fetch_one(mail)
+        .await
 }
 
 /// An event mail-svc dead-lettered and has not applied since (its last dead-lettering).
@@ -190,17 +236,8 @@ pub struct DeadLetter {
     pub at: DateTime<Utc>,
 }
 
-/// The "still dead" condition: not applied since, and the event's last record.
-const STILL_DEAD: &str = " and d.seq is not null
-   and not exists (select 1 from order_progress p
-                    where p.shard = d.shard and p.aggregate_type = d.aggregate_type
-                      and p.order_id = d.order_id and p.last_seq >= d.seq)
-   and not exists (select 1 from dead_letters l
-                    where l.shard = d.shard and l.aggregate_type = d.aggregate_type
-                      and l.order_id = d.order_id and l.seq = d.seq and l.id > d.id)";
-
 fn dead_filter(q: &mut QueryBuilder<Postgres>, filter: &Filter) {
-    q.push(STILL_DEAD);
+    q.push(&SQL.still_dead);
     if let Some(id) = filter.order_id {
         q.push(" and d.order_id = ").push_bind(id);
     }
@@ -264,14 +301,9 @@ pub async fn quarantined_seqs(
     seqs: &[i64],
     order: Option<i64>,
 ) -> Result<Vec<i64>, sqlx::Error> {
-    sqlx::query_scalar(
-        "select seq from outbox_quarantine
-          where (cardinality($1::bigint[]) > 0 and seq = any($1))
-             or (cardinality($1::bigint[]) = 0 and aggregate_id = $2)
-          order by seq limit 10000",
-    )
-    .bind(seqs)
-    .bind(order.unwrap_or(0))
-    .fetch_all(orders)
-    .await
+    sqlx::query_scalar(AssertSqlSafe(SQL.quarantined_seqs.as_str()))
+        .bind(seqs)
+        .bind(order.unwrap_or(0))
+        .fetch_all(orders)
+        .await
 }

@@ -3,8 +3,32 @@
 //! ([`outbox_inbox::decide()`]), fed with mail-svc's watermark and the events before it in the
 //! replay, so the preview cannot disagree with what mail-svc does.
 
+use std::sync::LazyLock;
+
 use outbox_inbox::{Decision, decide};
-use sqlx::PgPool;
+use sqlx::{AssertSqlSafe, PgPool};
+
+use crate::tables::{inbox, outbox};
+
+/// The replay's statements, on the tables' names ([`crate::tables`]).
+struct Sql {
+    published: String,
+    held: String,
+}
+
+static SQL: LazyLock<Sql> = LazyLock::new(|| Sql {
+    published: format!(
+        "select seq, prev_seq, event_type from {}
+          where aggregate_type = 'order' and aggregate_id = $1 and seq >= $2 and seq <= $3
+          order by seq",
+        outbox().published()
+    ),
+    held: format!(
+        "select seq, prev_seq from {}
+          where shard = $1 and aggregate_type = 'order' and order_id = $2 order by seq",
+        inbox().held()
+    ),
+});
 
 /// What the consumer would do with one replayed event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,16 +92,12 @@ pub async fn published(
     from: Option<i64>,
     to: Option<i64>,
 ) -> Result<Vec<(i64, Option<i64>, String)>, sqlx::Error> {
-    sqlx::query_as(
-        "select seq, prev_seq, event_type from outbox_published
-          where aggregate_type = 'order' and aggregate_id = $1 and seq >= $2 and seq <= $3
-          order by seq",
-    )
-    .bind(order)
-    .bind(from.unwrap_or(i64::MIN))
-    .bind(to.unwrap_or(i64::MAX))
-    .fetch_all(orders)
-    .await
+    sqlx::query_as(AssertSqlSafe(SQL.published.as_str()))
+        .bind(order)
+        .bind(from.unwrap_or(i64::MIN))
+        .bind(to.unwrap_or(i64::MAX))
+        .fetch_all(orders)
+        .await
 }
 
 /// What a replay of order `order`'s published events in `from..=to` would do now.
@@ -91,14 +111,11 @@ pub async fn dry_run(
 ) -> Result<Plan, sqlx::Error> {
     let events = published(orders, order, from, to).await?;
     let applied = crate::trace::applied(mail, shard, order).await?;
-    let held: Vec<(i64, i64)> = sqlx::query_as(
-        "select seq, prev_seq from held_events
-          where shard = $1 and aggregate_type = 'order' and order_id = $2 order by seq",
-    )
-    .bind(shard)
-    .bind(order)
-    .fetch_all(mail)
-    .await?;
+    let held: Vec<(i64, i64)> = sqlx::query_as(AssertSqlSafe(SQL.held.as_str()))
+        .bind(shard)
+        .bind(order)
+        .fetch_all(mail)
+        .await?;
     Ok(plan(applied, &events, &held))
 }
 

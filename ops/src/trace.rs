@@ -4,8 +4,62 @@
 //! mail (queued, sent, failed). [`Stop`] says where each event stopped; outboxctl prints it as a
 //! table, the console as a timeline.
 
+use std::sync::LazyLock;
+
 use chrono::{DateTime, Utc};
-use sqlx::PgPool;
+use sqlx::{AssertSqlSafe, PgPool};
+
+use crate::tables::{inbox, outbox};
+
+/// The trace's statements, on the tables' names ([`crate::tables`]).
+struct Sql {
+    appended: String,
+    applied: String,
+    held: String,
+    order_of: String,
+}
+
+static SQL: LazyLock<Sql> = LazyLock::new(|| {
+    let (events, published, quarantine) = (
+        outbox().events(),
+        outbox().published(),
+        outbox().quarantine(),
+    );
+    let (progress, held) = (inbox().progress(), inbox().held());
+    Sql {
+        appended: format!(
+            "select seq, event_type, prev_seq, traceparent, created_at, place, published_at, reason
+           from (select seq, event_type, prev_seq, traceparent, created_at,
+                        'published' as place, published_at, null::text as reason
+                   from {published} where aggregate_type = 'order' and aggregate_id = $1
+                 union all
+                 select seq, event_type, prev_seq, traceparent, created_at,
+                        'unpublished', null, null
+                   from {events} where aggregate_type = 'order' and aggregate_id = $1
+                 union all
+                 select seq, event_type, prev_seq, traceparent, created_at,
+                        'quarantined', null, reason
+                   from {quarantine} where aggregate_type = 'order' and aggregate_id = $1) e
+          order by seq"
+        ),
+        applied: format!(
+            "select last_seq from {progress}
+          where shard = $1 and aggregate_type = 'order' and order_id = $2"
+        ),
+        held: format!(
+            "select seq, held_at from {held}
+          where shard = $1 and aggregate_type = 'order' and order_id = $2"
+        ),
+        order_of: format!(
+            "select aggregate_id from {published} where seq = $1 and aggregate_type = 'order'
+         union all
+         select aggregate_id from {events} where seq = $1 and aggregate_type = 'order'
+         union all
+         select aggregate_id from {quarantine} where seq = $1 and aggregate_type = 'order'
+         limit 1"
+        ),
+    }
+});
 
 /// Where the orders database has an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,24 +232,10 @@ pub async fn trace(
 
 /// The order's events in the orders database, wherever they are, in seq order.
 async fn appended(orders: &PgPool, order: i64) -> Result<Vec<Appended>, sqlx::Error> {
-    sqlx::query_as(
-        "select seq, event_type, prev_seq, traceparent, created_at, place, published_at, reason
-           from (select seq, event_type, prev_seq, traceparent, created_at,
-                        'published' as place, published_at, null::text as reason
-                   from outbox_published where aggregate_type = 'order' and aggregate_id = $1
-                 union all
-                 select seq, event_type, prev_seq, traceparent, created_at,
-                        'unpublished', null, null
-                   from outbox where aggregate_type = 'order' and aggregate_id = $1
-                 union all
-                 select seq, event_type, prev_seq, traceparent, created_at,
-                        'quarantined', null, reason
-                   from outbox_quarantine where aggregate_type = 'order' and aggregate_id = $1) e
-          order by seq",
-    )
-    .bind(order)
-    .fetch_all(orders)
-    .await
+    sqlx::query_as(AssertSqlSafe(SQL.appended.as_str()))
+        .bind(order)
+        .fetch_all(orders)
+        .await
 }
 
 /// mail-svc's watermark for the order: the last seq it applied, if any.
@@ -204,14 +244,11 @@ pub(crate) async fn applied(
     shard: i32,
     order: i64,
 ) -> Result<Option<i64>, sqlx::Error> {
-    sqlx::query_scalar(
-        "select last_seq from order_progress
-          where shard = $1 and aggregate_type = 'order' and order_id = $2",
-    )
-    .bind(shard)
-    .bind(order)
-    .fetch_optional(mail)
-    .await
+    sqlx::query_scalar(AssertSqlSafe(SQL.applied.as_str()))
+        .bind(shard)
+        .bind(order)
+        .fetch_optional(mail)
+        .await
 }
 
 /// What mail-svc's database says of the order's events: a function of the seq.
@@ -221,14 +258,11 @@ async fn consumed(
     order: i64,
 ) -> Result<impl Fn(i64) -> Consumed, sqlx::Error> {
     let applied = applied(mail, shard, order).await?;
-    let held: Vec<(i64, DateTime<Utc>)> = sqlx::query_as(
-        "select seq, held_at from held_events
-          where shard = $1 and aggregate_type = 'order' and order_id = $2",
-    )
-    .bind(shard)
-    .bind(order)
-    .fetch_all(mail)
-    .await?;
+    let held: Vec<(i64, DateTime<Utc>)> = sqlx::query_as(AssertSqlSafe(SQL.held.as_str()))
+        .bind(shard)
+        .bind(order)
+        .fetch_all(mail)
+        .await?;
     let dead: Vec<(i64, DateTime<Utc>, String)> = sqlx::query_as(
         "select seq, at, reason from dead_letters
           where shard = $1 and aggregate_type = 'order' and order_id = $2 and seq is not null
@@ -260,15 +294,8 @@ async fn consumed(
 /// The order whose event `seq` is, wherever the orders database has it (`None`: no such event,
 /// or published before the retention window).
 pub async fn order_of(orders: &PgPool, seq: i64) -> Result<Option<i64>, sqlx::Error> {
-    sqlx::query_scalar(
-        "select aggregate_id from outbox_published where seq = $1 and aggregate_type = 'order'
-         union all
-         select aggregate_id from outbox where seq = $1 and aggregate_type = 'order'
-         union all
-         select aggregate_id from outbox_quarantine where seq = $1 and aggregate_type = 'order'
-         limit 1",
-    )
-    .bind(seq)
-    .fetch_optional(orders)
-    .await
+    sqlx::query_scalar(AssertSqlSafe(SQL.order_of.as_str()))
+        .bind(seq)
+        .fetch_optional(orders)
+        .await
 }

@@ -85,8 +85,9 @@ pub async fn get_order(pool: &PgPool, id: i64) -> Result<OrderRow, Error> {
 
 /// The outbox orders-svc appends to (table `outbox`, migrations 0001–0003).
 pub fn outbox() -> &'static Outbox {
-    static OUTBOX: LazyLock<Outbox> =
-        LazyLock::new(|| Outbox::new("outbox").expect("`outbox` is a valid table name"));
+    static OUTBOX: LazyLock<Outbox> = LazyLock::new(|| {
+        Outbox::new(outbox_kit::defaults::ORDERS_OUTBOX).expect("`outbox` is a valid table name")
+    });
     &OUTBOX
 }
 
