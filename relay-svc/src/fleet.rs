@@ -12,7 +12,6 @@
 
 use std::time::Duration;
 
-use anyhow::Context;
 use outbox_kit::{
     config::{default_duration, parse_duration},
     health::{AllOf, DbProbe, Health, Probe},
@@ -21,12 +20,8 @@ use outbox_proto::relay::v1::{
     GetStatusRequest, RelayStatus, relay_service_server::RelayService,
     relay_service_server::RelayServiceServer,
 };
-use outbox_relay::{
-    fleet::{Fleet, FleetSettings, FleetStatus, registry::Registry},
-    status::METRICS,
-};
+use outbox_relay::fleet::{Fleet, FleetSettings, FleetStatus, registry::Registry};
 use outbox_support::secret::SecretUrl;
-use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status as GrpcStatus};
 
@@ -126,14 +121,7 @@ pub(crate) async fn build(
     let pg = outbox_kit::db::options_for("FLEET_DATABASE_URL", &url)?;
     // Lazy: the instance starts (and reports NOT_SERVING) while the fleet database is away.
     let pool = outbox_kit::db::lazy_pool(&cfg.pool_options(&pg), 4);
-    let listener = TcpListener::bind(cfg.server.grpc_addr)
-        .await
-        .with_context(|| format!("GRPC_ADDR: cannot listen on {}", cfg.server.grpc_addr))?;
-    let grpc_addr = listener.local_addr()?;
-    outbox_kit::metrics::register("relay-svc", env!("CARGO_PKG_VERSION"), METRICS);
-    let metrics_addr =
-        outbox_kit::metrics::serve(cfg.server.metrics_addr, "METRICS_ADDR", shutdown.clone())
-            .await?;
+    let (listener, grpc_addr, metrics_addr) = crate::listen(&cfg, &shutdown).await?;
     let security = cfg.server.grpc_security.load()?;
 
     let mut settings = FleetSettings::new(fleet_cfg.instance_id(), cfg.settings()?);

@@ -89,15 +89,7 @@ impl App {
             .map(|(_, _, pg)| outbox_kit::db::lazy_pool(&cfg.pool_options(pg), 4))
             .collect();
 
-        let listener = TcpListener::bind(cfg.server.grpc_addr)
-            .await
-            .with_context(|| format!("GRPC_ADDR: cannot listen on {}", cfg.server.grpc_addr))?;
-        let grpc_addr = listener.local_addr()?;
-        // Install the recorder now: figures recorded before the first scrape must not be lost.
-        outbox_kit::metrics::register("relay-svc", env!("CARGO_PKG_VERSION"), METRICS);
-        let metrics_addr =
-            outbox_kit::metrics::serve(cfg.server.metrics_addr, "METRICS_ADDR", shutdown.clone())
-                .await?;
+        let (listener, grpc_addr, metrics_addr) = listen(&cfg, &shutdown).await?;
 
         let security = cfg.server.grpc_security.load()?;
         let cfg_admin_token = cfg.server.admin.tokens()?;
@@ -319,4 +311,22 @@ impl CrashHandle {
             t.abort();
         }
     }
+}
+
+/// Binds `GRPC_ADDR` and serves the metrics on `METRICS_ADDR`, the recorder installed first:
+/// figures recorded before the first scrape must not be lost. Returns the listener, its address
+/// and the metrics' address.
+async fn listen(
+    cfg: &Config,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<(TcpListener, SocketAddr, SocketAddr)> {
+    let listener = TcpListener::bind(cfg.server.grpc_addr)
+        .await
+        .with_context(|| format!("GRPC_ADDR: cannot listen on {}", cfg.server.grpc_addr))?;
+    let grpc_addr = listener.local_addr()?;
+    outbox_kit::metrics::register("relay-svc", env!("CARGO_PKG_VERSION"), METRICS);
+    let metrics_addr =
+        outbox_kit::metrics::serve(cfg.server.metrics_addr, "METRICS_ADDR", shutdown.clone())
+            .await?;
+    Ok((listener, grpc_addr, metrics_addr))
 }

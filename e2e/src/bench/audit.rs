@@ -8,7 +8,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use outboxctl::audit::{Auditor, Sources};
+use outboxctl::audit::{Auditor, ShardId, Sources};
 use serde::Serialize;
 use sqlx::PgPool;
 
@@ -71,6 +71,10 @@ pub(super) async fn audit_cost(
     fill(&orders, &mail, aggregates).await?;
     let sources = Sources {
         shards: vec![orders.clone()],
+        ids: vec![ShardId {
+            name: outbox_ops::fleet::shard_name(0),
+            shard: 0,
+        }],
         mail: mail.clone(),
     };
     let mut auditor = Auditor::new(sources.clone(), Duration::from_secs(60), SLICE);

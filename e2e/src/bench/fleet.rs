@@ -38,6 +38,7 @@ use tokio::sync::Semaphore;
 
 use crate::{
     load::{
+        outbox::reserve_seqs,
         progress,
         stack::{amqp, topic_to_queue},
     },
@@ -371,16 +372,7 @@ pub(super) async fn fleet(opts: &BenchOptions) -> anyhow::Result<FleetCost> {
 async fn fill_backlog(pool: &PgPool, rows: u64) -> anyhow::Result<()> {
     let rows = i64::try_from(rows)?;
     let mut tx = pool.begin().await?;
-    sqlx::query("select pg_current_xact_id()")
-        .execute(&mut *tx)
-        .await?;
-    let last: i64 = sqlx::query_scalar(
-        "select setval(pg_get_serial_sequence('outbox', 'seq'),
-                       nextval(pg_get_serial_sequence('outbox', 'seq')) + $1 - 1)",
-    )
-    .bind(rows)
-    .fetch_one(&mut *tx)
-    .await?;
+    let last = reserve_seqs(&mut tx, rows).await?;
     sqlx::query(
         "insert into outbox (seq, aggregate_type, aggregate_id, event_type, routing_key,
                              content_type, prev_seq, payload)

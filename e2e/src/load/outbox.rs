@@ -5,6 +5,26 @@ use sqlx::PgPool;
 
 use super::events::sample_event;
 
+/// Reserves the next `rows` seqs of the outbox in `tx`, after `tx` took its xid (the order the
+/// outbox's trigger keeps for every writer, which the relay's read floor relies on). Returns the
+/// last one reserved.
+pub(crate) async fn reserve_seqs(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    rows: i64,
+) -> anyhow::Result<i64> {
+    sqlx::query("select pg_current_xact_id()")
+        .execute(&mut **tx)
+        .await?;
+    let last: i64 = sqlx::query_scalar(
+        "select setval(pg_get_serial_sequence('outbox', 'seq'),
+                       nextval(pg_get_serial_sequence('outbox', 'seq')) + $1 - 1)",
+    )
+    .bind(rows)
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok(last)
+}
+
 /// Appends `events` rows in the outbox's format in one transaction, as a writer would: event `i`
 /// belongs to order `first_order + i % orders`, each order's events chained by `prev_seq`. The
 /// seqs are reserved up front, after the transaction took its xid (the order the outbox's
@@ -22,16 +42,7 @@ pub async fn fill_outbox(
         .unwrap_or_default()
         .encode_to_vec();
     let mut tx = pool.begin().await?;
-    sqlx::query("select pg_current_xact_id()")
-        .execute(&mut *tx)
-        .await?;
-    let last: i64 = sqlx::query_scalar(
-        "select setval(pg_get_serial_sequence('outbox', 'seq'),
-                       nextval(pg_get_serial_sequence('outbox', 'seq')) + $1 - 1)",
-    )
-    .bind(events as i64)
-    .fetch_one(&mut *tx)
-    .await?;
+    let last = reserve_seqs(&mut tx, events as i64).await?;
     sqlx::query(
         "insert into outbox (seq, aggregate_id, event_type, routing_key, content_type, prev_seq,
                              payload)
