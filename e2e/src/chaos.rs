@@ -4,7 +4,7 @@
 //! the 3-node RabbitMQ cluster and kills, restarts and partitions its nodes instead of
 //! restarting the machine's broker. With `--shards N` orders-svc writes to N order databases and
 //! every relay relays all of them: the same seqs then reach mail-svc from several shards. With
-//! `--fleet` the relays are a fleet over those shards instead (see [`fleet`]): instances killed
+//! `--fleet` the relays are a fleet over those shards instead (see `chaos::fleet`): instances killed
 //! and frozen, databases added and drained, and the time each change took to settle reported.
 
 use std::{

@@ -18,7 +18,7 @@
 //!   [`rabbit_node`], a RabbitMQ node of a test's own for tests that restart or block a broker;
 //! - [`Made`], the guard that removes what a test made (databases, queues, exchanges), whether
 //!   it passed or failed; [`Running`], a service running in-process and the one way to stop it;
-//!   [`stack`] (feature `stack`), the three services in-process for the operator tools' tests;
+//!   `stack` (feature `stack`), the three services in-process for the operator tools' tests;
 //! - [`wait_until`] and [`eventually`], the one way tests wait for an outcome;
 //! - [`chains`], the relay's guarantee checked on what a consumer received;
 //! - [`orders`], test orders written through orders-svc or by hand (and the benches' writers);
