@@ -35,6 +35,9 @@ use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
 use crate::scrape::{self, Counters};
 
+/// A count read from a database, or why it could not be read.
+type Count = Result<i64, String>;
+
 /// How far back the rates chart goes.
 pub const RATES_WINDOW: Duration = Duration::from_secs(15 * 60);
 
@@ -308,7 +311,7 @@ pub fn start(s: Sampling, shutdown: CancellationToken) -> Live {
                 Ok((held.map_err(problem), dead.map_err(problem)))
             }
         },
-        |f, read: Result<(Result<i64, String>, Result<i64, String>), String>| {
+        |f, read: Result<(Count, Count), String>| {
             let (held, dead) = read.unwrap_or_else(|e| (Err(e.clone()), Err(e)));
             f.held.put(held);
             f.dead_letters.put(dead);

@@ -79,8 +79,15 @@ fn check(what: &str, field: &str, status: StatusCode, body: &str) {
     }
 }
 
-/// Every page's query parameters: the path, the fields that make it valid, and the fields.
-const PAGES: &[(&str, &[(&str, &str)], &[&str])] = &[
+/// A page: its path, the fields that make it valid, and the fields.
+type Page = (
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static [&'static str],
+);
+
+/// Every page's query parameters.
+const PAGES: &[Page] = &[
     ("/", &[], &["x"]),
     ("/where", &[], &["order", "seq", "shard"]),
     (
