@@ -8,7 +8,7 @@
  * transaction. model/README.md ("The fleet model") explains what is modelled and what is not.
  *
  * Every step that stands for code names it in a comment of the fixed form
- *     models: crates/outbox-relay/src/fleet/registry.rs::claim
+ *     models: crates/outbox-relay/src/fleet/registry/lease.rs::claim
  * (e2e/tests/it/model.rs checks that each of those functions exists).
  *
  * Bounds and switches (all -D at `spin -a` time):
@@ -147,7 +147,7 @@ end:
 
 /* Renew every lease held at its epoch; a lease not renewed is lost: the relay stops at once. */
 inline renew() {
-  /* models: crates/outbox-relay/src/fleet/registry.rs::renew */
+  /* models: crates/outbox-relay/src/fleet/registry/lease.rs::renew */
   atomic {
     if
     :: reg_owner == me && reg_epoch == ep -> reg_expired = 0; fresh[me - 1] = 1
@@ -243,7 +243,7 @@ idle:
   };
 end_idle:
   atomic {
-    /* models: crates/outbox-relay/src/fleet/registry.rs::claim */
+    /* models: crates/outbox-relay/src/fleet/registry/lease.rs::claim */
     /* a free database, or one whose lease ran out: epoch + 1 */
     (reg_owner == 0 || reg_expired) ->
     reg_epoch++; reg_owner = me; reg_expired = 0; ep = reg_epoch; fresh[me - 1] = 1;
@@ -267,14 +267,14 @@ end_idle:
   fi;
 
 cycle:
-  /* models: crates/outbox-relay/src/fleet/registry.rs::renew */
+  /* models: crates/outbox-relay/src/fleet/registry/lease.rs::renew */
   if
   :: !fresh[me - 1] -> renew(); if :: stop -> goto idle :: else fi
   :: else
   fi;
   if
   :: atomic {
-       /* models: crates/outbox-relay/src/fleet/registry.rs::release */
+       /* models: crates/outbox-relay/src/fleet/registry/lease.rs::release */
        /* above quota: the relay stopped between batches, the lease given back at its epoch */
        releases < RELEASES && reg_owner == me && reg_epoch == ep ->
        releases++; reg_owner = 0; reg_expired = 0;
