@@ -8,7 +8,8 @@
 //! - Health: SERVING while the fleet database answers and no owned database's relay lost its
 //!   broker connection ([`FleetBrokerProbe`]). A database that is down is not a health matter
 //!   of the instance (it slows no other one): it shows in the registry's `last_error`.
-//! - The admin service (`RelayAdmin`) is not served in fleet mode.
+//! - The admin service (`RelayAdmin`): every database of the registry, each by its source id as
+//!   its shard, whichever instance owns it ([`crate::admin::targets`]).
 
 use std::time::Duration;
 
@@ -16,6 +17,7 @@ use outbox_kit::{
     config::{default_duration, parse_duration},
     health::{AllOf, DbProbe, Health, Probe},
 };
+use outbox_proto::relay::admin::v1::relay_admin_server::RelayAdminServer;
 use outbox_proto::relay::v1::{
     GetStatusRequest, RelayStatus, relay_service_server::RelayService,
     relay_service_server::RelayServiceServer,
@@ -25,7 +27,11 @@ use outbox_support::secret::SecretUrl;
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status as GrpcStatus};
 
-use crate::{App, Config, grpc};
+use crate::{
+    App, Config,
+    admin::{RelayAdminGrpc, targets::Databases},
+    grpc,
+};
 
 /// A shorter lease renews too often to be worth it; the registry's clock and a busy machine
 /// need a second.
@@ -124,11 +130,13 @@ pub(crate) async fn build(
     let (listener, grpc_addr, metrics_addr) = crate::listen(&cfg, &shutdown).await?;
     let security = cfg.server.grpc_security.load()?;
 
-    let mut settings = FleetSettings::new(fleet_cfg.instance_id(), cfg.settings()?);
+    let relay_settings = cfg.settings()?;
+    let mut settings = FleetSettings::new(fleet_cfg.instance_id(), relay_settings.clone());
     settings.lease = fleet_cfg.fleet_lease;
     settings.poll_interval = fleet_cfg.fleet_poll_interval;
     tracing::info!(instance = %settings.instance_id, lease = ?settings.lease, "relay-svc: fleet mode");
-    let fleet = Fleet::new(Registry::new(pool), settings, shutdown.clone());
+    let registry = Registry::new(pool);
+    let fleet = Fleet::new(registry.clone(), settings, shutdown.clone());
     let status = fleet.status();
     let relay = tokio::spawn(fleet.run());
 
@@ -140,8 +148,19 @@ pub(crate) async fn build(
     );
     health.set(probe.check().await).await;
     let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
-    let services = outbox_kit::grpc::Services::new(RelayServiceServer::new(FleetGrpc(status)));
-    outbox_kit::auth::reload_on_sighup(security.tokens.iter().cloned().collect(), shutdown.clone());
+    let admin_token = cfg.server.admin.tokens()?;
+    let admin = RelayAdminServer::new(RelayAdminGrpc::new(
+        Databases::fleet(
+            registry,
+            relay_settings,
+            cfg.server.liveness.db_statement_timeout,
+        ),
+        admin_token.clone(),
+    ));
+    let services = outbox_kit::grpc::Services::new(RelayServiceServer::new(FleetGrpc(status)))
+        .with_admin(admin, admin_token.clone());
+    let token_lists = security.tokens.iter().chain(admin_token.list()).cloned();
+    outbox_kit::auth::reload_on_sighup(token_lists.collect(), shutdown.clone());
     let server = outbox_kit::grpc::serve(listener, services, &health, health_service, security)?;
     tracing::info!(%grpc_addr, %metrics_addr, "relay-svc listening");
     Ok(App {

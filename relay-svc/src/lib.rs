@@ -156,8 +156,7 @@ impl App {
         health.set(probe.check().await).await;
         let health_monitor = tokio::spawn(outbox_kit::health::monitor(health.clone(), probe));
         let admin = RelayAdminServer::new(admin::RelayAdminGrpc::new(
-            pools.clone(),
-            &settings,
+            admin::targets::Databases::fixed(pools.clone(), &settings),
             cfg_admin_token.clone(),
         ));
         let service = RelayServiceServer::new(grpc::RelayGrpc::new(

@@ -260,6 +260,11 @@ async fn local_sh_starts_reports_and_stops_only_its_own_processes() {
     let run_dir = std::env::temp_dir().join(outbox_testkit::unique("e2e_local"));
     let free = || e2e::stack::free_addr().expect("free port").to_string();
     let tag = outbox_testkit::unique("e2e_test");
+    // What the local stack makes for `tag`, removed when the test ends, passing or failing.
+    let made = outbox_testkit::Made::new();
+    made.database(&format!("{tag}_orders"))
+        .database(&format!("{tag}_mail"))
+        .mail_topology(&format!("{tag}.events"), &format!("{tag}.mail"));
     let local = |command: &str| {
         let mut cmd = Command::new("/bin/bash");
         cmd.arg(repo_root().join("deploy/local.sh"))
@@ -380,21 +385,7 @@ async fn local_sh_starts_reports_and_stops_only_its_own_processes() {
         );
     }
 
-    for suffix in ["orders", "mail"] {
-        outbox_testkit::drop_database(&format!("{tag}_{suffix}"))
-            .await
-            .ok();
-    }
-    let amqp = Connection::connect(&outbox_testkit::amqp_url(), ConnectionProperties::default())
-        .await
-        .expect("connect to RabbitMQ");
-    let channel = amqp.create_channel().await.expect("channel");
-    for queue in [format!("{tag}.mail"), format!("{tag}.mail.dead-letter")] {
-        channel
-            .queue_delete(queue.as_str().into(), Default::default())
-            .await
-            .ok();
-    }
+    drop(made);
     std::fs::remove_dir_all(&run_dir).ok();
 }
 
@@ -645,6 +636,8 @@ async fn dev_secrets_are_what_the_services_accept_and_are_kept_on_rerun() {
 
     // orders-svc with compose's settings (its own addresses and database, the rest as compose).
     let mut args = vec!["orders-svc".to_owned()];
+    // Its database, dropped when the test ends, passing or failing.
+    let made = outbox_testkit::Made::new();
     let command = <outbox_kit::service::Cli<orders_svc::Config> as clap::CommandFactory>::command();
     for (key, value) in compose_env("orders-svc", &dir) {
         let Some(arg) = command
@@ -655,7 +648,11 @@ async fn dev_secrets_are_what_the_services_accept_and_are_kept_on_rerun() {
         };
         let value = match key.as_str() {
             "GRPC_ADDR" | "METRICS_ADDR" => "127.0.0.1:0".to_owned(),
-            "DATABASE_URL" => outbox_testkit::fresh_database_url("e2e_dev_secrets"),
+            "DATABASE_URL" => {
+                let url = outbox_testkit::fresh_database_url("e2e_dev_secrets");
+                made.database(&url);
+                url
+            }
             _ => value,
         };
         args.push(format!("--{}", arg.get_long().expect("long flag")));

@@ -11,14 +11,18 @@
 //!
 //! Shards (`RELAY_SHARDS`): the listings read every shard and name each row's shard (figures
 //! summed, rows merged oldest first by [`oldest_first`]); seqs are per shard, so a mutation acts
-//! on the one shard its request names ([`shard_index`], default 0) and writes its audit row in
+//! on the one shard its request names ([`Databases::one`], default 0) and writes its audit row in
 //! that shard's database. Without `RELAY_SHARDS` there is one shard, 0, and every answer is the
 //! unsharded one. A listing reads the shards at once and answers from those that answer, naming
 //! the others in `unavailable_shards` ([`from_every_shard`]): an operator needs the backlog most
 //! when a shard is down.
+//!
+//! Fleet mode (`FLEET_DATABASE_URL`): the shards are the registry's databases, each by its
+//! source id ([`targets`]); any instance answers for every database, owned or not.
 
 pub mod db;
 pub mod replay;
+pub mod targets;
 
 use std::{future::Future, sync::Arc, time::Duration};
 
@@ -29,59 +33,35 @@ use outbox_proto::relay::admin::v1::{
     ReplayRequest, ReplayResponse, RequeueQuarantinedRequest, RequeueQuarantinedResponse,
     UnavailableShard, relay_admin_server::RelayAdmin,
 };
-use sqlx::PgPool;
 use tonic::{Request, Response, Status};
 
-use outbox_relay::{
-    Error,
-    operator::{Operator, Unsent},
-};
+use outbox_relay::{Error, operator::Unsent};
 
-use self::db::Move;
+use self::{
+    db::Move,
+    targets::{Databases, Target},
+};
 use crate::error::grpc_status;
 
 /// How long a listing waits for one shard's database before it leaves the shard out (a pool
 /// refuses within its 5 s acquire timeout; this bounds a server that accepts and then hangs).
 pub const SHARD_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Serves `relay.admin.v1.RelayAdmin` from the orders database of each shard.
+/// Serves `relay.admin.v1.RelayAdmin` from the outbox database of each shard.
 #[derive(Debug, Clone)]
 pub struct RelayAdminGrpc {
-    /// Each shard's pool, shard 0 first (one without `RELAY_SHARDS`).
-    shards: Vec<PgPool>,
-    operator: Operator,
+    databases: Arc<Databases>,
     token: AdminToken,
-    broker: Arc<replay::Broker>,
 }
 
 impl RelayAdminGrpc {
-    /// Serves the shards' databases, `shards[0]` being shard 0, for the outbox and broker of
-    /// the relay's `settings`; panics without any shard.
-    pub fn new(shards: Vec<PgPool>, settings: &outbox_relay::Settings, token: AdminToken) -> Self {
-        assert!(!shards.is_empty(), "the admin service needs shard 0");
+    /// Serves `databases` (see [`Databases::fixed`] and [`Databases::fleet`]).
+    pub fn new(databases: Databases, token: AdminToken) -> Self {
         Self {
-            shards,
-            operator: Operator::new(&settings.table),
+            databases: Arc::new(databases),
             token,
-            broker: Arc::new(replay::Broker::new(settings)),
         }
     }
-}
-
-/// The shard a mutating request names, checked against the `count` shards this relay serves.
-pub fn shard_index(shard: u32, count: usize) -> Result<usize, Status> {
-    usize::try_from(shard)
-        .ok()
-        .filter(|i| *i < count)
-        .ok_or_else(|| {
-            Status::invalid_argument(match count {
-                1 => format!("shard: {shard} is out of range: this relay has shard 0 only"),
-                n => format!(
-                    "shard: {shard} is out of range: this relay has shards 0 to {}",
-                    n - 1
-                ),
-            })
-        })
 }
 
 /// What the shards that answered a listing said, each with its shard, lowest shard first, and
@@ -96,25 +76,26 @@ pub struct Answered<T> {
 /// shard that fails or does not answer is left out and named; when none answers, the call fails
 /// as the first shard's read did (with one shard: exactly as that read).
 pub async fn from_every_shard<T, F>(
-    reads: impl IntoIterator<Item = F>,
+    reads: impl IntoIterator<Item = (u32, F)>,
 ) -> Result<Answered<T>, Status>
 where
     F: Future<Output = Result<T, Error>>,
 {
-    let bounded = reads.into_iter().map(|read| async move {
-        match tokio::time::timeout(SHARD_READ_TIMEOUT, read).await {
+    let bounded = reads.into_iter().map(|(shard, read)| async move {
+        let answer = match tokio::time::timeout(SHARD_READ_TIMEOUT, read).await {
             Ok(answer) => answer.map_err(grpc_status),
             Err(_) => Err(Status::unavailable(format!(
                 "no answer within {SHARD_READ_TIMEOUT:?}"
             ))),
-        }
+        };
+        (shard, answer)
     });
     let mut answered = Answered {
         parts: Vec::new(),
         unavailable: Vec::new(),
     };
     let mut first_failure = None;
-    for (shard, answer) in (0u32..).zip(futures::future::join_all(bounded).await) {
+    for (shard, answer) in futures::future::join_all(bounded).await {
         match answer {
             Ok(part) => answered.parts.push((shard, part)),
             Err(status) => {
@@ -231,8 +212,13 @@ impl RelayAdmin for RelayAdminGrpc {
         request: Request<ListBacklogRequest>,
     ) -> Result<Response<ListBacklogResponse>, Status> {
         let limit = kit::limit(request.get_ref().limit, 20, 1000)?;
-        let answered =
-            from_every_shard(self.shards.iter().map(|pool| self.backlog_of(pool, limit))).await?;
+        let targets = self.databases.all().await?;
+        let answered = from_every_shard(
+            targets
+                .iter()
+                .map(|t| (t.shard, Self::backlog_of(t, limit))),
+        )
+        .await?;
         let (mut count, mut quarantined, mut held_back) = (0, 0, 0);
         let mut per_shard = Vec::with_capacity(answered.parts.len());
         for (shard, part) in answered.parts {
@@ -270,10 +256,13 @@ impl RelayAdmin for RelayAdminGrpc {
         let r = request.get_ref();
         let limit = kit::limit(r.limit, 100, 1000)?;
         let order_id = kit::order_id(r.order_id)?;
-        let answered = from_every_shard(self.shards.iter().map(|pool| async move {
-            let rows = self.operator.quarantined(pool, limit, order_id).await?;
-            let (count, _) = self.operator.quarantine_counts(pool).await?;
-            Ok((u(count), rows))
+        let targets = self.databases.all().await?;
+        let answered = from_every_shard(targets.iter().map(|t| {
+            (t.shard, async move {
+                let rows = t.operator.quarantined(&t.pool, limit, order_id).await?;
+                let (count, _) = t.operator.quarantine_counts(&t.pool).await?;
+                Ok((u(count), rows))
+            })
         }))
         .await?;
         let mut count = 0;
@@ -342,9 +331,9 @@ impl RelayAdmin for RelayAdminGrpc {
         self.token.authorize(&request)?;
         let operator = kit::operator(&request);
         let r = request.into_inner();
-        let pool = &self.shards[shard_index(r.shard, self.shards.len())?];
         let (replay, reason) = replay::checked(&r)?;
-        let seqs = replay::run(&self.broker, pool, &replay, &reason, operator.as_deref()).await?;
+        let t = self.databases.one(r.shard).await?;
+        let seqs = replay::run(&t.broker, &t.pool, &replay, &reason, operator.as_deref()).await?;
         Ok(Response::new(ReplayResponse {
             seqs,
             queue: replay.queue,
@@ -361,10 +350,11 @@ struct BacklogPart {
 }
 
 impl RelayAdminGrpc {
-    async fn backlog_of(&self, pool: &PgPool, limit: i64) -> Result<BacklogPart, Error> {
-        let backlog = self.operator.backlog(pool).await?;
-        let oldest = self.operator.oldest_unsent(pool, limit).await?;
-        let (quarantined, held_back) = self.operator.quarantine_counts(pool).await?;
+    async fn backlog_of(t: &Target, limit: i64) -> Result<BacklogPart, Error> {
+        let (operator, pool) = (&t.operator, &t.pool);
+        let backlog = operator.backlog(pool).await?;
+        let oldest = operator.oldest_unsent(pool, limit).await?;
+        let (quarantined, held_back) = operator.quarantine_counts(pool).await?;
         Ok(BacklogPart {
             count: backlog.rows,
             oldest,
@@ -384,13 +374,13 @@ impl RelayAdminGrpc {
         reason: &str,
         operator: Option<String>,
     ) -> Result<db::Moved, Status> {
-        let pool = &self.shards[shard_index(shard, self.shards.len())?];
         let sel = selector(select)?;
         let reason = kit::reason(reason)?;
-        let mut tx = db::begin(pool).await.map_err(grpc_status)?;
+        let t = self.databases.one(shard).await?;
+        let mut tx = db::begin(&t.pool).await.map_err(grpc_status)?;
         let moved = db::move_quarantined(
             action,
-            &self.operator,
+            &t.operator,
             &mut tx,
             &sel,
             &reason,
@@ -400,9 +390,9 @@ impl RelayAdminGrpc {
         .map_err(grpc_status)?;
         if let Some(status) = not_found(&sel, &moved) {
             // Several shards: the same seq may well exist on another one.
-            return Err(match self.shards.len() {
-                1 => status,
-                _ => Status::not_found(format!("shard {shard}: {}", status.message())),
+            return Err(match self.databases.several() {
+                false => status,
+                true => Status::not_found(format!("shard {shard}: {}", status.message())),
             });
         }
         tx.commit()
@@ -425,8 +415,9 @@ impl RelayAdminGrpc {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_shard_is_one_the_relay_serves() {
+    #[tokio::test]
+    async fn a_shard_is_one_the_relay_serves() {
+        let settings = outbox_relay::Settings::new(outbox_kit::defaults::AMQP_URL, "x");
         for (shard, count, ok) in [
             (0, 1, true),
             (1, 1, false),
@@ -435,8 +426,15 @@ mod tests {
             (2, 2, false),
             (u32::MAX, 3, false),
         ] {
-            match shard_index(shard, count) {
-                Ok(i) => assert!(ok && i == shard as usize, "{shard} of {count}"),
+            let pools = (0..count)
+                .map(|_| {
+                    sqlx::postgres::PgPoolOptions::new()
+                        .connect_lazy("postgres://127.0.0.1/none")
+                        .expect("a lazy pool")
+                })
+                .collect();
+            match Databases::fixed(pools, &settings).one(shard).await {
+                Ok(t) => assert!(ok && t.shard == shard, "{shard} of {count}"),
                 Err(e) => {
                     assert!(!ok, "{shard} of {count}: {e:?}");
                     assert_eq!(e.code(), tonic::Code::InvalidArgument);
@@ -488,7 +486,9 @@ mod tests {
     #[tokio::test]
     async fn a_listing_answers_from_the_shards_that_answer() {
         let reads = [Ok(10), Err(Error::OutboxMissing), Ok(30)].map(|r| async move { r });
-        let answered = from_every_shard(reads).await.expect("two shards answered");
+        let answered = from_every_shard((0..).zip(reads))
+            .await
+            .expect("two shards answered");
         assert_eq!(answered.parts, [(0, 10), (2, 30)]);
         let left_out: Vec<u32> = answered.unavailable.iter().map(|u| u.shard).collect();
         assert_eq!(left_out, [1]);
@@ -501,7 +501,7 @@ mod tests {
         // No shard answers: the call fails as shard 0's read did.
         let reads = [Err(Error::OutboxMissing), Err(Error::OutboxMissing)]
             .map(|r: Result<i32, Error>| async move { r });
-        let e = from_every_shard(reads)
+        let e = from_every_shard((0..).zip(reads))
             .await
             .expect_err("no shard answered");
         assert_eq!(e.code(), tonic::Code::Unavailable);

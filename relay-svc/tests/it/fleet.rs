@@ -14,6 +14,9 @@ use std::{
     time::{Duration, Instant},
 };
 
+use outbox_proto::{
+    orders::v1::OrderStatus, relay::admin::v1::relay_admin_client::RelayAdminClient,
+};
 use outbox_relay::fleet::registry::{By, NewDatabase, Registry};
 use outbox_support::secret::SecretUrl;
 use tokio_util::sync::CancellationToken;
@@ -32,6 +35,11 @@ struct Process {
 
 impl Process {
     fn spawn(fleet_url: &str, id: &str) -> Self {
+        Self::spawn_with(fleet_url, id, &[])
+    }
+
+    /// With `env` set besides the fleet's settings.
+    fn spawn_with(fleet_url: &str, id: &str, env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_relay-svc"))
             .env("FLEET_DATABASE_URL", fleet_url)
             .env("FLEET_INSTANCE_ID", id)
@@ -42,6 +50,7 @@ impl Process {
             .env("METRICS_ADDR", "127.0.0.1:0")
             .env("LOG_FORMAT", "json")
             .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -102,6 +111,9 @@ async fn owner(registry: &Registry, name: &str) -> (Option<String>, i64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_frozen_instance_whose_lease_ran_out_publishes_nothing_after_it_wakes() {
     let fleet_url = outbox_testkit::fresh_database_url("relay_fleet");
+    // The fleet database, dropped when the test ends, passing or failing (after the instances).
+    let made = outbox_testkit::Made::new();
+    made.database(&fleet_url);
     let fleet_pool = outbox_kit::db::connect(&fleet_url, 4)
         .await
         .expect("fleet db");
@@ -214,5 +226,183 @@ async fn a_frozen_instance_whose_lease_ran_out_publishes_nothing_after_it_wakes(
         t.consumer.cleanup().await;
     }
     fleet_pool.close().await;
-    let _ = outbox_testkit::drop_database(outbox_testkit::database_name(&fleet_url)).await;
+    drop(made);
+}
+
+/// The admin service of a fleet instance serves every database of the registry, each by its
+/// source id as its shard, whether the instance owns it or not: the listings name each row's
+/// database by it, a move acts on the database it names (audited there), a replay goes through
+/// that database's exchange, and a source id the registry does not have is refused by name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_admin_service_serves_every_registered_database_by_its_source_id() {
+    use outbox_proto::relay::admin::v1::{
+        ListQuarantinedRequest, QuarantineSelector, ReplayRequest, RequeueQuarantinedRequest,
+    };
+
+    use crate::replay::{TOKEN, with_token};
+
+    let fleet_url = outbox_testkit::fresh_database_url("relay_fleet_admin");
+    // The fleet database, dropped when the test ends, passing or failing (after the instances).
+    let made = outbox_testkit::Made::new();
+    made.database(&fleet_url);
+    let fleet_pool = outbox_kit::db::connect(&fleet_url, 4)
+        .await
+        .expect("fleet db");
+    let registry = Registry::new(fleet_pool.clone());
+    registry.migrate().await.expect("migrate");
+    let by = By {
+        who: "test".into(),
+        reason: String::new(),
+    };
+    let mut tenants = Vec::new();
+    for (name, source_id) in [("main", 0), ("other", 3)] {
+        let (orders, exchange, consumer) = orders_and_consumer().await;
+        registry
+            .add(
+                &NewDatabase {
+                    name: name.into(),
+                    source_id,
+                    url: SecretUrl::new(orders.database_url.clone()),
+                    table: "outbox".into(),
+                    exchange,
+                },
+                &by,
+            )
+            .await
+            .expect("add");
+        tenants.push(Tenant {
+            name: name.into(),
+            orders,
+            consumer,
+        });
+    }
+    let addr = outbox_testkit::free_local_addr().expect("a port");
+    let instance = Process::spawn_with(
+        &fleet_url,
+        &outbox_testkit::unique("admin"),
+        &[("GRPC_ADDR", &addr.to_string()), ("ADMIN_TOKEN", TOKEN)],
+    );
+    wait_until("the instance owns both databases", || async {
+        owner(&registry, "main").await.0.as_deref() == Some(instance.id.as_str())
+            && owner(&registry, "other").await.0.as_deref() == Some(instance.id.as_str())
+    })
+    .await;
+    wait_until("the admin service answers", || async {
+        RelayAdminClient::connect(format!("http://{addr}"))
+            .await
+            .is_ok()
+    })
+    .await;
+    let mut admin = RelayAdminClient::connect(format!("http://{addr}"))
+        .await
+        .expect("admin client");
+
+    // A row `other`'s relay cannot encode: quarantined there.
+    let other = &tenants[1];
+    let bad: i64 = sqlx::query_scalar(
+        "insert into outbox (aggregate_id, event_type, prev_seq, payload) \
+         values (8801, 'OrderCreatd', null, '\\x00') returning seq",
+    )
+    .fetch_one(&other.orders.pool)
+    .await
+    .expect("insert");
+    wait_until("the row quarantined in other", || async {
+        sqlx::query_scalar::<_, i64>("select count(*) from outbox_quarantine where seq = $1")
+            .bind(bad)
+            .fetch_one(&other.orders.pool)
+            .await
+            .expect("count")
+            == 1
+    })
+    .await;
+    let listed = admin
+        .list_quarantined(ListQuarantinedRequest {
+            limit: 10,
+            order_id: 0,
+        })
+        .await
+        .expect("list")
+        .into_inner();
+    let rows: Vec<(u32, u64)> = listed.rows.iter().map(|r| (r.shard, r.seq)).collect();
+    assert_eq!(rows, [(3, bad as u64)], "{listed:?}");
+
+    let requeue = |shard: u32| RequeueQuarantinedRequest {
+        shard,
+        select: Some(QuarantineSelector {
+            seqs: vec![bad as u64],
+            order_id: 0,
+        }),
+        reason: "fixed the consumer".into(),
+    };
+    let e = admin
+        .requeue_quarantined(with_token(requeue(9), Some(TOKEN)))
+        .await
+        .expect_err("no source id 9");
+    assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
+    assert!(
+        e.message()
+            .starts_with("shard: no database of the fleet has source id 9"),
+        "{e:?}"
+    );
+    let e = admin
+        .requeue_quarantined(with_token(requeue(0), Some(TOKEN)))
+        .await
+        .expect_err("not in main");
+    assert_eq!(e.code(), tonic::Code::NotFound, "{e:?}");
+    let done = admin
+        .requeue_quarantined(with_token(requeue(3), Some(TOKEN)))
+        .await
+        .expect("requeued in other")
+        .into_inner();
+    assert_eq!(done.requeued, [bad as u64]);
+    let audited: Vec<(String, Vec<i64>, String)> =
+        sqlx::query_as("select action, ids, reason from admin_actions order by id")
+            .fetch_all(&other.orders.pool)
+            .await
+            .expect("audit");
+    assert_eq!(
+        audited,
+        [(
+            "RequeueQuarantined".to_owned(),
+            vec![bad],
+            "fixed the consumer".to_owned()
+        )]
+    );
+
+    // A replay of `other`'s order goes out through other's exchange, to the queue named.
+    let seq = other.orders.upsert(8802, OrderStatus::Pending).await;
+    all_arrive(
+        "other's event",
+        &other.consumer,
+        &other.orders,
+        &[(8802, seq)],
+    )
+    .await;
+    let replayed = admin
+        .replay(with_token(
+            ReplayRequest {
+                order_id: 8802,
+                shard: 3,
+                from_seq: 0,
+                to_seq: 0,
+                queue: other.consumer.queue.clone(),
+                reason: "lost downstream".into(),
+            },
+            Some(TOKEN),
+        ))
+        .await
+        .expect("replayed")
+        .into_inner();
+    assert_eq!(replayed.seqs, [seq as i64]);
+    wait_until("the replayed event arrives again", || async {
+        other.consumer.seqs().iter().filter(|s| **s == seq).count() == 2
+    })
+    .await;
+
+    drop(instance);
+    for t in tenants {
+        t.consumer.cleanup().await;
+    }
+    fleet_pool.close().await;
+    drop(made);
 }

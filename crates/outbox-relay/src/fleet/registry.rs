@@ -354,13 +354,7 @@ impl Registry {
     /// no change).
     pub async fn drain(&self, name: &str, by: &By) -> Result<State, Error> {
         let mut tx = self.pool.begin().await?;
-        // The row lock orders this against a concurrent mark_drained or remove.
-        let was: Option<String> =
-            sqlx::query_scalar("select state from fleet_databases where name = $1 for update")
-                .bind(name)
-                .fetch_optional(&mut *tx)
-                .await?;
-        let was = state(&was.ok_or_else(|| Error::NotFound(name.to_owned()))?)?;
+        let was = locked_state(&mut tx, name).await?;
         if was == State::Active {
             sqlx::query("update fleet_databases set state = 'draining' where name = $1")
                 .bind(name)
@@ -377,12 +371,7 @@ impl Registry {
     /// stops). The outbox database itself is never touched.
     pub async fn remove(&self, name: &str, force: bool, by: &By) -> Result<State, Error> {
         let mut tx = self.pool.begin().await?;
-        let was: Option<String> =
-            sqlx::query_scalar("select state from fleet_databases where name = $1 for update")
-                .bind(name)
-                .fetch_optional(&mut *tx)
-                .await?;
-        let was = state(&was.ok_or_else(|| Error::NotFound(name.to_owned()))?)?;
+        let was = locked_state(&mut tx, name).await?;
         if was != State::Drained && !force {
             return Err(Error::NotDrained {
                 name: name.to_owned(),
@@ -431,6 +420,17 @@ impl Registry {
             })
             .collect()
     }
+}
+
+/// The state of `name`, its row locked for the transaction: orders an operator's change
+/// against a concurrent one and against the owner's `mark_drained`.
+async fn locked_state(tx: &mut sqlx::PgConnection, name: &str) -> Result<State, Error> {
+    let was: Option<String> =
+        sqlx::query_scalar("select state from fleet_databases where name = $1 for update")
+            .bind(name)
+            .fetch_optional(tx)
+            .await?;
+    state(&was.ok_or_else(|| Error::NotFound(name.to_owned()))?)
 }
 
 /// The operators' audit row, in the transaction of the action's effect.

@@ -172,16 +172,17 @@ pub async fn release(
     name: &str,
     epoch: i64,
 ) -> Result<bool, Error> {
-    let done = sqlx::query(
-        "update fleet_databases set owner = null, lease_until = null \
-          where name = $2 and owner = $1 and epoch = $3",
+    give_back(
+        reg,
+        Owned {
+            instance,
+            name,
+            epoch,
+        },
+        "",
+        "",
     )
-    .bind(instance)
-    .bind(name)
-    .bind(epoch)
-    .execute(&reg.pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
+    .await
 }
 
 /// Marks the draining `name` drained and gives its lease back, at `epoch`: its relay finished
@@ -193,15 +194,39 @@ pub async fn mark_drained(
     name: &str,
     epoch: i64,
 ) -> Result<bool, Error> {
-    let done = sqlx::query(
-        "update fleet_databases set state = 'drained', owner = null, lease_until = null \
-          where name = $2 and owner = $1 and epoch = $3 and state = 'draining'",
-    )
-    .bind(instance)
-    .bind(name)
-    .bind(epoch)
-    .execute(&reg.pool)
-    .await?;
+    let owned = Owned {
+        instance,
+        name,
+        epoch,
+    };
+    give_back(reg, owned, "state = 'drained', ", " and state = 'draining'").await
+}
+
+/// A lease as its owner names it.
+struct Owned<'a> {
+    instance: &'a str,
+    name: &'a str,
+    epoch: i64,
+}
+
+/// Clears the owner of `owned` (also setting `set`) where it still holds the lease at its epoch
+/// (and `only_if`): whether it did.
+async fn give_back(
+    reg: &Registry,
+    owned: Owned<'_>,
+    set: &'static str,
+    only_if: &'static str,
+) -> Result<bool, Error> {
+    let sql = format!(
+        "update fleet_databases set {set}owner = null, lease_until = null \
+          where name = $2 and owner = $1 and epoch = $3{only_if}"
+    );
+    let done = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(owned.instance)
+        .bind(owned.name)
+        .bind(owned.epoch)
+        .execute(&reg.pool)
+        .await?;
     Ok(done.rows_affected() == 1)
 }
 
