@@ -3,7 +3,8 @@
 //! a lease, its deletes fenced at the lease's epoch. `DATABASE_URL` and `RELAY_SHARDS` are then
 //! not read: the databases are the registry's, added, drained and removed at runtime.
 //!
-//! - Metrics: each owned database's relay metrics carry the label `db="<name>"`.
+//! - Metrics: each owned database's relay metrics carry the label `db="<name>"`; the instance's
+//!   own are `relay_fleet_owned_databases` and `relay_fleet_registry_up`.
 //! - `GetStatus`: the figures summed over the databases this instance owns now ([`FleetGrpc`]).
 //! - Health: SERVING while the fleet database answers and no owned database's relay lost its
 //!   broker connection ([`FleetBrokerProbe`]). A database that is down is not a health matter
@@ -128,6 +129,7 @@ pub(crate) async fn build(
     // Lazy: the instance starts (and reports NOT_SERVING) while the fleet database is away.
     let pool = outbox_kit::db::lazy_pool(&cfg.pool_options(&pg), 4);
     let (listener, grpc_addr, metrics_addr) = crate::listen(&cfg, &shutdown).await?;
+    outbox_support::metrics::describe(outbox_relay::status::FLEET_METRICS);
     let security = cfg.server.grpc_security.load()?;
 
     let relay_settings = cfg.settings()?;

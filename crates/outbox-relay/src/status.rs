@@ -39,6 +39,10 @@ pub mod names {
     /// Counter: broker connections replaced after they were lost, by `reason` (heartbeat, io,
     /// closed, timeout).
     pub const AMQP_RECONNECTS: &str = "relay_amqp_reconnects_total";
+    /// Gauge (fleet mode): the databases this instance holds the lease of.
+    pub const FLEET_OWNED: &str = "relay_fleet_owned_databases";
+    /// Gauge (fleet mode): 1 while this instance's last tick reached the fleet database, else 0.
+    pub const FLEET_REGISTRY_UP: &str = "relay_fleet_registry_up";
 }
 
 /// The values of `relay_amqp_reconnects_total{reason}` (see `outbox_support::amqp::Lost`).
@@ -109,5 +113,18 @@ pub const METRICS: &[Metric] = &[
         "Broker connections replaced after they were lost, by reason: heartbeat, io, closed, timeout.",
         "reason",
         RECONNECT_REASONS,
+    ),
+];
+
+/// What a fleet instance exports besides [`METRICS`] (each database's relay figures labelled
+/// `db`).
+pub const FLEET_METRICS: &[Metric] = &[
+    Metric::gauge(
+        names::FLEET_OWNED,
+        "Fleet databases this instance holds the lease of and publishes.",
+    ),
+    Metric::gauge(
+        names::FLEET_REGISTRY_UP,
+        "1 while this fleet instance's last tick reached the fleet database (its registry), else 0.",
     ),
 ];

@@ -160,6 +160,7 @@ fn every_alert_reads_exported_metrics_and_is_in_the_readme() {
     for list in [
         orders_svc::metrics::METRICS,
         outbox_relay::status::METRICS,
+        outbox_relay::status::FLEET_METRICS,
         mail_svc::metrics::METRICS,
         outboxctl::audit::METRICS,
     ] {

@@ -277,10 +277,15 @@ async fn the_admin_service_serves_every_registered_database_by_its_source_id() {
         });
     }
     let addr = outbox_testkit::free_local_addr().expect("a port");
+    let metrics_addr = outbox_testkit::free_local_addr().expect("a port");
     let instance = Process::spawn_with(
         &fleet_url,
         &outbox_testkit::unique("admin"),
-        &[("GRPC_ADDR", &addr.to_string()), ("ADMIN_TOKEN", TOKEN)],
+        &[
+            ("GRPC_ADDR", &addr.to_string()),
+            ("METRICS_ADDR", &metrics_addr.to_string()),
+            ("ADMIN_TOKEN", TOKEN),
+        ],
     );
     wait_until("the instance owns both databases", || async {
         owner(&registry, "main").await.0.as_deref() == Some(instance.id.as_str())
@@ -291,6 +296,18 @@ async fn the_admin_service_serves_every_registered_database_by_its_source_id() {
         RelayAdminClient::connect(format!("http://{addr}"))
             .await
             .is_ok()
+    })
+    .await;
+    // The instance's own figures: what it holds, and that it reaches the registry.
+    wait_until("the instance's gauges", || async {
+        let Ok(text) = outbox_testkit::scrape(metrics_addr).await else {
+            return false;
+        };
+        let m = outbox_testkit::Exposition::parse(&text);
+        m.value("relay_fleet_owned_databases") == Some(2.0)
+            && m.value("relay_fleet_registry_up") == Some(1.0)
+            && m.declared_problems(outbox_relay::status::FLEET_METRICS)
+                .is_empty()
     })
     .await;
     let mut admin = RelayAdminClient::connect(format!("http://{addr}"))

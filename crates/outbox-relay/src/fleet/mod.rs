@@ -48,6 +48,7 @@ use crate::{
     lease::{Lease, RegistryFeed, Unproven},
     live::Status,
     publisher::{Encoder, EnvelopeEncoder},
+    status::names,
 };
 
 use self::registry::{Claimed, Registry, State};
@@ -254,6 +255,7 @@ impl Fleet {
             Ok(live) => live,
             Err(e) => return self.registry_failed(owned, *renewed, &e),
         };
+        metrics::gauge!(names::FLEET_REGISTRY_UP).set(1.0);
         let held: Vec<(String, i64)> = owned.iter().map(|(n, o)| (n.clone(), o.epoch)).collect();
         let still = match bounded(lease, registry::renew(reg, me, &held, lease)).await {
             Ok(still) => still,
@@ -312,6 +314,7 @@ impl Fleet {
                 Err(e) => tracing::warn!(error = %e, db = %name, "fleet: cannot claim db={name}"),
             }
         }
+        metrics::gauge!(names::FLEET_OWNED).set(owned.len() as f64);
         self.report(owned).await;
     }
 
@@ -325,12 +328,14 @@ impl Fleet {
         e: &registry::Error,
     ) {
         tracing::warn!(error = %e, "fleet: cannot reach the registry");
+        metrics::gauge!(names::FLEET_REGISTRY_UP).set(0.0);
         if renewed.is_none_or(|at| at.elapsed() >= self.settings.lease) {
             for (name, o) in std::mem::take(owned) {
                 o.feed
                     .lost("the registry could not be reached for a whole lease");
                 self.status.remove(&name);
             }
+            metrics::gauge!(names::FLEET_OWNED).set(0.0);
         }
     }
 
