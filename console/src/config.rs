@@ -11,7 +11,10 @@ use outbox_kit::{
     settings,
     telemetry::LogFormat,
 };
-use outbox_ops::settings::{Tool, ToolSettings};
+use outbox_ops::{
+    fleet::SecretUrl,
+    settings::{Tool, ToolSettings},
+};
 
 /// The address the console serves on unless `CONSOLE_ADDR` says otherwise.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
@@ -43,6 +46,13 @@ pub struct Config {
     /// outboxctl has them.
     #[command(flatten)]
     pub ops: ToolSettings<Config>,
+
+    /// The relay fleet's database (relay-svc's FLEET_DATABASE_URL, as outboxctl's
+    /// --fleet-database-url): the fleet page lists and changes its registry, and `db=` on the
+    /// lists names its databases. Unset: the console reads CONSOLE_ORDERS_DB only, and `db=`
+    /// names those shards (`shard-N`). Its password is never printed.
+    #[arg(long, env = "CONSOLE_FLEET_DATABASE_URL", hide_env_values = true)]
+    pub fleet_database_url: Option<SecretUrl>,
 
     /// orders-svc's gRPC address.
     #[arg(
