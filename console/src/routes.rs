@@ -140,7 +140,7 @@ async fn live_stream(
                 }
                 changed = audit.changed() => {
                     if changed.is_err() { break; }
-                    let html = views::fragments::audit_table(&audit.borrow_and_update(), None);
+                    let html = views::fragments::audit_table(&audit.borrow_and_update(), Default::default());
                     Event::default().event("audit").data(html.into_string())
                 }
             };
