@@ -55,6 +55,10 @@ pub fn router(state: AppState) -> Router {
             Route::Replay.as_str(),
             get(audit::dry_run).post(audit::replay),
         )
+        .route(Route::Fleet.as_str(), get(fleet::list))
+        .route(Route::FleetAdd.as_str(), post(fleet::add))
+        .route(Route::FleetDrain.as_str(), post(fleet::drain))
+        .route(Route::FleetRemove.as_str(), post(fleet::remove))
         .route(Route::Job.as_str(), get(jobs::job))
         .route(Route::Htmx.as_str(), get(htmx))
         .route(Route::ConsoleJs.as_str(), get(console_js))
