@@ -227,3 +227,29 @@ fn token(
         .map(|path| outbox_kit::auth::first_token(setting, path))
         .transpose()
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_fleet_database_is_optional_and_its_password_is_never_printed() {
+        let base = ["outbox-console", "--viewer-tokens-file=/dev/null"];
+        let cfg = Config::try_parse_from(base).expect("no fleet database");
+        assert!(cfg.fleet_database_url.is_none());
+        let url = "--fleet-database-url=postgres://ops:s3cr3t-pw@fleet-db:5432/fleet";
+        let cfg = Config::try_parse_from(base.into_iter().chain([url])).expect("a fleet database");
+        let debug = format!("{cfg:?}");
+        assert!(!debug.contains("s3cr3t-pw"), "{debug}");
+        assert!(debug.contains("ops:***@fleet-db:5432/fleet"), "{debug}");
+        let fleet = cfg.fleet_database_url.as_ref().expect("set");
+        assert_eq!(
+            fleet.expose(),
+            url.trim_start_matches("--fleet-database-url=")
+        );
+        let help = Config::command().render_long_help().to_string();
+        assert!(help.contains("CONSOLE_FLEET_DATABASE_URL"), "{help}");
+    }
+}
