@@ -28,7 +28,8 @@ use crate::{
     views::{
         fragments::{self, AuditView},
         widgets::{
-            db_input, order_input, post_form, reason_and_confirm, seq_input, seq_list, shard_select,
+            db_input, hidden_fields, order_input, post_form, reason_and_confirm, seq_input,
+            seq_list, shard_select,
         },
     },
 };
@@ -206,7 +207,7 @@ pub async fn dry_run(
                 (post_form(&signed, Route::Replay, html! {
                     p { "Replay these " (all.len()) " event(s) to " code { (state.cfg.ops.replay_queue) } ", at most " (state.cfg.replay_rate) " per second." }
                     input type="hidden" name="order" value=(order);
-                    @for (k, v) in scope.pairs() { input type="hidden" name=(k) value=(v); }
+                    (hidden_fields(&scope.pairs()))
                     @if let Some(a) = from { input type="hidden" name="from" value=(a); }
                     @if let Some(b) = to { input type="hidden" name="to" value=(b); }
                     (reason_and_confirm("Replay"))

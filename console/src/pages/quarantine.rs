@@ -15,8 +15,8 @@ use crate::{
     paths::Route,
     state::AppState,
     views::widgets::{
-        ListFilters, action_buttons, age_since, post_form, reason_and_confirm, scoped_order_link,
-        seq_list,
+        ListFilters, action_buttons, age_since, hidden_fields, post_form, reason_and_confirm,
+        scoped_order_link, seq_list,
     },
 };
 
@@ -75,7 +75,7 @@ pub async fn list(
     let act = signed.session.may_write();
     let pairs = scope.pairs();
     let table = html! {
-        (hidden(&pairs))
+        (hidden_fields(&pairs))
         table {
             caption { "Quarantined rows of " (scope.label()) ", by seq" }
             thead { tr {
@@ -110,11 +110,6 @@ pub async fn list(
             (filters.next_page(&f, page.next))
         },
     ))
-}
-
-/// The fields that choose the database again, as hidden fields of a form.
-fn hidden(pairs: &[(&'static str, String)]) -> maud::Markup {
-    html! { @for (k, v) in pairs { input type="hidden" name=(k) value=(v); } }
 }
 
 fn back(scope: &Scope) -> maud::Markup {
@@ -156,7 +151,7 @@ pub async fn preview(
                         Act::Requeue => "They go back into the outbox; the relay publishes them, then their orders' later events.",
                         Act::Drop => "They are deleted for good (their content is kept in admin_actions); their orders' later events flow, and mail-svc holds them until their chains are released.",
                     }) }
-                    (hidden(&scope.pairs()))
+                    (hidden_fields(&scope.pairs()))
                     input type="hidden" name="seqs" value=(found.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
                     (reason_and_confirm(act.verb()))
                 }))

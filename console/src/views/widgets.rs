@@ -49,6 +49,12 @@ pub fn order_link(shard: i32, order: i64) -> Markup {
     html! { a href=(href) { (order) } }
 }
 
+/// Query fields (the database a page chose, `db=` or `shard=`) as hidden fields of a form that
+/// carries them on.
+pub fn hidden_fields(pairs: &[(&'static str, String)]) -> Markup {
+    html! { @for (k, v) in pairs { input type="hidden" name=(k) value=(v); } }
+}
+
 /// A link to order `order`'s timeline in the database `scope` chose (`db=` or `shard=`).
 pub fn scoped_order_link(scope: &[(&'static str, String)], order: i64) -> Markup {
     let mut pairs = scope.to_vec();
