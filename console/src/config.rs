@@ -11,7 +11,10 @@ use outbox_kit::{
     settings,
     telemetry::LogFormat,
 };
-use outbox_ops::settings::{Tool, ToolSettings};
+use outbox_ops::{
+    fleet::SecretUrl,
+    settings::{Tool, ToolSettings},
+};
 
 /// The address the console serves on unless `CONSOLE_ADDR` says otherwise.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
@@ -43,6 +46,13 @@ pub struct Config {
     /// outboxctl has them.
     #[command(flatten)]
     pub ops: ToolSettings<Config>,
+
+    /// The relay fleet's database (relay-svc's FLEET_DATABASE_URL, as outboxctl's
+    /// --fleet-database-url): the fleet page lists and changes its registry, and `db=` on the
+    /// lists names its databases. Unset: the console reads CONSOLE_ORDERS_DB only, and `db=`
+    /// names those shards (`shard-N`). Its password is never printed.
+    #[arg(long, env = "CONSOLE_FLEET_DATABASE_URL", hide_env_values = true)]
+    pub fleet_database_url: Option<SecretUrl>,
 
     /// orders-svc's gRPC address.
     #[arg(
@@ -216,4 +226,30 @@ fn token(
     file.as_deref()
         .map(|path| outbox_kit::auth::first_token(setting, path))
         .transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_fleet_database_is_optional_and_its_password_is_never_printed() {
+        let base = ["outbox-console", "--viewer-tokens-file=/dev/null"];
+        let cfg = Config::try_parse_from(base).expect("no fleet database");
+        assert!(cfg.fleet_database_url.is_none());
+        let url = "--fleet-database-url=postgres://ops:s3cr3t-pw@fleet-db:5432/fleet";
+        let cfg = Config::try_parse_from(base.into_iter().chain([url])).expect("a fleet database");
+        let debug = format!("{cfg:?}");
+        assert!(!debug.contains("s3cr3t-pw"), "{debug}");
+        assert!(debug.contains("ops:***@fleet-db:5432/fleet"), "{debug}");
+        let fleet = cfg.fleet_database_url.as_ref().expect("set");
+        assert_eq!(
+            fleet.expose(),
+            url.trim_start_matches("--fleet-database-url=")
+        );
+        let help = Config::command().render_long_help().to_string();
+        assert!(help.contains("CONSOLE_FLEET_DATABASE_URL"), "{help}");
+    }
 }

@@ -20,12 +20,19 @@ pub enum Error {
     /// Nothing of that name (404).
     #[error("{0}")]
     NotFound(String),
+    /// The action conflicts with the state of what it acts on (a fleet database not drained);
+    /// what to do instead (409).
+    #[error("{0}")]
+    Conflict(String),
     /// A service refused or failed an action; its words (502).
     #[error("{0}")]
     Service(String),
     /// A database could not be read (503).
     #[error("a database could not be read")]
     Db(#[from] sqlx::Error),
+    /// A source could not be reached (the fleet database); which, free of any password (503).
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 impl Error {
@@ -42,8 +49,9 @@ impl Error {
             Error::BadInput { .. } => StatusCode::BAD_REQUEST,
             Error::Forbidden(_) => StatusCode::FORBIDDEN,
             Error::NotFound(_) => StatusCode::NOT_FOUND,
+            Error::Conflict(_) => StatusCode::CONFLICT,
             Error::Service(_) => StatusCode::BAD_GATEWAY,
-            Error::Db(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Error::Db(_) | Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 }
@@ -64,10 +72,14 @@ impl IntoResponse for Error {
         if let Error::Db(e) = &self {
             tracing::warn!(error = %e, "console: a database read failed");
         }
+        if let Error::Unavailable(e) = &self {
+            tracing::warn!(error = %e, "console: a source is unavailable");
+        }
         let title = match status {
             StatusCode::BAD_REQUEST => "Bad input",
             StatusCode::FORBIDDEN => "Refused",
             StatusCode::NOT_FOUND => "Not found",
+            StatusCode::CONFLICT => "Not done",
             _ => "Unavailable",
         };
         let body = layout::message_page(title, &self.to_string());

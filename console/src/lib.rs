@@ -5,14 +5,17 @@
 //! It reads the databases the way `outboxctl audit` and `trace` do (read-only sessions) and acts
 //! only through the services' admin APIs, with the logic of `outbox-ops`, which outboxctl uses
 //! too: an action taken here writes the `admin_actions` row an outboxctl action writes, with the
-//! signed-in user as the operator.
+//! signed-in user as the operator. The fleet page is the exception, as in `outbox-ops`: its
+//! actions change the relay fleet's registry in the fleet database directly, each with its
+//! `fleet_actions` row (the signed-in user and the reason) in the transaction of its effect.
 //!
 //! Layout, in kanidm's shape: [`paths`] (every path once: router, navigation, forms),
 //! [`routes`] (the router, the headers every answer carries, the event stream, the embedded
 //! assets), [`state`] (what handlers read), [`extractors`] (the session, write and field checks
 //! a handler cannot forget), [`pages`] (one module per page: handler and template), [`views`]
 //! (the page frame, the shared widgets, the live fragments), [`form`] (field-by-field input with
-//! errors that name the field), [`auth`] (sign-in, sessions, roles), [`live`] (the sampler and
+//! errors that name the field), [`fleet`] (the relay fleet's registry and the database a page
+//! reads, `db=`), [`auth`] (sign-in, sessions, roles), [`live`] (the sampler and
 //! the audit behind the live figures), [`jobs`] (rate-limited bulk redrives and replays),
 //! [`config`], [`tls`], [`error`]; here: [`App`].
 
@@ -20,6 +23,7 @@ pub mod auth;
 pub mod config;
 pub mod error;
 pub mod extractors;
+pub mod fleet;
 pub mod form;
 pub mod jobs;
 pub mod live;
@@ -103,10 +107,14 @@ impl App {
             cfg: cfg.clone(),
             admin,
             sources,
+            fleet: fleet::Fleet::new(cfg.fleet_database_url.as_ref()),
             sessions,
             live,
             jobs: Jobs::default(),
         }));
+        if let Some(url) = &cfg.fleet_database_url {
+            tracing::info!(fleet = %url, "console: the fleet page reads the registry in {url}");
+        }
         let router = routes::router(state);
         let listener = tokio::net::TcpListener::bind(cfg.addr)
             .await

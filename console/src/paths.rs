@@ -23,6 +23,11 @@ pub enum Route {
     DeadLettersPreview,
     DeadLettersRedrive,
     Audit,
+    /// The relay fleet's registry: its databases, and the forms that change it.
+    Fleet,
+    FleetAdd,
+    FleetDrain,
+    FleetRemove,
     /// The replay: its dry run (GET) and the replay itself (POST).
     Replay,
     /// A job's progress; the router's pattern (see [`Route::job`] for one job's path).
@@ -52,6 +57,10 @@ impl Route {
             Route::DeadLettersPreview => "/dead-letters/preview",
             Route::DeadLettersRedrive => "/dead-letters/redrive",
             Route::Audit => "/audit",
+            Route::Fleet => "/fleet",
+            Route::FleetAdd => "/fleet/add",
+            Route::FleetDrain => "/fleet/drain",
+            Route::FleetRemove => "/fleet/remove",
             Route::Replay => "/replay",
             Route::Job => "/jobs/{id}",
             Route::Htmx => "/assets/htmx.min.js",
@@ -101,4 +110,5 @@ pub const NAV: &[(Route, &str)] = &[
     (Route::Held, "Held chains"),
     (Route::DeadLetters, "Dead letters"),
     (Route::Audit, "Audit and replay"),
+    (Route::Fleet, "Relay fleet"),
 ];

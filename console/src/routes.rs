@@ -55,6 +55,10 @@ pub fn router(state: AppState) -> Router {
             Route::Replay.as_str(),
             get(audit::dry_run).post(audit::replay),
         )
+        .route(Route::Fleet.as_str(), get(fleet::list))
+        .route(Route::FleetAdd.as_str(), post(fleet::add))
+        .route(Route::FleetDrain.as_str(), post(fleet::drain))
+        .route(Route::FleetRemove.as_str(), post(fleet::remove))
         .route(Route::Job.as_str(), get(jobs::job))
         .route(Route::Htmx.as_str(), get(htmx))
         .route(Route::ConsoleJs.as_str(), get(console_js))
@@ -140,7 +144,7 @@ async fn live_stream(
                 }
                 changed = audit.changed() => {
                     if changed.is_err() { break; }
-                    let html = views::fragments::audit_table(&audit.borrow_and_update(), None);
+                    let html = views::fragments::audit_table(&audit.borrow_and_update(), Default::default());
                     Event::default().event("audit").data(html.into_string())
                 }
             };

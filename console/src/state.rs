@@ -1,11 +1,11 @@
 //! What every handler reads: the settings, the services, the read-only pools, the sessions,
-//! the live figures and the jobs.
+//! the fleet, the live figures and the jobs.
 
 use std::sync::Arc;
 
 use outbox_ops::{admin::Admin, audit::Sources};
 
-use crate::{auth::Sessions, config::Config, jobs::Jobs, live::Live};
+use crate::{auth::Sessions, config::Config, fleet::Fleet, jobs::Jobs, live::Live};
 
 /// What every handler reads; clones share it.
 #[derive(Debug, Clone)]
@@ -17,6 +17,8 @@ pub struct Inner {
     /// The services, called as the console (each action adds the signed-in user).
     pub admin: Admin,
     pub sources: Sources,
+    /// The fleet database's registry (if configured) and pools of the fleet's databases.
+    pub fleet: Fleet,
     pub sessions: Sessions,
     pub live: Live,
     pub jobs: Jobs,

@@ -3,7 +3,7 @@
 //! a rate-limited job through relay-svc's admin API (`Replay`, a call per chunk of seqs, each
 //! recorded in admin_actions with the reason).
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
 use axum::{
     extract::State,
@@ -11,7 +11,7 @@ use axum::{
 };
 use maud::{Markup, html};
 use outbox_ops::{
-    audit::Stage,
+    audit::{Auditor, ShardId, Sources, Stage},
     proto::relay::admin::v1::ReplayRequest,
     replay::{self, Verdict},
 };
@@ -20,12 +20,17 @@ use super::see_other;
 use crate::{
     error::{Error, Result},
     extractors::{Query, Signed, WriteForm},
+    fleet::Scope,
     form::Fields,
+    live::Audit,
     paths::Route,
     state::AppState,
     views::{
-        fragments,
-        widgets::{order_input, post_form, reason_and_confirm, seq_input, seq_list, shard_select},
+        fragments::{self, AuditView},
+        widgets::{
+            db_input, hidden_fields, order_input, post_form, reason_and_confirm, seq_input,
+            seq_list, shard_select,
+        },
     },
 };
 
@@ -35,6 +40,7 @@ fn replay_form(shards: usize, f: &Fields) -> Markup {
         form.filters method="get" action=(Route::Replay) aria-label="Replay: dry run" {
             (order_input(f.get("order"), true))
             (shard_select(shards, shard))
+            (db_input(f.get("db")))
             (seq_input("from", "From seq", f.get("from")))
             (seq_input("to", "To seq", f.get("to")))
             button type="submit" { "Dry run" }
@@ -56,16 +62,38 @@ pub async fn audit(
                 .ok_or_else(|| Error::bad("stage", format!("unknown stage {s:?}")))?,
         ),
     };
-    let audit = state.live.audit.borrow().clone();
+    let scope = match f.get("db") {
+        Some(_) => Some(Scope::read(&state, &f).await?),
+        None => None,
+    };
+    let db = scope.as_ref().and_then(|s| s.db.as_deref());
+    let live = state.live.audit.borrow().clone();
+    // The live audit reads CONSOLE_ORDERS_DB's shards; a database it does not read (a fleet
+    // database) gets one full pass of its own, as `outboxctl audit --db` does.
+    let audit = match &scope {
+        Some(s)
+            if !state
+                .sources
+                .ids
+                .iter()
+                .any(|i| Some(i.name.as_str()) == db) =>
+        {
+            Arc::new(one_pass(&state, s).await?)
+        }
+        _ => live,
+    };
+    let view = AuditView { stage, db };
     Ok(signed.page(
         "Audit and replay",
         html! {
             p { "Every order's chain head in the orders database against mail-svc's watermark; an order lags once the event it waits for is older than " (outbox_kit::config::duration_text(state.cfg.ops.audit_grace)) "." }
-            @if stage.is_some() {
-                p { a href=(Route::Audit) { "All stages (live)" } }
-                div { (fragments::audit_table(&audit, stage)) }
+            (audit_filter(&f))
+            @if stage.is_some() || db.is_some() {
+                p { a href=(Route::Audit) { "Every database, all stages (live)" } }
+                @if let Some(s) = &scope { p role="status" { "Only " (s.label()) "." } }
+                div { (fragments::audit_table(&audit, view)) }
             } @else {
-                div data-live="audit" aria-live="polite" { (fragments::audit_table(&audit, None)) }
+                div data-live="audit" aria-live="polite" { (fragments::audit_table(&audit, view)) }
             }
             h2 { "Replay" }
             p { "Sends an order's published events again to mail-svc's queue; the dry run shows first what mail-svc would do with each." }
@@ -74,12 +102,43 @@ pub async fn audit(
     ))
 }
 
-/// The replay's parameters: order (required), shard, from, to (each bad one a 400 naming it).
-fn params(state: &AppState, f: &Fields) -> Result<(i64, i32, Option<i64>, Option<i64>)> {
+/// The audit's filter: one database (`db`), keeping the stage.
+fn audit_filter(f: &Fields) -> Markup {
+    html! {
+        form.filters method="get" action=(Route::Audit) role="search" aria-label="Audit: one database" {
+            @if let Some(s) = f.get("stage") { input type="hidden" name="stage" value=(s); }
+            label { "Database " input name="db" size="14" placeholder="shard-N or a fleet name" value=[f.get("db")]; }
+            button type="submit" { "Only this database" }
+        }
+    }
+}
+
+/// One full audit pass over the database `scope` alone (with mail-svc's database).
+async fn one_pass(state: &AppState, scope: &Scope) -> Result<Audit> {
+    let sources = Sources {
+        shards: vec![scope.pool.clone()],
+        ids: vec![ShardId {
+            name: scope.db.clone().unwrap_or_default(),
+            shard: scope.shard,
+        }],
+        mail: state.sources.mail.clone(),
+    };
+    let report = Auditor::new(sources, state.cfg.ops.audit_grace, state.cfg.audit_slice)
+        .full_pass()
+        .await?;
+    Ok(Audit {
+        at: Some(chrono::Utc::now()),
+        report: Some(Arc::new(report)),
+        error: None,
+    })
+}
+
+/// The replay's parameters: order (required), the database (`shard` or `db`), from, to (each
+/// bad one a 400 naming it).
+async fn params(state: &AppState, f: &Fields) -> Result<(i64, Scope, Option<i64>, Option<i64>)> {
     let order = f
         .positive("order")?
         .ok_or_else(|| Error::bad("order", "required"))?;
-    let shard = f.shard("shard", state.sources.shards.len())?;
     let from = f.positive("from")?;
     let to = f.positive("to")?;
     if let (Some(a), Some(b)) = (from, to)
@@ -87,7 +146,8 @@ fn params(state: &AppState, f: &Fields) -> Result<(i64, i32, Option<i64>, Option
     {
         return Err(Error::bad("to", format!("{b} is below from ({a})")));
     }
-    Ok((order, shard, from, to))
+    let scope = Scope::read(state, f).await?;
+    Ok((order, scope, from, to))
 }
 
 pub async fn dry_run(
@@ -95,11 +155,11 @@ pub async fn dry_run(
     signed: Signed,
     Query(f): Query,
 ) -> Result<Html<String>> {
-    let (order, shard, from, to) = params(&state, &f)?;
+    let (order, scope, from, to) = params(&state, &f).await?;
     let plan = replay::dry_run(
-        &state.sources.shards[shard as usize],
+        &scope.pool,
         &state.sources.mail,
-        shard,
+        scope.shard,
         order,
         from,
         to,
@@ -107,8 +167,9 @@ pub async fn dry_run(
     .await?;
     if plan.events.is_empty() {
         return Err(Error::NotFound(format!(
-            "no published event of order {order} in that range in shard {shard} (published rows \
-             are kept for relay-svc's PUBLISHED_RETENTION)"
+            "no published event of order {order} in that range in {} (published rows are kept \
+             for relay-svc's PUBLISHED_RETENTION)",
+            scope.label()
         )));
     }
     let skip = plan.seqs(|v| v == Verdict::Skip);
@@ -146,7 +207,7 @@ pub async fn dry_run(
                 (post_form(&signed, Route::Replay, html! {
                     p { "Replay these " (all.len()) " event(s) to " code { (state.cfg.ops.replay_queue) } ", at most " (state.cfg.replay_rate) " per second." }
                     input type="hidden" name="order" value=(order);
-                    input type="hidden" name="shard" value=(shard);
+                    (hidden_fields(&scope.pairs()))
                     @if let Some(a) = from { input type="hidden" name="from" value=(a); }
                     @if let Some(b) = to { input type="hidden" name="to" value=(b); }
                     (reason_and_confirm("Replay"))
@@ -161,22 +222,25 @@ pub async fn replay(
     State(state): State<AppState>,
     WriteForm { signed, fields: f }: WriteForm,
 ) -> Result<Response> {
-    let (order, shard, from, to) = params(&state, &f)?;
+    let (order, scope, from, to) = params(&state, &f).await?;
+    let shard = scope.shard;
     let reason = f.reason()?;
-    let seqs: Vec<i64> = replay::published(&state.sources.shards[shard as usize], order, from, to)
+    let seqs: Vec<i64> = replay::published(&scope.pool, order, from, to)
         .await?
         .into_iter()
         .map(|(s, _, _)| s)
         .collect();
     if seqs.is_empty() {
         return Err(Error::NotFound(format!(
-            "no published event of order {order} in that range in shard {shard}"
+            "no published event of order {order} in that range in {}",
+            scope.label()
         )));
     }
     let user = signed.session.user.clone();
     let id = state.jobs.start(
         format!(
-            "replay of order {order} (shard {shard}), {} event(s)",
+            "replay of order {order} ({}), {} event(s)",
+            scope.label(),
             seqs.len()
         ),
         &user,

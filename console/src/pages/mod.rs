@@ -4,6 +4,7 @@
 
 pub mod audit;
 pub mod dead_letters;
+pub mod fleet;
 pub mod held;
 pub mod jobs;
 pub mod overview;

@@ -1,5 +1,6 @@
-//! The quarantine: rows the relay could never publish, one shard at a time, keyset-paginated
-//! by seq and filtered; requeue or drop the selected rows (or an order's) after a preview, each
+//! The quarantine: rows the relay could never publish, one outbox database at a time (an orders
+//! shard, `shard=`, or any database by name, `db=`: see [`Scope`]), keyset-paginated by seq and
+//! filtered; requeue or drop the selected rows (or an order's) after a preview, each
 //! through relay-svc's admin API (`RequeueQuarantined`, `DropQuarantined`).
 
 use axum::{extract::State, response::Html};
@@ -9,11 +10,13 @@ use outbox_ops::{lists, proto::relay::admin::v1::QuarantineSelector};
 use crate::{
     error::{Error, Result},
     extractors::{Query, Signed, WriteForm},
+    fleet::Scope,
     form::{Fields, numbers},
     paths::Route,
     state::AppState,
     views::widgets::{
-        ListFilters, action_buttons, age_since, order_link, post_form, reason_and_confirm, seq_list,
+        ListFilters, action_buttons, age_since, hidden_fields, post_form, reason_and_confirm,
+        scoped_order_link, seq_list,
     },
 };
 
@@ -25,6 +28,7 @@ fn filters(state: &AppState) -> ListFilters {
         route: Route::Quarantine,
         event_type: true,
         shards: Some(state.sources.shards.len()),
+        db: true,
     }
 }
 
@@ -63,17 +67,17 @@ pub async fn list(
     signed: Signed,
     Query(f): Query,
 ) -> Result<Html<String>> {
-    let shard = f.shard("shard", state.sources.shards.len())?;
     let filters = filters(&state);
     let filter = filters.read(&f)?;
     let after = f.i64("after")?;
-    let page =
-        lists::quarantined(&state.sources.shards[shard as usize], &filter, after, PAGE).await?;
+    let scope = Scope::read(&state, &f).await?;
+    let page = lists::quarantined(&scope.pool, &filter, after, PAGE).await?;
     let act = signed.session.may_write();
+    let pairs = scope.pairs();
     let table = html! {
-        input type="hidden" name="shard" value=(shard);
+        (hidden_fields(&pairs))
         table {
-            caption { "Quarantined rows of shard " (shard) ", by seq" }
+            caption { "Quarantined rows of " (scope.label()) ", by seq" }
             thead { tr {
                 @if act { th { "Select" } }
                 th { "Seq" } th { "Order" } th { "Type" } th { "After" } th { "Age" } th { "Reason" }
@@ -83,7 +87,7 @@ pub async fn list(
                     tr data-seq=(r.seq) {
                         @if act { td { input type="checkbox" name="seq" value=(r.seq) id={ "q" (r.seq) } aria-label={ "select seq " (r.seq) }; } }
                         td { label for={ "q" (r.seq) } { (r.seq) } }
-                        td { (order_link(shard, r.aggregate_id)) }
+                        td { (scoped_order_link(&pairs, r.aggregate_id)) }
                         td { (r.event_type) }
                         td { (r.prev_seq.map_or("-".into(), |p| p.to_string())) }
                         td { (age_since(r.created_at)) }
@@ -97,7 +101,7 @@ pub async fn list(
     Ok(signed.page(
         "Quarantine",
         html! {
-            (filters.form(&f, shard))
+            (filters.form(&f, scope.shard))
             @if page.rows.is_empty() {
                 p { "No quarantined row" @if let Some(a) = after { " after seq " (a) } " matches." }
             } @else {
@@ -108,8 +112,8 @@ pub async fn list(
     ))
 }
 
-fn back(shard: i32) -> maud::Markup {
-    html! { p { a href=(Route::Quarantine.with(&[("shard", shard.to_string())])) { "Back to the quarantine" } } }
+fn back(scope: &Scope) -> maud::Markup {
+    html! { p { a href=(Route::Quarantine.with(&scope.pairs())) { "Back to the quarantine" } } }
 }
 
 /// What a requeue or a drop would move: the rows that are in quarantine now.
@@ -122,7 +126,7 @@ pub async fn preview(
         Some("drop") => Act::Drop,
         _ => return Err(Error::bad("action", "requeue or drop")),
     };
-    let shard = f.shard("shard", state.sources.shards.len())?;
+    let scope = Scope::read(&state, &f).await?;
     let seqs: Vec<i64> = f
         .all("seq")
         .into_iter()
@@ -132,8 +136,7 @@ pub async fn preview(
     if seqs.is_empty() && order.is_none() {
         return Err(Error::bad("seq", "select at least one row"));
     }
-    let found =
-        lists::quarantined_seqs(&state.sources.shards[shard as usize], &seqs, order).await?;
+    let found = lists::quarantined_seqs(&scope.pool, &seqs, order).await?;
     Ok(signed.page(
         "Quarantine: preview",
         html! {
@@ -142,24 +145,25 @@ pub async fn preview(
             } @else {
                 (post_form(&signed, act.route(), html! {
                     p role="status" data-count=(found.len()) {
-                        (act.verb()) " " strong { (found.len()) } " row(s) of shard " (shard) ": seq " (seq_list(&found))
+                        (act.verb()) " " strong { (found.len()) } " row(s) of " (scope.label()) ": seq " (seq_list(&found))
                     }
                     p { (match act {
                         Act::Requeue => "They go back into the outbox; the relay publishes them, then their orders' later events.",
                         Act::Drop => "They are deleted for good (their content is kept in admin_actions); their orders' later events flow, and mail-svc holds them until their chains are released.",
                     }) }
-                    input type="hidden" name="shard" value=(shard);
+                    (hidden_fields(&scope.pairs()))
                     input type="hidden" name="seqs" value=(found.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
                     (reason_and_confirm(act.verb()))
                 }))
             }
-            (back(shard))
+            (back(&scope))
         },
     ))
 }
 
 async fn act(state: AppState, signed: Signed, f: Fields, act: Act) -> Result<Html<String>> {
-    let shard = f.shard("shard", state.sources.shards.len())?;
+    let scope = Scope::read(&state, &f).await?;
+    let shard = scope.shard;
     let seqs = numbers("seqs", f.get("seqs").unwrap_or(""))?;
     if seqs.is_empty() || seqs.iter().any(|s| *s < 1) {
         return Err(Error::bad(
@@ -192,11 +196,11 @@ async fn act(state: AppState, signed: Signed, f: Fields, act: Act) -> Result<Htm
         "Quarantine: done",
         html! {
             p role="status" data-done=(seq_list(&done)) {
-                (act.done()) " (shard " (shard) "): seq " (seq_list(&done))
+                (act.done()) " (" (scope.label()) "): seq " (seq_list(&done))
             }
             p { (act.done()) " before: seq " (seq_list(&before)) }
             p { "Recorded in relay-svc's admin_actions with your reason, as " (signed.session.user) "." }
-            (back(shard))
+            (back(&scope))
         },
     ))
 }

@@ -1,6 +1,6 @@
 //! "Where is this event": an order's chain as a timeline (appended, published, applied or held
 //! or dead-lettered, mail), found by order id or by (shard, seq), with where it stopped and the
-//! next step.
+//! next step. `db=` reads another outbox database by name (see [`Scope`]).
 
 use axum::{extract::State, response::Html};
 use chrono::{DateTime, Utc};
@@ -10,21 +10,23 @@ use outbox_ops::trace::{self, Place, Stop, Traced};
 use crate::{
     error::{Error, Result},
     extractors::{Query, Signed},
+    fleet::Scope,
     paths::Route,
     state::AppState,
-    views::widgets::{order_input, seq_input, shard_select},
+    views::widgets::{db_input, order_input, seq_input, shard_select},
 };
 
 fn time(t: DateTime<Utc>) -> Markup {
     html! { time datetime=(t.to_rfc3339()) { (t.format("%Y-%m-%d %H:%M:%S%.3f")) } }
 }
 
-fn search(shards: usize, order: Option<i64>, shard: i32, seq: Option<i64>) -> Markup {
+fn search(shards: usize, order: Option<i64>, scope: &Scope, seq: Option<i64>) -> Markup {
     html! {
         form.filters method="get" action=(Route::Where) role="search" {
             (order_input(order, false))
             (seq_input("seq", "or seq", seq))
-            (shard_select(shards, shard))
+            (shard_select(shards, scope.shard))
+            (db_input(scope.db.as_deref()))
             button type="submit" { "Find" }
         }
     }
@@ -36,16 +38,16 @@ pub async fn where_is(
     Query(f): Query,
 ) -> Result<Html<String>> {
     let shards = state.sources.shards.len();
-    let shard = f.shard("shard", shards)?;
     let seq = f.positive("seq")?;
     let mut order = f.positive("order")?;
-    let pool = &state.sources.shards[shard as usize];
+    let scope = Scope::read(&state, &f).await?;
+    let (pool, shard, label) = (&scope.pool, scope.shard, scope.label());
     if order.is_none()
         && let Some(seq) = seq
     {
         order = Some(trace::order_of(pool, seq).await?.ok_or_else(|| {
             Error::NotFound(format!(
-                "no event with seq {seq} in shard {shard}'s outbox, quarantine or published rows"
+                "no event with seq {seq} in {label}'s outbox, quarantine or published rows"
             ))
         })?);
     }
@@ -53,7 +55,7 @@ pub async fn where_is(
         return Ok(signed.page(
             "Where is this event",
             html! {
-                (search(shards, None, shard, None))
+                (search(shards, None, &scope, None))
                 p { "Give an order id, or the seq of one of its events (seqs are per shard)." }
             },
         ));
@@ -61,7 +63,7 @@ pub async fn where_is(
     let events = trace::trace(pool, &state.sources.mail, shard, order).await?;
     if events.is_empty() {
         return Err(Error::NotFound(format!(
-            "no event of order {order} in shard {shard}'s outbox, quarantine or published rows \
+            "no event of order {order} in {label}'s outbox, quarantine or published rows \
              (published rows are kept for relay-svc's PUBLISHED_RETENTION)"
         )));
     }
@@ -69,11 +71,11 @@ pub async fn where_is(
     Ok(signed.page(
         &format!("Order {order}"),
         html! {
-            (search(shards, Some(order), shard, seq))
+            (search(shards, Some(order), &scope, seq))
             @match first_stop {
                 Some(t) => p.stopped role="status" data-stopped=(t.stop().label()) {
                     "Stopped at seq " (t.event.seq) ": " strong { (t.stop().label()) } ". "
-                    (next_step(&signed, shard, order, t))
+                    (next_step(&signed, &scope, order, t))
                 },
                 None => p.ok role="status" { "Every event went through." },
             }
@@ -85,15 +87,20 @@ pub async fn where_is(
 }
 
 /// The way out of the stage where `t` stopped.
-fn next_step(signed: &Signed, shard: i32, order: i64, t: &Traced) -> Markup {
+fn next_step(signed: &Signed, scope: &Scope, order: i64, t: &Traced) -> Markup {
     let act = signed.session.may_write();
+    let at = |more: &[(&'static str, String)]| {
+        let mut pairs = scope.pairs();
+        pairs.extend_from_slice(more);
+        pairs
+    };
     html! {
         @match t.stop() {
-            Stop::NeverApplied => a href=(Route::Replay.with(&[("shard", shard.to_string()), ("order", order.to_string()), ("from", t.event.seq.to_string())])) {
+            Stop::NeverApplied => a href=(Route::Replay.with(&at(&[("order", order.to_string()), ("from", t.event.seq.to_string())]))) {
                 "Replay from seq " (t.event.seq) (if act { " (dry run first)" } else { " (the dry run)" })
             },
             Stop::DeadLettered => a href=(Route::DeadLetters.with(&[("order", order.to_string())])) { "See its dead letters" (if act { " and redrive" } else { "" }) },
-            Stop::Quarantined => a href=(Route::Quarantine.with(&[("shard", shard.to_string()), ("order", order.to_string())])) { "See the quarantined row" (if act { " and requeue or drop it" } else { "" }) },
+            Stop::Quarantined => a href=(Route::Quarantine.with(&at(&[("order", order.to_string())]))) { "See the quarantined row" (if act { " and requeue or drop it" } else { "" }) },
             Stop::Held => a href=(Route::Held.with(&[("order", order.to_string())])) { "See the held chain" },
             Stop::NotPublished => a href=(Route::Overview) { "Is the relay running? (the overview)" },
             Stop::MailFailed => "The mail server refused it for good: `outboxctl mails retry` after fixing the cause.",

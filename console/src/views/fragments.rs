@@ -7,7 +7,7 @@ use outbox_ops::audit::Stage;
 
 use super::{
     chart,
-    widgets::{age_ms, order_link},
+    widgets::{age_ms, scoped_order_link},
 };
 use crate::{
     live::{Audit, Figures, Reading},
@@ -123,37 +123,57 @@ pub fn figures(f: &Figures, audit: &Audit) -> Markup {
     }
 }
 
-/// The audit's lagging orders, optionally only those at `stage`.
-pub fn audit_table(audit: &Audit, stage: Option<Stage>) -> Markup {
+/// Which of the audit's lagging orders a table shows.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AuditView<'a> {
+    /// Only those at this stage.
+    pub stage: Option<Stage>,
+    /// Only those of this outbox database (its name: a fleet database's, or `shard-N`); their
+    /// links name it (`db=`).
+    pub db: Option<&'a str>,
+}
+
+/// The audit's lagging orders, those `view` asks for.
+pub fn audit_table(audit: &Audit, view: AuditView<'_>) -> Markup {
     let now = Utc::now();
+    let AuditView { stage, db } = view;
+    // The database a row's links name: `db=` in a view of one database, else its shard.
+    let scope = |shard: i32| match db {
+        Some(name) => vec![("db", name.to_owned())],
+        None => vec![("shard", shard.to_string())],
+    };
     html! {
         @match &audit.report {
             None => p { "The first audit pass is running." },
             Some(report) => {
-                @let rows: Vec<_> = report.lagging.iter().filter(|l| stage.is_none_or(|s| l.stage == s)).collect();
+                @let rows: Vec<_> = report.lagging.iter()
+                    .filter(|l| stage.is_none_or(|s| l.stage == s) && db.is_none_or(|d| l.database == d))
+                    .collect();
                 p data-figure="lagging-total" {
                     (rows.len()) " order(s) lagging past the grace period"
                     @if let Some(s) = stage { " at stage " (s.label()) }
+                    @if let Some(d) = db { " in " (d) }
                     " (" (report.checked) " checked in the last pass, " (report.pending) " behind within grace)."
                 }
                 @if !rows.is_empty() {
                     table {
                         thead { tr {
-                            th { "Shard" } th { "Order" } th { "Stage" } th { "Waiting for" }
+                            th { "Database" } th { "Shard" } th { "Order" } th { "Stage" } th { "Waiting for" }
                             th { "Applied" } th { "Head" } th { "Waiting" } th { "Detail" } th { "Next step" }
                         } }
                         tbody {
                             @for l in rows.iter().take(500) {
-                                tr {
+                                tr data-db=(l.database) {
+                                    td { (l.database) }
                                     td { (l.key.0) }
-                                    td { (order_link(l.key.0, l.key.2)) }
+                                    td { (scoped_order_link(&scope(l.key.0), l.key.2)) }
                                     td { (l.stage.label()) }
                                     td { (l.waiting_for.map_or("-".into(), |s| s.to_string())) }
                                     td { (l.applied.map_or("-".into(), |s| s.to_string())) }
                                     td { (l.head) }
                                     td { (age_ms((now - l.since).num_milliseconds().max(0) as u64)) }
                                     td { (l.detail) }
-                                    td { (next_step(l.stage, l.key.0, l.key.2)) }
+                                    td { (next_step(l.stage, &scope(l.key.0), l.key.2)) }
                                 }
                             }
                         }
@@ -164,13 +184,15 @@ pub fn audit_table(audit: &Audit, stage: Option<Stage>) -> Markup {
     }
 }
 
-/// What resolves an order stopped at `stage`.
-pub fn next_step(stage: Stage, shard: i32, order: i64) -> Markup {
+/// What resolves an order stopped at `stage`, in the database `scope` names (`db=` or `shard=`).
+pub fn next_step(stage: Stage, scope: &[(&'static str, String)], order: i64) -> Markup {
+    let mut at = scope.to_vec();
+    at.push(("order", order.to_string()));
     html! {
         @match stage {
-            Stage::NotApplied => a href=(Route::Replay.with(&[("shard", shard.to_string()), ("order", order.to_string())])) { "Replay (dry run first)" },
+            Stage::NotApplied => a href=(Route::Replay.with(&at)) { "Replay (dry run first)" },
             Stage::DeadLettered => a href=(Route::DeadLetters.with(&[("order", order.to_string())])) { "Redrive" },
-            Stage::Quarantined => a href=(Route::Quarantine.with(&[("shard", shard.to_string()), ("order", order.to_string())])) { "Requeue or drop" },
+            Stage::Quarantined => a href=(Route::Quarantine.with(&at)) { "Requeue or drop" },
             Stage::Unpublished => a href=(Route::Overview) { "Is the relay running?" },
         }
     }

@@ -49,6 +49,19 @@ pub fn order_link(shard: i32, order: i64) -> Markup {
     html! { a href=(href) { (order) } }
 }
 
+/// Query fields (the database a page chose, `db=` or `shard=`) as hidden fields of a form that
+/// carries them on.
+pub fn hidden_fields(pairs: &[(&'static str, String)]) -> Markup {
+    html! { @for (k, v) in pairs { input type="hidden" name=(k) value=(v); } }
+}
+
+/// A link to order `order`'s timeline in the database `scope` chose (`db=` or `shard=`).
+pub fn scoped_order_link(scope: &[(&'static str, String)], order: i64) -> Markup {
+    let mut pairs = scope.to_vec();
+    pairs.push(("order", order.to_string()));
+    html! { a href=(Route::Where.with(&pairs)) { (order) } }
+}
+
 /// The submit buttons of a selection (`action` = value), shown to those who may act.
 pub fn action_buttons(act: bool, buttons: &[(&str, &str)]) -> Markup {
     html! {
@@ -68,6 +81,16 @@ pub fn shard_select(shards: usize, selected: i32) -> Markup {
     }
 }
 
+/// The database field of a form: a fleet database's name, or `shard-N`; given, it chooses the
+/// database instead of the shard picker.
+pub fn db_input(value: Option<&str>) -> Markup {
+    html! {
+        label title="a fleet database's name (the fleet page lists them), or shard-N; instead of the shard" {
+            "or database " input name="db" size="14" placeholder="shard-N or a fleet name" value=[value];
+        }
+    }
+}
+
 /// The order id field of a form.
 pub fn order_input(value: Option<impl maud::Render>, required: bool) -> Markup {
     html! {
@@ -82,11 +105,17 @@ pub fn seq_input(name: &str, label: &str, value: Option<impl maud::Render>) -> M
 
 /// The reason field and the confirm button of an action's preview.
 pub fn reason_and_confirm(label: &str) -> Markup {
+    reason_field("reason", "admin_actions", label)
+}
+
+/// The reason field (element id `id`, its audit table named `kept_in`) and the confirm button
+/// of a form, for a page with several forms that act.
+pub fn reason_field(id: &str, kept_in: &str, label: &str) -> Markup {
     html! {
         p {
-            label for="reason" { "Reason (kept in admin_actions)" }
+            label for=(id) { "Reason (kept in " (kept_in) ")" }
             br;
-            textarea #reason name="reason" rows="2" cols="60" required {}
+            textarea id=(id) name="reason" rows="2" cols="60" required {}
         }
         button type="submit" { (label) }
     }
@@ -100,6 +129,9 @@ pub struct ListFilters {
     pub event_type: bool,
     /// The quarantine lists one shard at a time: how many there are.
     pub shards: Option<usize>,
+    /// The quarantine lists one outbox database, also by name (`db=`: a fleet database's, or
+    /// `shard-N`): see [`crate::fleet::Scope`].
+    pub db: bool,
 }
 
 impl ListFilters {
@@ -109,15 +141,18 @@ impl ListFilters {
             route,
             event_type: false,
             shards: None,
+            db: false,
         }
     }
 
     /// The field names, in the order the form shows them.
     fn keys(self) -> impl Iterator<Item = &'static str> {
         let shard = self.shards.map(|_| "shard");
+        let db = self.db.then_some("db");
         let event_type = self.event_type.then_some("type");
         shard
             .into_iter()
+            .chain(db)
             .chain(["order"])
             .chain(event_type)
             .chain(["reason", "min_age"])
@@ -142,6 +177,7 @@ impl ListFilters {
         html! {
             form.filters method="get" action=(self.route) role="search" aria-label="Filters" {
                 @if let Some(n) = self.shards { (shard_select(n, shard)) }
+                @if self.db { (db_input(f.get("db"))) }
                 (order_input(f.get("order"), false))
                 @if self.event_type { label { "Event type " input name="type" size="14" value=[f.get("type")]; } }
                 label { "Reason contains " input name="reason" size="14" value=[f.get("reason")]; }

@@ -6,7 +6,10 @@
 use outbox_proto::orders::v1::OrderStatus;
 use reqwest::StatusCode;
 
-use crate::common::{Browser, Console, OPERATOR, Stack, form_token, wait_until};
+use crate::{
+    common::{Browser, Console, OPERATOR, Stack, form_token, wait_until},
+    fleet::{PASSWORD, fresh_database, with_password},
+};
 
 /// Hostile values, as they travel in a query string or a form body (percent-encoded already,
 /// so that bytes that are not UTF-8 reach the console as they are).
@@ -89,11 +92,11 @@ type Page = (
 /// Every page's query parameters.
 const PAGES: &[Page] = &[
     ("/", &[], &["x"]),
-    ("/where", &[], &["order", "seq", "shard"]),
+    ("/where", &[], &["order", "seq", "shard", "db"]),
     (
         "/quarantine",
         &[],
-        &["shard", "order", "type", "reason", "min_age", "after"],
+        &["shard", "db", "order", "type", "reason", "min_age", "after"],
     ),
     ("/held", &[], &["order", "reason", "min_age", "after"]),
     (
@@ -101,12 +104,13 @@ const PAGES: &[Page] = &[
         &[],
         &["order", "reason", "min_age", "after"],
     ),
-    ("/audit", &[], &["stage"]),
+    ("/audit", &[], &["stage", "db"]),
     (
         "/replay",
         &[("order", "1"), ("shard", "0")],
-        &["order", "shard", "from", "to"],
+        &["order", "shard", "db", "from", "to"],
     ),
+    ("/fleet", &[], &["x"]),
 ];
 
 #[tokio::test]
@@ -196,7 +200,15 @@ async fn every_field_of_every_form_answers_hostile_values_with_a_4xx_naming_it()
     let a1 = stack.upsert(1, OrderStatus::Pending).await;
     stack.wait_until_sent("order 1 mailed", 1, &[a1]).await;
     let q = stack.insert_unencodable(2).await;
-    let console = Console::start(&stack, "1h", &[]).await;
+    // A fleet database for the fleet's forms (dropped when `made` goes, passed or failed).
+    let made = outbox_testkit::Made::new();
+    let fleet_url = with_password(&fresh_database(&made, "console_hostile_fleet").await);
+    let console = Console::start(
+        &stack,
+        "1h",
+        &[&format!("--fleet-database-url={fleet_url}")],
+    )
+    .await;
     let op = console.signed_in(OPERATOR).await;
     wait_until("the row quarantined", || async {
         op.page("/quarantine")
@@ -306,6 +318,56 @@ async fn every_field_of_every_form_answers_hostile_values_with_a_4xx_naming_it()
             }
         }
     }
+    // The fleet's forms. An add whose fields are all valid adds a database: each post has a
+    // name and a source id of its own, so that a hostile value that is valid is added, not
+    // refused for a name or an id another post took. The URL is the fleet database's own (no
+    // outbox table: any source id agrees with it).
+    let fleet_page = op.page("/fleet").await;
+    let add = form_token(&fleet_page, "/fleet/add");
+    let mut n = 1000;
+    for field in ["name", "source_id", "url", "table", "exchange", "reason"] {
+        for value in HOSTILE.iter().copied().chain([long.as_str()]) {
+            n += 1;
+            let (name, id) = (format!("h{n}"), n.to_string());
+            let base = [
+                ("csrf", add.as_str()),
+                ("name", name.as_str()),
+                ("source_id", id.as_str()),
+                ("url", fleet_url.as_str()),
+                ("exchange", "orders.events"),
+                ("reason", "r"),
+            ];
+            let r = post_raw(&op, "/fleet/add", encoded(&base, field, value)).await;
+            check(
+                &format!("POST /fleet/add {field}={value:.40}"),
+                field,
+                r.status,
+                &r.body,
+            );
+            assert!(!r.body.contains(PASSWORD), "{}", r.body);
+        }
+    }
+    // Drain and remove of a database that is not there (a valid hostile name may be one the
+    // adds above registered: acting on it is a page, not a 5xx).
+    let fleet_page = op.page("/fleet").await;
+    for (path, fields) in [
+        ("/fleet/drain", &["name", "reason"][..]),
+        ("/fleet/remove", &["name", "force", "reason"][..]),
+    ] {
+        let token = form_token(&fleet_page, path);
+        let base = [("csrf", token.as_str()), ("name", "nope"), ("reason", "r")];
+        for field in fields {
+            for value in HOSTILE.iter().copied().chain([long.as_str()]) {
+                let r = post_raw(&op, path, encoded(&base, field, value)).await;
+                check(
+                    &format!("POST {path} {field}={value:.40}"),
+                    field,
+                    r.status,
+                    &r.body,
+                );
+            }
+        }
+    }
     // The sign-in's token and the form token itself: refused, never a 5xx.
     for value in HOSTILE.iter().copied().chain([long.as_str()]) {
         let r = post_raw(&console.browser(), "/sign-in", encoded(&[], "token", value)).await;
@@ -322,4 +384,5 @@ async fn every_field_of_every_form_answers_hostile_values_with_a_4xx_naming_it()
 
     console.stop().await;
     stack.cleanup().await;
+    made.remove().await.expect("the fleet database dropped");
 }

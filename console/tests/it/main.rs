@@ -3,6 +3,7 @@
 
 mod actions;
 mod common;
+mod fleet;
 mod hostile;
 mod hostile_reason;
 mod overview;
