@@ -124,6 +124,8 @@ pub(super) async fn fleet(opts: &BenchOptions) -> anyhow::Result<FleetCost> {
     let tag = outbox_testkit::unique("bench_fleet");
     let server = outbox_testkit::pg_server_url();
     let mut dbs = Databases(Vec::new());
+    // Before anything is made: a missing binary fails at once, not after 200 databases.
+    let bin = Binaries::locate()?.path("relay-svc")?;
     progress(format!("10. the fleet: creating {n} outbox databases"));
     let template = format!("{tag}_template");
     crate::fleet::create_database(&template).await?;
@@ -213,7 +215,6 @@ pub(super) async fn fleet(opts: &BenchOptions) -> anyhow::Result<FleetCost> {
         offered_per_sec: opts.fleet_rate,
         ..Default::default()
     };
-    let bin = Binaries::locate()?.path("relay-svc")?;
     let log_dir = std::env::temp_dir().join(&tag);
     std::fs::create_dir_all(&log_dir)?;
     let relay = |i: usize| {
