@@ -78,8 +78,8 @@ ensure_postgres() {
 # server gets room (ALTER SYSTEM, then a restart, logged); another server is only named.
 # The bench's fleet section (10) needs more than the suite: 200 outbox databases, each with its
 # owning relay's LISTEN connection and a pool of up to 2, are up to 600 sessions at once, and the
-# section's writers and the registry come on top.
-PG_MIN_CONNECTIONS=800
+# section's writers (a pooled session per database: 200 more) and the registry come on top.
+PG_MIN_CONNECTIONS=1000
 ensure_pg_connections() {
   command -v psql >/dev/null 2>&1 || return 0
   local limit

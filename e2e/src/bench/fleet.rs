@@ -33,7 +33,10 @@ use outbox_support::secret::SecretUrl;
 use prost::Message;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde::Serialize;
-use sqlx::{Connection, PgConnection, PgPool, postgres::PgConnectOptions};
+use sqlx::{
+    Connection, PgPool,
+    postgres::{PgConnectOptions, PgPoolOptions},
+};
 use tokio::sync::Semaphore;
 
 use crate::{
@@ -429,6 +432,21 @@ async fn write_load(
     failed: Arc<AtomicU64>,
 ) {
     let outbox = Arc::new(Outbox::new("outbox").expect("a valid table name"));
+    // As an application writes: a pooled session per database, kept between its writes (a new
+    // session per event would have PostgreSQL spend most of the machine starting and ending
+    // backends, which is the writer's cost, not the outbox's).
+    let pools: Arc<Vec<PgPool>> = Arc::new(
+        targets
+            .iter()
+            .map(|t| {
+                PgPoolOptions::new()
+                    .max_connections(1)
+                    .min_connections(0)
+                    .idle_timeout(Some(Duration::from_secs(30)))
+                    .connect_lazy_with(t.clone())
+            })
+            .collect(),
+    );
     let at_once = Arc::new(Semaphore::new(16));
     let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate.max(0.1)));
     let mut rng = StdRng::seed_from_u64(rand::rng().random());
@@ -441,8 +459,8 @@ async fn write_load(
         let Ok(permit) = at_once.clone().acquire_owned().await else {
             break;
         };
-        let (targets, outbox, committed, steady, failed) = (
-            targets.clone(),
+        let (pools, outbox, committed, steady, failed) = (
+            pools.clone(),
             outbox.clone(),
             committed.clone(),
             steady.clone(),
@@ -451,7 +469,7 @@ async fn write_load(
         tasks.push(tokio::spawn(async move {
             let _permit = permit;
             let written = async {
-                let mut conn = PgConnection::connect_with(&targets[db]).await?;
+                let mut conn = pools[db].acquire().await?;
                 let mut tx = conn.begin().await?;
                 let event = NewEvent::new(
                     "order",
@@ -468,8 +486,7 @@ async fn write_load(
                     (db as u32, appended.seq as u64),
                     (aggregate, at, steady.load(Ordering::Relaxed)),
                 );
-                outbox.notify(&mut conn).await?;
-                conn.close().await?;
+                outbox.notify(&mut *conn).await?;
                 anyhow::Ok(())
             };
             if let Err(e) = written.await {
@@ -479,6 +496,9 @@ async fn write_load(
         }));
     }
     futures::future::join_all(tasks).await;
+    for pool in pools.iter() {
+        pool.close().await;
+    }
 }
 
 /// The relays' connections to each of `dbs` (the writers' not counted), in the order given.

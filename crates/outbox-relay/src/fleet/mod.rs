@@ -13,7 +13,7 @@
 //!   what is above its quota, claims free databases up to it, finishes the drains, and reports
 //!   each database's figures and last error. Per owned database it runs one relay
 //!   ([`crate::Relay`]'s loop) under the registry's lease instead of the advisory leader lock,
-//!   with a pool of at most [`DEFAULT_MAX_CONNECTIONS`] (none kept while idle) plus a LISTEN
+//!   with a pool of at most [`DEFAULT_MAX_CONNECTIONS`] (one kept open) plus a LISTEN
 //!   connection; nothing to the databases it does not own.
 //!
 //! **A frozen instance publishes nothing after it wakes**: its relays publish a wave only
@@ -507,8 +507,10 @@ async fn run_database(
     };
     let pool = PgPoolOptions::new()
         .max_connections(settings.max_connections)
-        .min_connections(0)
-        // An idle database keeps one connection between polls, none for long.
+        // One session kept open: a row committed after a quiet spell is read at once, not
+        // after a connect (a TLS handshake and a backend's start). An open idle session costs
+        // the database no query.
+        .min_connections(1)
         .idle_timeout(Some(settings.poll_interval * 3))
         .acquire_timeout(DB_TIMEOUT)
         .connect_lazy_with(options);
