@@ -189,7 +189,7 @@ run_binary() {
   local dir=$1 exe=$2
   printf '\n     Running %s (%s)\n' "${exe#"$PWD"/}" "${dir#"$PWD"/}"
   if [ "$(basename "$dir")" = e2e ]; then
-    export RUST_TEST_THREADS="${E2E_TEST_THREADS:-6}"
+    export RUST_TEST_THREADS="${E2E_TEST_THREADS:-4}"
   fi
   # The binary takes the subshell's pid (exec): recorded for the check at the end, also when
   # none of its tests makes a name through the testkit.

@@ -29,7 +29,7 @@ use tokio::io::AsyncReadExt;
 
 use crate::{
     cpu::{CpuMeter, CpuUse, waited_children_secs},
-    load::{orders::EMAIL, stack::drop_database},
+    load::orders::EMAIL,
     stack::db_name,
     stats::Summary,
 };
@@ -326,13 +326,17 @@ fn variables(script: &str) -> Vec<String> {
 }
 
 /// pgbench running the captured creation with `c` clients for `secs` (whole seconds, at least
-/// one: pgbench's `-T`), on a fresh database migrated by orders-svc's `MIGRATOR`.
+/// two: pgbench's `-T`; on a busy machine one second can end before any client's first
+/// transaction), on a fresh database migrated by orders-svc's `MIGRATOR`.
 pub(super) async fn pgbench_ceiling(
     pgbench: &Path,
     c: usize,
     secs: f64,
 ) -> anyhow::Result<(Summary, CpuUse)> {
     let url = outbox_testkit::fresh_database_url("bench_test_pgbench");
+    // Dropped on every way out, a failed run's too.
+    let made = outbox_testkit::Made::new();
+    made.database(&url);
     let migrate = outbox_kit::db::connect(&url, 1).await?;
     orders_db::MIGRATOR.run(&migrate).await?;
     migrate.close().await;
@@ -352,7 +356,7 @@ pub(super) async fn pgbench_ceiling(
         .arg(format!("--log-prefix={}", dir.join("log").display()))
         .arg(format!("--client={c}"))
         .arg(format!("--jobs={threads}"))
-        .arg(format!("--time={}", secs.round().max(1.0) as u64))
+        .arg(format!("--time={}", secs.round().max(2.0) as u64))
         .arg(format!("--file={}", script_path.display()))
         .arg(format!(
             "--host={}",
@@ -399,7 +403,7 @@ pub(super) async fn pgbench_ceiling(
     let latencies = read_logs(&dir)?;
     let summary = summary(&stdout, latencies)?;
     let _ = std::fs::remove_dir_all(&dir);
-    drop_database(&url).await;
+    drop(made);
     Ok((summary, cpu))
 }
 
@@ -497,13 +501,15 @@ mod tests {
     #[tokio::test]
     async fn the_script_is_orders_svc_creation() {
         let url = outbox_testkit::fresh_database_url("bench_test_pgbench_script");
+        let made = outbox_testkit::Made::new();
+        made.database(&url);
         let pool = outbox_kit::db::connect(&url, 1).await.unwrap();
         orders_db::MIGRATOR.run(&pool).await.unwrap();
         pool.close().await;
         let trace =
             outbox::trace::TraceHeaders::parse(super::super::write::TRACEPARENT, None).unwrap();
         let (captured, written) = capture(&url, &trace).await.unwrap();
-        drop_database(&url).await;
+        drop(made);
         let script = script(&captured, &written).unwrap();
         // Every captured statement is in the script, with its parameters replaced.
         assert!(script.contains("for update"), "{script}");
