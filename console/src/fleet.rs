@@ -1,13 +1,8 @@
-//! The relay fleet as the console reaches it, and the outbox database a page reads.
-//!
-//! - [`Fleet`]: the registry in the fleet database (`CONSOLE_FLEET_DATABASE_URL`), connected on
+//! The relay fleet as the console reaches it: the registry in the fleet database (`CONSOLE_FLEET_DATABASE_URL`), connected on
 //!   first use and kept: a fleet database that is down when the console starts is a 503 on the
 //!   pages that need it, not a console that does not start. The fleet's failures in the
 //!   console's words ([`Fleet::refused`]): a 400 naming the form field, a 404, a 409, a 503.
-//! - [`Scope`]: the outbox database a list, the audit or "where is" reads: one of the console's
-//!   orders shards (`shard=N`), or the database `db=` names, resolved by `outbox_ops::fleet`'s
-//!   `targets` as outboxctl's `--db` is (a fleet database's name with a fleet database, else
-//!   `shard-N`); an unknown name is a 400 naming `db`.
+//!   The outbox database a page reads is [`crate::scope::Scope`].
 //!
 //! The URLs are [`SecretUrl`]s throughout: a page, a log line or an error shows them redacted.
 
@@ -22,11 +17,7 @@ use sqlx::{
 };
 use tokio::sync::OnceCell;
 
-use crate::{
-    error::{Error, Result},
-    form::Fields,
-    state::AppState,
-};
+use crate::error::{Error, Result};
 
 /// How long a page waits for a connection to a fleet database it reads.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -112,7 +103,7 @@ impl Fleet {
 
     /// A read-only pool of the fleet database `t` (made on first use, connected lazily: a
     /// database that is down is a 503 of the page that reads it).
-    fn pool(&self, t: &Target) -> Result<PgPool> {
+    pub(crate) fn pool(&self, t: &Target) -> Result<PgPool> {
         let mut pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((url, pool)) = pools.get(&t.name)
             && *url == t.url
@@ -129,69 +120,5 @@ impl Fleet {
             .connect_lazy_with(options.options([("default_transaction_read_only", "on")]));
         pools.insert(t.name.clone(), (t.url.clone(), pool.clone()));
         Ok(pool)
-    }
-}
-
-/// The outbox database a page reads and acts on.
-#[derive(Debug, Clone)]
-pub struct Scope {
-    /// The database's name as `db=` gave it (`None`: chosen by `shard=`).
-    pub db: Option<String>,
-    /// The shard its events carry: what mail-svc keys chains by and the admin calls name.
-    pub shard: i32,
-    /// A read-only pool of it.
-    pub pool: PgPool,
-}
-
-impl Scope {
-    /// The database `f` names: `db` if given (a 400 naming `db` when there is no such
-    /// database), else the orders shard `shard` (0 when absent).
-    pub async fn read(state: &AppState, f: &Fields) -> Result<Scope> {
-        let Some(db) = f.text("db")? else {
-            let shard = f.shard("shard", state.sources.shards.len())?;
-            return Ok(Scope {
-                db: None,
-                shard,
-                pool: state.sources.shards[shard as usize].clone(),
-            });
-        };
-        let registry = state.fleet.registry().await?;
-        let target = ops::targets(registry, &state.cfg.ops.orders_db, Some(db))
-            .await
-            .map_err(|e| state.fleet.refused(e))?
-            .into_iter()
-            .next()
-            .ok_or_else(|| Error::bad("db", format!("no database {db:?}")))?;
-        let pool = match registry {
-            Some(_) => state.fleet.pool(&target)?,
-            // A fixed deployment's `shard-N` is the console's own pool of shard N.
-            None => state
-                .sources
-                .shards
-                .get(target.shard as usize)
-                .cloned()
-                .ok_or_else(|| Error::bad("db", format!("no shard {}", target.shard)))?,
-        };
-        Ok(Scope {
-            db: Some(target.name),
-            shard: target.shard,
-            pool,
-        })
-    }
-
-    /// The query fields that choose this database again: `db=` or `shard=`.
-    pub fn pairs(&self) -> Vec<(&'static str, String)> {
-        match &self.db {
-            Some(db) => vec![("db", db.clone())],
-            None => vec![("shard", self.shard.to_string())],
-        }
-    }
-
-    /// How a page names it: `tenant-acme (shard 7)`, `shard 0`.
-    pub fn label(&self) -> String {
-        match &self.db {
-            Some(db) => format!("{db} (shard {})", self.shard),
-            None => format!("shard {}", self.shard),
-        }
     }
 }

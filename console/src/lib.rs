@@ -31,6 +31,7 @@ pub mod pages;
 pub mod paths;
 pub mod probe;
 pub mod routes;
+pub mod scope;
 pub mod scrape;
 pub mod state;
 pub mod tls;

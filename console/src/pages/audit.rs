@@ -20,10 +20,10 @@ use super::see_other;
 use crate::{
     error::{Error, Result},
     extractors::{Query, Signed, WriteForm},
-    fleet::Scope,
     form::Fields,
     live::Audit,
     paths::Route,
+    scope::Scope,
     state::AppState,
     views::{
         fragments::{self, AuditView},

@@ -10,9 +10,9 @@ use outbox_ops::{lists, proto::relay::admin::v1::QuarantineSelector};
 use crate::{
     error::{Error, Result},
     extractors::{Query, Signed, WriteForm},
-    fleet::Scope,
     form::{Fields, numbers},
     paths::Route,
+    scope::Scope,
     state::AppState,
     views::widgets::{
         ListFilters, action_buttons, age_since, hidden_fields, post_form, reason_and_confirm,

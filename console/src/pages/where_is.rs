@@ -10,8 +10,8 @@ use outbox_ops::trace::{self, Place, Stop, Traced};
 use crate::{
     error::{Error, Result},
     extractors::{Query, Signed},
-    fleet::Scope,
     paths::Route,
+    scope::Scope,
     state::AppState,
     views::widgets::{db_input, order_input, seq_input, shard_select},
 };

@@ -130,7 +130,7 @@ pub struct ListFilters {
     /// The quarantine lists one shard at a time: how many there are.
     pub shards: Option<usize>,
     /// The quarantine lists one outbox database, also by name (`db=`: a fleet database's, or
-    /// `shard-N`): see [`crate::fleet::Scope`].
+    /// `shard-N`): see [`crate::scope::Scope`].
     pub db: bool,
 }
 
