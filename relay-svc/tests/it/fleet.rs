@@ -102,6 +102,55 @@ struct Tenant {
     consumer: Consumer,
 }
 
+/// A fleet database with the registry's tables, and one orders database per `(name, source id)`
+/// registered in it, each with an exchange of its own and a consumer of it.
+struct FleetOf {
+    url: String,
+    registry: Registry,
+    tenants: Vec<Tenant>,
+    /// The fleet database, dropped when the test ends, passing or failing (after the instances,
+    /// which the test starts later and so drops first).
+    made: outbox_testkit::Made,
+}
+
+impl FleetOf {
+    async fn new(prefix: &str, databases: &[(&str, i32)]) -> Self {
+        let url = outbox_testkit::fresh_database_url(prefix);
+        let made = outbox_testkit::Made::new();
+        made.database(&url);
+        let pool = outbox_kit::db::connect(&url, 4).await.expect("fleet db");
+        let registry = Registry::new(pool);
+        registry.migrate().await.expect("migrate");
+        let by = By {
+            who: "test".into(),
+            reason: String::new(),
+        };
+        let mut tenants = Vec::new();
+        for &(name, source_id) in databases {
+            let (orders, exchange, consumer) = orders_and_consumer().await;
+            let new = NewDatabase {
+                name: name.into(),
+                source_id,
+                url: SecretUrl::new(orders.database_url.clone()),
+                table: "outbox".into(),
+                exchange,
+            };
+            registry.add(&new, &by).await.expect("add");
+            tenants.push(Tenant {
+                name: name.into(),
+                orders,
+                consumer,
+            });
+        }
+        Self {
+            url,
+            registry,
+            tenants,
+            made,
+        }
+    }
+}
+
 async fn owner(registry: &Registry, name: &str) -> (Option<String>, i64) {
     let list = registry.list().await.expect("list");
     let e = list.iter().find(|e| e.name == name).expect("listed");
@@ -110,42 +159,12 @@ async fn owner(registry: &Registry, name: &str) -> (Option<String>, i64) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_frozen_instance_whose_lease_ran_out_publishes_nothing_after_it_wakes() {
-    let fleet_url = outbox_testkit::fresh_database_url("relay_fleet");
-    // The fleet database, dropped when the test ends, passing or failing (after the instances).
-    let made = outbox_testkit::Made::new();
-    made.database(&fleet_url);
-    let fleet_pool = outbox_kit::db::connect(&fleet_url, 4)
-        .await
-        .expect("fleet db");
-    let registry = Registry::new(fleet_pool.clone());
-    registry.migrate().await.expect("migrate");
-    let by = By {
-        who: "test".into(),
-        reason: String::new(),
-    };
-    let mut tenants = Vec::new();
-    for i in 0..2 {
-        let (orders, exchange, consumer) = orders_and_consumer().await;
-        let name = format!("t{i}");
-        registry
-            .add(
-                &NewDatabase {
-                    name: name.clone(),
-                    source_id: i,
-                    url: SecretUrl::new(orders.database_url.clone()),
-                    table: "outbox".into(),
-                    exchange,
-                },
-                &by,
-            )
-            .await
-            .expect("add");
-        tenants.push(Tenant {
-            name,
-            orders,
-            consumer,
-        });
-    }
+    let FleetOf {
+        url: fleet_url,
+        registry,
+        tenants,
+        made,
+    } = FleetOf::new("relay_fleet", &[("t0", 0), ("t1", 1)]).await;
     let a = Process::spawn(&fleet_url, &outbox_testkit::unique("a"));
     let b = Process::spawn(&fleet_url, &outbox_testkit::unique("b"));
     wait_until("each instance owns one database", || async {
@@ -225,7 +244,7 @@ async fn a_frozen_instance_whose_lease_ran_out_publishes_nothing_after_it_wakes(
     for t in tenants {
         t.consumer.cleanup().await;
     }
-    fleet_pool.close().await;
+    registry.pool().close().await;
     drop(made);
 }
 
@@ -241,41 +260,12 @@ async fn the_admin_service_serves_every_registered_database_by_its_source_id() {
 
     use crate::replay::{TOKEN, with_token};
 
-    let fleet_url = outbox_testkit::fresh_database_url("relay_fleet_admin");
-    // The fleet database, dropped when the test ends, passing or failing (after the instances).
-    let made = outbox_testkit::Made::new();
-    made.database(&fleet_url);
-    let fleet_pool = outbox_kit::db::connect(&fleet_url, 4)
-        .await
-        .expect("fleet db");
-    let registry = Registry::new(fleet_pool.clone());
-    registry.migrate().await.expect("migrate");
-    let by = By {
-        who: "test".into(),
-        reason: String::new(),
-    };
-    let mut tenants = Vec::new();
-    for (name, source_id) in [("main", 0), ("other", 3)] {
-        let (orders, exchange, consumer) = orders_and_consumer().await;
-        registry
-            .add(
-                &NewDatabase {
-                    name: name.into(),
-                    source_id,
-                    url: SecretUrl::new(orders.database_url.clone()),
-                    table: "outbox".into(),
-                    exchange,
-                },
-                &by,
-            )
-            .await
-            .expect("add");
-        tenants.push(Tenant {
-            name: name.into(),
-            orders,
-            consumer,
-        });
-    }
+    let FleetOf {
+        url: fleet_url,
+        registry,
+        tenants,
+        made,
+    } = FleetOf::new("relay_fleet_admin", &[("main", 0), ("other", 3)]).await;
     let addr = outbox_testkit::free_local_addr().expect("a port");
     let metrics_addr = outbox_testkit::free_local_addr().expect("a port");
     let instance = Process::spawn_with(
@@ -420,6 +410,6 @@ async fn the_admin_service_serves_every_registered_database_by_its_source_id() {
     for t in tenants {
         t.consumer.cleanup().await;
     }
-    fleet_pool.close().await;
+    registry.pool().close().await;
     drop(made);
 }
